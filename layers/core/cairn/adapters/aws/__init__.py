@@ -1,0 +1,1 @@
+"""AWS adapters: DynamoDB (PynamoDB), S3, OpenSearch."""

@@ -1,0 +1,1 @@
+"""Embedded adapters: SQLite (WAL, FTS5, vectors as blobs) and a filesystem blob store."""

@@ -1,0 +1,65 @@
+"""One SQLite file in WAL mode, shared by the local repositories and the local search index.
+
+A single connection guarded by a re-entrant lock: SQLite serialises writers anyway, and one connection
+lets the FTS5 and vector tables commit atomically with the memories they index. Each adapter creates
+its own tables with `ensure_schema` so the adapters stay independent of each other.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+class SqliteDatabase:
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._conn.row_factory = sqlite3.Row
+        self._lock = threading.RLock()
+        with self._lock:
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            self._conn.execute("PRAGMA busy_timeout=5000")
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception; nests as a savepoint."""
+        with self._lock:
+            if self._conn.in_transaction:
+                self._conn.execute("SAVEPOINT nested")
+                try:
+                    yield self._conn
+                except BaseException:
+                    self._conn.execute("ROLLBACK TO nested")
+                    self._conn.execute("RELEASE nested")
+                    raise
+                self._conn.execute("RELEASE nested")
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def ensure_schema(self, ddl: str) -> None:
+        with self._lock:
+            self._conn.executescript(ddl)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

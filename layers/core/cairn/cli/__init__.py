@@ -1,0 +1,1 @@
+"""The `cairn` command line."""

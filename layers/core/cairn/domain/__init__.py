@@ -1,0 +1,1 @@
+"""Pure domain: models, errors, ports, identifiers. Imports no I/O library."""

@@ -1,0 +1,250 @@
+"""The memory model: teams, keys, projects, sessions, memories and relations.
+
+Frozen dataclasses with no I/O. Adapters persist them; services create new versions with
+`dataclasses.replace` instead of mutating, so a memory read from a store is never changed behind
+the store's back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class MemoryKind(StrEnum):
+    PREFERENCE = "preference"
+    FACT = "fact"
+    PATTERN = "pattern"
+    PROCEDURE = "procedure"
+    DECISION = "decision"
+    EPISODE = "episode"
+    REFLECTION = "reflection"
+    HANDOFF = "handoff"
+
+
+class Scope(StrEnum):
+    PROJECT = "project"
+    TEAM = "team"  # team-global: promoted or written for every project of the team
+    PERSONAL = "personal"  # visible only to the member who owns it
+
+
+class KeyScope(StrEnum):
+    READ = "read"
+    WRITE = "write"
+    ADMIN = "admin"
+
+
+# admin implies write implies read
+_SCOPE_RANK = {KeyScope.READ: 0, KeyScope.WRITE: 1, KeyScope.ADMIN: 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Team:
+    id: str
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A member's key. Only `key_hash` is stored; the secret is shown once at creation."""
+
+    id: str
+    team_id: str
+    member: str
+    name: str
+    key_hash: str
+    prefix: str  # first characters of the secret, so a user can tell keys apart
+    scopes: frozenset[KeyScope]
+    created_at: datetime
+    expires_at: datetime | None = None
+    revoked_at: datetime | None = None
+    last_used_at: datetime | None = None
+
+    def allows(self, needed: KeyScope) -> bool:
+        return any(_SCOPE_RANK[s] >= _SCOPE_RANK[needed] for s in self.scopes)
+
+    def is_active(self, now: datetime) -> bool:
+        if self.revoked_at is not None:
+            return False
+        return self.expires_at is None or now < self.expires_at
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: the team every query is confined to, and what the key may do."""
+
+    team_id: str
+    member: str
+    key_id: str
+    scopes: frozenset[KeyScope]
+
+    def allows(self, needed: KeyScope) -> bool:
+        return any(_SCOPE_RANK[s] >= _SCOPE_RANK[needed] for s in self.scopes)
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a memory was learned: the session, the transcript object, and the lines in it."""
+
+    session_id: str | None = None
+    transcript_key: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    agent: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: str
+    team_id: str
+    kind: MemoryKind
+    content: str
+    scope: Scope = Scope.PROJECT
+    project: str | None = None  # None only for team-global memories
+    owner: str | None = None  # the member, for personal memories
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    pinned: bool = False
+    confidence: float = 0.5
+    # kind-specific fields: procedure steps/success_count/failure_count, decision rationale/alternatives,
+    # episode outcome, handoff next_steps/open_questions/errors ... validated at the edges
+    details: Mapping[str, Any] = field(default_factory=dict)
+    provenance: Provenance = field(default_factory=Provenance)
+    valid_from: datetime = field(default_factory=utcnow)
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+    created_at: datetime = field(default_factory=utcnow)
+    updated_at: datetime = field(default_factory=utcnow)
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    content_hash: str = ""
+    embedding_version: str | None = None
+
+    @property
+    def is_current(self) -> bool:
+        return self.superseded_by is None and self.valid_to is None
+
+    def search_text(self) -> str:
+        """What the search index sees: title, content and tags."""
+        parts = [self.title or "", self.content, " ".join(self.tags)]
+        return "\n".join(p for p in parts if p)
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    id: str
+    team_id: str
+    source_id: str
+    predicate: str  # uses, fixes, caused-by, supersedes, part-of, relates-to ...
+    target_id: str
+    created_at: datetime = field(default_factory=utcnow)
+    valid_from: datetime = field(default_factory=utcnow)
+    valid_to: datetime | None = None
+    weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    id: str
+    team_id: str
+    project: str | None
+    agent: str
+    member: str | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    transcript_keys: tuple[str, ...] = ()
+    status: str = "received"  # received -> processing -> learned | failed
+    stats: Mapping[str, Any] = field(default_factory=dict)
+    updated_at: datetime = field(default_factory=utcnow)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """What a listing or a recall is confined to, beyond the team (which is always required)."""
+
+    project: str | None = None
+    include_team_scope: bool = True  # project queries also see team-global memories
+    scopes: frozenset[Scope] | None = None
+    kinds: frozenset[MemoryKind] | None = None
+    member: str | None = None  # personal memories are seen only by their owner
+    tags: frozenset[str] | None = None
+    session_id: str | None = None
+    include_superseded: bool = False
+
+    def admits(self, m: Memory) -> bool:
+        """The one definition of the filter; adapters that push it down must agree with this."""
+        if not self.include_superseded and not m.is_current:
+            return False
+        if self.kinds and m.kind not in self.kinds:
+            return False
+        if self.scopes and m.scope not in self.scopes:
+            return False
+        if m.scope is Scope.PERSONAL and m.owner != self.member:
+            return False
+        if self.project is not None:
+            in_project = m.project == self.project
+            if not (in_project or (self.include_team_scope and m.scope is Scope.TEAM)):
+                return False
+        if self.tags and not self.tags.intersection(m.tags):
+            return False
+        return not (self.session_id and m.provenance.session_id != self.session_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    items: tuple[T, ...]
+    next_cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedMemory:
+    """What the search index stores for one memory: its text, vector and filter fields."""
+
+    memory: Memory
+    vector: tuple[float, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """The two legs of a hybrid search, each ranked best first as (memory id, engine score)."""
+
+    lexical: tuple[tuple[str, float], ...]
+    semantic: tuple[tuple[str, float], ...]
+    degraded: str | None = None  # set when one leg could not run, saying why
+
+
+@dataclass(frozen=True, slots=True)
+class RecallHit:
+    memory: Memory
+    score: float
+    lexical_rank: int | None = None
+    semantic_rank: int | None = None
+    via: str = "search"  # search | graph
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    hits: tuple[RecallHit, ...]
+    degraded: str | None = None
+
+
+_WS = re.compile(r"\s+")
+
+
+def content_hash(kind: MemoryKind | str, content: str) -> str:
+    """Exact-dedup key: kind plus content with case, Unicode form and whitespace folded."""
+    norm = _WS.sub(" ", unicodedata.normalize("NFKC", content)).strip().casefold()
+    return hashlib.sha256(f"{kind}\x1f{norm}".encode()).hexdigest()

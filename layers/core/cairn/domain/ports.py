@@ -1,0 +1,176 @@
+"""Ports: what the services need from storage, search, blobs and models. Adapters implement them.
+
+Every method that touches team data takes `team_id` first, and an adapter must never return or change
+anything of another team, whatever the other arguments say. The contract suites in tests/contract hold
+every adapter of a port to the same behaviour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from cairn.domain.models import (
+    ApiKey,
+    Candidates,
+    IndexedMemory,
+    Memory,
+    MemoryFilter,
+    Page,
+    Relation,
+    Session,
+    Team,
+)
+
+
+@runtime_checkable
+class MemoryRepository(Protocol):
+    """Source of truth for memories."""
+
+    def add(self, memory: Memory) -> None:
+        """Store a new memory; raises Conflict if the id exists."""
+
+    def put(self, memory: Memory) -> None:
+        """Replace an existing memory (same id, same team); raises NotFound if absent."""
+
+    def get(self, team_id: str, memory_id: str) -> Memory | None: ...
+
+    def get_many(self, team_id: str, memory_ids: Sequence[str]) -> dict[str, Memory]: ...
+
+    def delete(self, team_id: str, memory_id: str) -> bool:
+        """Remove a memory and its relations; False if it did not exist."""
+
+    def list(
+        self, team_id: str, flt: MemoryFilter, limit: int = 50, cursor: str | None = None
+    ) -> Page[Memory]:
+        """Newest first (by created_at, then id); `cursor` continues a previous page."""
+
+    def find_by_hash(self, team_id: str, project: str | None, content_hash: str) -> Memory | None:
+        """A current memory with this content hash in this project (or team scope when project is None)."""
+
+    def record_access(self, team_id: str, memory_ids: Sequence[str], at: datetime) -> None:
+        """Bump access_count and last_accessed_at; unknown ids are ignored."""
+
+    def iter_team(self, team_id: str) -> Iterator[Memory]:
+        """Every memory of the team, superseded ones included (export, reindex)."""
+
+
+@runtime_checkable
+class RelationRepository(Protocol):
+    def add(self, relation: Relation) -> None: ...
+
+    def get(self, team_id: str, relation_id: str) -> Relation | None: ...
+
+    def delete(self, team_id: str, relation_id: str) -> bool: ...
+
+    def for_memory(self, team_id: str, memory_id: str, direction: str = "both") -> list[Relation]:
+        """Relations where the memory is the source ("out"), the target ("in"), or either ("both")."""
+
+    def iter_team(self, team_id: str) -> Iterator[Relation]: ...
+
+
+@runtime_checkable
+class SessionRepository(Protocol):
+    def put(self, session: Session) -> None:
+        """Create or replace."""
+
+    def get(self, team_id: str, session_id: str) -> Session | None: ...
+
+    def list(
+        self, team_id: str, project: str | None = None, limit: int = 50, cursor: str | None = None
+    ) -> Page[Session]:
+        """Most recently updated first."""
+
+    def iter_team(self, team_id: str) -> Iterator[Session]: ...
+
+
+@runtime_checkable
+class TeamRepository(Protocol):
+    """Teams and their members' API keys."""
+
+    def add_team(self, team: Team) -> None: ...
+
+    def get_team(self, team_id: str) -> Team | None: ...
+
+    def list_teams(self) -> list[Team]: ...
+
+    def add_key(self, key: ApiKey) -> None: ...
+
+    def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        """Lookup by the stored hash (an exact index lookup, not a comparison of secrets)."""
+
+    def get_key(self, team_id: str, key_id: str) -> ApiKey | None: ...
+
+    def list_keys(self, team_id: str) -> list[ApiKey]: ...
+
+    def put_key(self, key: ApiKey) -> None:
+        """Replace (revocation, last_used_at)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UploadTarget:
+    """Where and how a client uploads a blob: S3 presigned POST fields, or the local equivalent."""
+
+    url: str
+    method: str  # "POST" (form fields + file) or "PUT"
+    fields: dict[str, str]
+    headers: dict[str, str]
+    key: str
+    max_bytes: int
+    expires_at: datetime
+
+
+@runtime_checkable
+class BlobStore(Protocol):
+    """Transcripts and intermediate pipeline data, by key `teams/<team>/...`."""
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None: ...
+
+    def get(self, key: str) -> bytes:
+        """Raises NotFound."""
+
+    def exists(self, key: str) -> bool: ...
+
+    def list(self, prefix: str) -> list[str]: ...
+
+    def delete(self, key: str) -> None: ...
+
+    def presign_upload(
+        self, key: str, max_bytes: int, content_type: str, expires_in_s: int
+    ) -> UploadTarget: ...
+
+
+@runtime_checkable
+class SearchIndex(Protocol):
+    """A derived, rebuildable index over memories: BM25 leg and k-NN leg in one call."""
+
+    def upsert(self, docs: Sequence[IndexedMemory]) -> None: ...
+
+    def remove(self, team_id: str, memory_ids: Sequence[str]) -> None: ...
+
+    def search(
+        self,
+        team_id: str,
+        query_text: str,
+        query_vector: Sequence[float] | None,
+        flt: MemoryFilter,
+        k_lexical: int,
+        k_semantic: int,
+    ) -> Candidates:
+        """Both legs, each ranked best first, both already confined to team and filter."""
+
+    def clear_team(self, team_id: str) -> None: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    version: str  # model + dimension; stored on memories to know when to re-embed
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """L2-normalised vectors, one per text."""
+
+    def embed_query(self, text: str) -> list[float]: ...
+
