@@ -6,7 +6,7 @@ import pytest
 
 from tests.contract.registry import PORTS, PROVIDERS
 
-for _module in ("adapters_local", "adapters_aws"):
+for _module in ("adapters_local", "adapters_search_local", "adapters_aws"):
     try:
         importlib.import_module(f"tests.contract.{_module}")
     except ModuleNotFoundError as exc:  # an adapter family whose optional dependencies are not installed

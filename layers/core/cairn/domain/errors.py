@@ -1,4 +1,4 @@
-"""Domain errors. The API and MCP layers map them to HTTP statuses and JSON-RPC errors by type, in one place."""
+"""Domain errors, mapped to HTTP statuses and JSON-RPC errors by type in one place (the API layer)."""
 
 
 class CairnError(Exception):
