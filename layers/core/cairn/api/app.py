@@ -1,0 +1,28 @@
+"""The FastAPI app factory: one app for the embedded server, the API Lambda (via Mangum) and tests."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from cairn import __version__
+from cairn.api.errors import install_error_handlers
+from cairn.api.limits import BodySizeLimit
+from cairn.api.routes import router
+from cairn.bootstrap import Container
+
+
+def create_app(container: Container) -> FastAPI:
+    app = FastAPI(
+        title="Cairn",
+        version=__version__,
+        description="Team-shared, persistent memory for AI coding agents.",
+    )
+    app.state.container = container
+    install_error_handlers(app)
+    app.include_router(router)
+    app.add_middleware(
+        BodySizeLimit,
+        max_bytes=container.settings.max_body_bytes,
+        overrides={"/v1/uploads/": container.settings.max_upload_bytes},
+    )
+    return app

@@ -1,0 +1,138 @@
+"""Request models of the REST API (pydantic at the edge; unknown fields are refused).
+
+Each model turns itself into the service's frozen input with `to_domain()`.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from cairn.domain.models import KeyScope, MemoryFilter, MemoryKind, Provenance, Scope
+from cairn.services.memories import MAX_CONTENT_CHARS, MemoryPatch, NewMemory
+
+Tag = Annotated[str, Field(min_length=1, max_length=64)]
+ProjectKey = Annotated[str, Field(min_length=1, max_length=300)]
+MAX_DETAILS_BYTES = 32_768
+MAX_QUERY_CHARS = 2_000
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+def _details_size(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    if value is not None and len(json.dumps(value, default=str)) > MAX_DETAILS_BYTES:
+        raise ValueError(f"details must be at most {MAX_DETAILS_BYTES} bytes of JSON")
+    return value
+
+
+class ProvenanceIn(Strict):
+    session_id: str | None = Field(default=None, max_length=200)
+    transcript_key: str | None = Field(default=None, max_length=1024)
+    line_start: int | None = Field(default=None, ge=0)
+    line_end: int | None = Field(default=None, ge=0)
+    agent: str | None = Field(default=None, max_length=64)
+
+
+class MemoryIn(Strict):
+    kind: MemoryKind
+    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    scope: Scope = Scope.PROJECT
+    project: ProjectKey | None = None
+    title: str | None = Field(default=None, max_length=300)
+    tags: list[Tag] = Field(default_factory=list, max_length=32)
+    pinned: bool = False
+    confidence: float = Field(default=0.5, ge=0, le=1)
+    details: dict[str, Any] = Field(default_factory=dict)
+    provenance: ProvenanceIn | None = None
+
+    _details = field_validator("details")(_details_size)
+
+    def to_domain(self) -> NewMemory:
+        return NewMemory(
+            kind=self.kind,
+            content=self.content,
+            scope=self.scope,
+            project=self.project,
+            title=self.title,
+            tags=tuple(self.tags),
+            pinned=self.pinned,
+            confidence=self.confidence,
+            details=self.details,
+            provenance=Provenance(**self.provenance.model_dump()) if self.provenance else Provenance(),
+        )
+
+
+class MemoryPatchIn(Strict):
+    content: str | None = Field(default=None, min_length=1, max_length=MAX_CONTENT_CHARS)
+    title: str | None = Field(default=None, max_length=300)
+    tags: list[Tag] | None = Field(default=None, max_length=32)
+    pinned: bool | None = None
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    details: dict[str, Any] | None = None
+
+    _details = field_validator("details")(_details_size)
+
+    def to_domain(self) -> MemoryPatch:
+        return MemoryPatch(
+            content=self.content,
+            title=self.title,
+            tags=tuple(self.tags) if self.tags is not None else None,
+            pinned=self.pinned,
+            confidence=self.confidence,
+            details=self.details,
+        )
+
+
+class RelationIn(Strict):
+    source_id: str = Field(max_length=64)
+    predicate: str = Field(max_length=32)
+    target_id: str = Field(max_length=64)
+    weight: float = Field(default=1.0, ge=0, le=10)
+
+
+class SearchIn(Strict):
+    query: str = Field(max_length=MAX_QUERY_CHARS)
+    project: ProjectKey | None = None
+    include_team: bool = True
+    kinds: list[MemoryKind] | None = None
+    scopes: list[Scope] | None = None
+    tags: list[Tag] | None = None
+    include_superseded: bool = False
+    limit: int = Field(default=10, ge=1, le=100)
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query must not be empty")
+        return value
+
+    def to_filter(self) -> MemoryFilter:
+        return MemoryFilter(
+            project=self.project,
+            include_team_scope=self.include_team,
+            kinds=frozenset(self.kinds) if self.kinds else None,
+            scopes=frozenset(self.scopes) if self.scopes else None,
+            tags=frozenset(self.tags) if self.tags else None,
+            include_superseded=self.include_superseded,
+        )
+
+
+class KeyIn(Strict):
+    member: str = Field(min_length=1, max_length=100)
+    name: str = Field(default="default", min_length=1, max_length=100)
+    scopes: list[KeyScope] = Field(default_factory=lambda: [KeyScope.READ, KeyScope.WRITE], min_length=1)
+    expires_in_days: int | None = Field(default=None, ge=1, le=3650)
+
+    def expires_in(self) -> timedelta | None:
+        return timedelta(days=self.expires_in_days) if self.expires_in_days else None
+
+
+class TeamIn(Strict):
+    name: str = Field(min_length=1, max_length=100)
+    admin_member: str = Field(min_length=1, max_length=100)

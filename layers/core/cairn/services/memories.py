@@ -1,0 +1,264 @@
+"""Remember, get, list, update, forget, supersede and relate memories, confined to the caller's team.
+
+Every write goes to the repository (the source of truth) and then to the indexer when one is wired
+(local mode indexes inline; in AWS the DynamoDB stream feeds the indexer Lambda, so none is wired).
+Corrections never overwrite: `supersede` closes the old memory's validity and links the new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Protocol
+
+from cairn.domain.errors import Forbidden, InvalidInput, NotFound
+from cairn.domain.ids import is_valid_id, new_id
+from cairn.domain.models import (
+    KeyScope,
+    Memory,
+    MemoryFilter,
+    MemoryKind,
+    Page,
+    Principal,
+    Provenance,
+    Relation,
+    Scope,
+    content_hash,
+    utcnow,
+)
+from cairn.domain.ports import MemoryRepository, RelationRepository
+
+MAX_CONTENT_CHARS = 20_000
+PREDICATES = frozenset({"uses", "fixes", "caused-by", "supersedes", "part-of", "relates-to", "contradicts"})
+
+
+class Indexer(Protocol):
+    def index(self, memories: Sequence[Memory]) -> None: ...
+
+    def remove(self, team_id: str, memory_ids: Sequence[str]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    kind: MemoryKind
+    content: str
+    scope: Scope = Scope.PROJECT
+    project: str | None = None
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    pinned: bool = False
+    confidence: float = 0.5
+    details: Mapping[str, Any] = field(default_factory=dict)
+    provenance: Provenance = field(default_factory=Provenance)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPatch:
+    """Fields to change; None leaves a field as it is."""
+
+    content: str | None = None
+    title: str | None = None
+    tags: tuple[str, ...] | None = None
+    pinned: bool | None = None
+    confidence: float | None = None
+    details: Mapping[str, Any] | None = None
+
+
+def require(caller: Principal, needed: KeyScope) -> None:
+    if not caller.allows(needed):
+        raise Forbidden(f"this needs a key with the '{needed.value}' scope")
+
+
+class MemoryService:
+    def __init__(
+        self,
+        memories: MemoryRepository,
+        relations: RelationRepository,
+        indexer: Indexer | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self._memories = memories
+        self._relations = relations
+        self._indexer = indexer
+        self._clock = clock
+
+    # --- writes -------------------------------------------------------------------------------
+    def remember(self, caller: Principal, new: NewMemory) -> Memory:
+        """Store a memory; an identical current one (same kind and content) is returned instead."""
+        return self.remember_many(caller, [new])[0]
+
+    def remember_many(self, caller: Principal, batch: Sequence[NewMemory]) -> list[Memory]:
+        require(caller, KeyScope.WRITE)
+        out: list[Memory] = []
+        created: list[Memory] = []
+        for new in batch:
+            memory = self._build(caller, new)
+            existing = self._memories.find_by_hash(caller.team_id, memory.project, memory.content_hash)
+            if existing is not None and existing.scope == memory.scope and existing.owner == memory.owner:
+                out.append(existing)
+                continue
+            self._memories.add(memory)
+            created.append(memory)
+            out.append(memory)
+        if created and self._indexer:
+            self._indexer.index(created)
+        return out
+
+    def update(self, caller: Principal, memory_id: str, patch: MemoryPatch) -> Memory:
+        require(caller, KeyScope.WRITE)
+        current = self.get(caller, memory_id)
+        changes: dict[str, Any] = {k: v for k, v in _patch_fields(patch).items() if v is not None}
+        if "content" in changes:
+            changes["content"] = _clean_content(changes["content"])
+            changes["content_hash"] = content_hash(current.kind, changes["content"])
+        if "confidence" in changes:
+            _check_confidence(changes["confidence"])
+        updated = replace(current, **changes, updated_at=self._clock())
+        self._memories.put(updated)
+        if self._indexer:
+            self._indexer.index([updated])
+        return updated
+
+    def forget(self, caller: Principal, memory_id: str) -> None:
+        require(caller, KeyScope.WRITE)
+        self.get(caller, memory_id)  # NotFound for other teams' or others' personal memories
+        self._memories.delete(caller.team_id, memory_id)
+        if self._indexer:
+            self._indexer.remove(caller.team_id, [memory_id])
+
+    def supersede(self, caller: Principal, old_id: str, new: NewMemory) -> tuple[Memory, Memory]:
+        """Replace `old_id` by a new memory; the old one stays in history, closed and linked."""
+        require(caller, KeyScope.WRITE)
+        old = self.get(caller, old_id)
+        if not old.is_current:
+            raise InvalidInput(f"memory {old_id} is already superseded by {old.superseded_by}")
+        now = self._clock()
+        replacement = self._build(caller, new)
+        closed = replace(old, valid_to=now, superseded_by=replacement.id, updated_at=now)
+        self._memories.add(replacement)
+        self._memories.put(closed)
+        self._relations.add(
+            Relation(
+                id=new_id("rel"),
+                team_id=caller.team_id,
+                source_id=replacement.id,
+                predicate="supersedes",
+                target_id=old.id,
+                created_at=now,
+                valid_from=now,
+            )
+        )
+        if self._indexer:
+            self._indexer.index([replacement, closed])
+        return closed, replacement
+
+    def relate(
+        self, caller: Principal, source_id: str, predicate: str, target_id: str, weight: float = 1.0
+    ) -> Relation:
+        require(caller, KeyScope.WRITE)
+        if predicate not in PREDICATES:
+            raise InvalidInput(f"unknown predicate {predicate!r}", allowed=sorted(PREDICATES))
+        if source_id == target_id:
+            raise InvalidInput("a memory cannot relate to itself")
+        self.get(caller, source_id)
+        self.get(caller, target_id)
+        now = self._clock()
+        relation = Relation(
+            id=new_id("rel"),
+            team_id=caller.team_id,
+            source_id=source_id,
+            predicate=predicate,
+            target_id=target_id,
+            created_at=now,
+            valid_from=now,
+            weight=weight,
+        )
+        self._relations.add(relation)
+        return relation
+
+    def unrelate(self, caller: Principal, relation_id: str) -> None:
+        require(caller, KeyScope.WRITE)
+        _check_id(relation_id, "rel")
+        if not self._relations.delete(caller.team_id, relation_id):
+            raise NotFound(f"no relation {relation_id}")
+
+    # --- reads --------------------------------------------------------------------------------
+    def get(self, caller: Principal, memory_id: str) -> Memory:
+        require(caller, KeyScope.READ)
+        _check_id(memory_id, "mem")
+        memory = self._memories.get(caller.team_id, memory_id)
+        if memory is None or (memory.scope is Scope.PERSONAL and memory.owner != caller.member):
+            raise NotFound(f"no memory {memory_id}")
+        return memory
+
+    def list(
+        self, caller: Principal, flt: MemoryFilter, limit: int = 50, cursor: str | None = None
+    ) -> Page[Memory]:
+        require(caller, KeyScope.READ)
+        if not 1 <= limit <= 500:
+            raise InvalidInput("limit must be between 1 and 500")
+        return self._memories.list(caller.team_id, replace(flt, member=caller.member), limit, cursor)
+
+    def relations_of(self, caller: Principal, memory_id: str, direction: str = "both") -> list[Relation]:
+        if direction not in ("in", "out", "both"):
+            raise InvalidInput("direction must be in, out or both")
+        self.get(caller, memory_id)
+        return self._relations.for_memory(caller.team_id, memory_id, direction)
+
+    # --- helpers ------------------------------------------------------------------------------
+    def _build(self, caller: Principal, new: NewMemory) -> Memory:
+        content = _clean_content(new.content)
+        _check_confidence(new.confidence)
+        if new.scope is Scope.PROJECT and not new.project:
+            raise InvalidInput("a project-scoped memory needs a project")
+        now = self._clock()
+        return Memory(
+            id=new_id("mem"),
+            team_id=caller.team_id,
+            kind=new.kind,
+            content=content,
+            scope=new.scope,
+            project=None if new.scope is Scope.TEAM else new.project,
+            owner=caller.member if new.scope is Scope.PERSONAL else None,
+            title=(new.title or "").strip() or None,
+            tags=tuple(dict.fromkeys(t.strip().lower() for t in new.tags if t.strip())),
+            pinned=new.pinned,
+            confidence=new.confidence,
+            details=dict(new.details),
+            provenance=new.provenance,
+            valid_from=now,
+            created_at=now,
+            updated_at=now,
+            content_hash=content_hash(new.kind, content),
+        )
+
+
+def _patch_fields(patch: MemoryPatch) -> dict[str, Any]:
+    return {
+        "content": patch.content,
+        "title": patch.title,
+        "tags": patch.tags,
+        "pinned": patch.pinned,
+        "confidence": patch.confidence,
+        "details": patch.details,
+    }
+
+
+def _clean_content(content: str) -> str:
+    content = content.strip()
+    if not content:
+        raise InvalidInput("content must not be empty")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidInput(f"content is longer than {MAX_CONTENT_CHARS} characters")
+    return content
+
+
+def _check_confidence(value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise InvalidInput("confidence must be between 0 and 1")
+
+
+def _check_id(value: str, prefix: str) -> None:
+    if not is_valid_id(value, prefix):
+        raise InvalidInput(f"{value!r} is not a valid {prefix} id")

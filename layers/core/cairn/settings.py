@@ -1,0 +1,52 @@
+"""Settings from the environment (prefix CAIRN_); read only by bootstrap and the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_home() -> Path:
+    return Path(platformdirs.user_data_dir("cairn", appauthor=False))
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CAIRN_", extra="ignore")
+
+    mode: Literal["local", "aws"] = "local"
+    env: str = "local"
+    home: Path = Field(default_factory=default_home)  # data dir of the embedded store and user config
+    host: str = "127.0.0.1"
+    port: int = 8787
+    public_base_url: str | None = None  # how clients reach this server (upload URLs); default http://host:port
+    max_body_bytes: int = 1_048_576  # JSON request bodies; transcript uploads have their own cap
+    max_upload_bytes: int = 64 * 1_048_576
+    upload_url_ttl_s: int = 300
+    allowed_hosts: list[str] = ["127.0.0.1", "localhost", "127.0.0.1:*", "localhost:*"]
+
+    # aws mode (names set by the CDK stack on every Lambda)
+    table_name: str | None = None
+    bucket: str | None = None
+    opensearch_endpoint: str | None = None
+    opensearch_index_prefix: str = "cairn"
+    opensearch_auth: Literal["sigv4", "none"] = "sigv4"
+    embedding_dim: int = 384
+    state_machine_arn: str | None = None
+    aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")
+    dynamo_endpoint: str | None = None  # LocalStack / DynamoDB Local
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "cairn.db"
+
+    @property
+    def blob_root(self) -> Path:
+        return self.home / "blobs"
+
+    @property
+    def base_url(self) -> str:
+        return self.public_base_url or f"http://{self.host}:{self.port}"
