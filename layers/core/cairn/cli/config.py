@@ -1,0 +1,55 @@
+"""The user's Cairn config (`<home>/config.toml`): which server to talk to and with which key.
+
+Written by `cairn serve` on first run so that the CLI and the hooks work with no flags; the file is
+readable only by the user because it holds an API key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomli_w
+
+from cairn.settings import default_home
+
+
+def home() -> Path:
+    return Path(os.environ.get("CAIRN_HOME") or default_home())
+
+
+def config_path() -> Path:
+    return home() / "config.toml"
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    url: str | None = None
+    api_key: str | None = None
+
+
+def load() -> ClientConfig:
+    path = config_path()
+    data: dict = {}
+    if path.exists():
+        try:
+            data = tomllib.loads(path.read_text()).get("server", {})
+        except tomllib.TOMLDecodeError:
+            data = {}
+    return ClientConfig(
+        url=os.environ.get("CAIRN_URL") or data.get("url"),
+        api_key=os.environ.get("CAIRN_API_KEY") or data.get("api_key"),
+    )
+
+
+def save(url: str, api_key: str) -> Path:
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        tomli_w.dump({"server": {"url": url, "api_key": api_key}}, fh)
+    os.replace(tmp, path)
+    return path
