@@ -65,7 +65,9 @@ def live_server(container):
     """The app on a real socket, for clients that speak HTTP (the CLI, the MCP client)."""
     port = _free_port()
     container.settings.port = port
-    server = uvicorn.Server(uvicorn.Config(create_app(container), host="127.0.0.1", port=port, log_level="error"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(container), host="127.0.0.1", port=port, log_level="error")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"

@@ -55,7 +55,9 @@ def test_another_teams_key_sees_nothing_in_lists_or_search(api, team_b, a_memory
     by_project = api.get("/v1/memories", params={"project": "github.com/acme/shop"}, headers=team_b.headers)
     found = api.post("/v1/search", json={"query": "payments port nginx"}, headers=team_b.headers).json()
     scoped = api.post(
-        "/v1/search", json={"query": "payments port", "project": "github.com/acme/shop"}, headers=team_b.headers
+        "/v1/search",
+        json={"query": "payments port", "project": "github.com/acme/shop"},
+        headers=team_b.headers,
     ).json()
     assert listed == [] and by_project.json()["items"] == []
     assert found["hits"] == [] and scoped["hits"] == []
@@ -67,7 +69,9 @@ def test_the_owning_team_finds_its_memory_by_search(api, team_a, a_memory):
     assert a_memory["id"] in [h["memory"]["id"] for h in found.json()["hits"]]
 
 
-def test_another_teams_key_cannot_relate_to_or_unrelate_its_memories(api, team_a, team_b, a_memory, a_relation):
+def test_another_teams_key_cannot_relate_to_or_unrelate_its_memories(
+    api, team_a, team_b, a_memory, a_relation
+):
     own = _remember(api, team_b, "beta's own fact")
     body = {"source_id": own["id"], "predicate": "relates-to", "target_id": a_memory["id"]}
     assert api.post("/v1/relations", json=body, headers=team_b.headers).status_code == 404
@@ -95,12 +99,17 @@ def test_an_import_cannot_write_into_another_team(api, team_a, team_b, a_memory)
     r = api.post("/v1/admin/import", content=exported, headers=team_b.headers)
     assert r.status_code == 200
     # the records were re-homed into team B; team A's memory is untouched and still only A's
-    assert api.get(f"/v1/memories/{a_memory['id']}", headers=team_a.headers).json()["team_id"] == team_a.team_id
+    assert (
+        api.get(f"/v1/memories/{a_memory['id']}", headers=team_a.headers).json()["team_id"] == team_a.team_id
+    )
 
 
 def test_personal_memories_are_seen_only_by_their_owner(api, container, team_a):
     _, colleague = container.keys.create_key(
-        container.keys.authenticate(team_a.admin), "colleague", "k", frozenset({KeyScope.READ, KeyScope.WRITE})
+        container.keys.authenticate(team_a.admin),
+        "colleague",
+        "k",
+        frozenset({KeyScope.READ, KeyScope.WRITE}),
     )
     mine = _remember(api, team_a, "I prefer tabs in Makefiles", scope="personal")
     other = {"Authorization": f"Bearer {colleague}"}

@@ -87,25 +87,33 @@ def test_unknown_fields_are_refused(api, team_a):
 
 
 def test_an_unknown_kind_is_refused(api, team_a):
-    r = api.post("/v1/memories", json={"kind": "gossip", "content": "x", "project": PROJECT}, headers=team_a.headers)
+    r = api.post(
+        "/v1/memories", json={"kind": "gossip", "content": "x", "project": PROJECT}, headers=team_a.headers
+    )
     assert r.status_code == 422
 
 
 def test_oversized_bodies_get_413_before_being_read(api, team_a):
     big = "x" * (2 * 1024 * 1024)
-    r = api.post("/v1/memories", json={"kind": "fact", "content": big, "project": PROJECT}, headers=team_a.headers)
+    r = api.post(
+        "/v1/memories", json={"kind": "fact", "content": big, "project": PROJECT}, headers=team_a.headers
+    )
     assert r.status_code == 413
     assert "larger than" in _error(r)["message"]
 
 
 def test_content_over_the_limit_is_refused_with_422(api, team_a):
     r = api.post(
-        "/v1/memories", json={"kind": "fact", "content": "y" * 20_001, "project": PROJECT}, headers=team_a.headers
+        "/v1/memories",
+        json={"kind": "fact", "content": "y" * 20_001, "project": PROJECT},
+        headers=team_a.headers,
     )
     assert r.status_code == 422
 
 
-@pytest.mark.parametrize("bad_id", ["nope", "mem_../../etc", "mem_" + "z" * 200, "key_01jabcdefghjkmnpqrstvwxyz0"])
+@pytest.mark.parametrize(
+    "bad_id", ["nope", "mem_../../etc", "mem_" + "z" * 200, "key_01jabcdefghjkmnpqrstvwxyz0"]
+)
 def test_bad_ids_get_a_4xx_not_a_500(api, team_a, bad_id):
     r = api.get(f"/v1/memories/{bad_id}", headers=team_a.headers)
     assert 400 <= r.status_code < 500
@@ -121,8 +129,11 @@ def test_empty_and_huge_queries_are_refused(api, team_a):
     "query", ["what port?", '"unbalanced', "AND OR NOT", "*", "(", "col:val", "naïve ☃ 🚀", "-x", "a" * 2000]
 )
 def test_hostile_queries_never_break_search(api, team_a, query):
-    api.post("/v1/memories", json={"kind": "fact", "content": "the api port is 8080", "project": PROJECT},
-             headers=team_a.headers)
+    api.post(
+        "/v1/memories",
+        json={"kind": "fact", "content": "the api port is 8080", "project": PROJECT},
+        headers=team_a.headers,
+    )
     r = api.post("/v1/search", json={"query": query}, headers=team_a.headers)
     assert r.status_code == 200, r.text
 
@@ -144,7 +155,8 @@ def test_an_identical_memory_is_not_stored_twice(api, team_a):
 
 def test_superseding_keeps_the_old_memory_in_history(api, team_a):
     old = api.post(
-        "/v1/memories", json={"kind": "decision", "content": "We deploy with Heroku", "project": PROJECT},
+        "/v1/memories",
+        json={"kind": "decision", "content": "We deploy with Heroku", "project": PROJECT},
         headers=team_a.headers,
     ).json()
     r = api.post(

@@ -27,12 +27,24 @@ def test_export_then_import_into_an_empty_store_round_trips_exactly(api, team_a,
 
     h = team_a.headers
     ids = [
-        api.post("/v1/memories", json={"kind": "fact", "content": f"fact {i} about the build", "project": PROJECT,
-                                       "tags": ["build"], "details": {"n": i}}, headers=h).json()["id"]
+        api.post(
+            "/v1/memories",
+            json={
+                "kind": "fact",
+                "content": f"fact {i} about the build",
+                "project": PROJECT,
+                "tags": ["build"],
+                "details": {"n": i},
+            },
+            headers=h,
+        ).json()["id"]
         for i in range(5)
     ]
-    api.post(f"/v1/memories/{ids[0]}/supersede",
-             json={"kind": "fact", "content": "corrected fact", "project": PROJECT}, headers=h)
+    api.post(
+        f"/v1/memories/{ids[0]}/supersede",
+        json={"kind": "fact", "content": "corrected fact", "project": PROJECT},
+        headers=h,
+    )
     api.post("/v1/relations", json={"source_id": ids[1], "predicate": "uses", "target_id": ids[2]}, headers=h)
     exported = api.get("/v1/admin/export", headers=h).text
 
@@ -54,7 +66,10 @@ def test_export_then_import_into_an_empty_store_round_trips_exactly(api, team_a,
 
 
 def test_a_malformed_import_line_is_refused_with_its_line_number(api, team_a):
-    r = api.post("/v1/admin/import", content=b'{"type": "memory", "record": {"id": 1}}\nnot json',
-                 headers=team_a.headers)
+    r = api.post(
+        "/v1/admin/import",
+        content=b'{"type": "memory", "record": {"id": 1}}\nnot json',
+        headers=team_a.headers,
+    )
     assert r.status_code == 400
     assert "line 1" in r.json()["error"]["message"]

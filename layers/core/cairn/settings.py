@@ -22,7 +22,9 @@ class Settings(BaseSettings):
     home: Path = Field(default_factory=default_home)  # data dir of the embedded store and user config
     host: str = "127.0.0.1"
     port: int = 8787
-    public_base_url: str | None = None  # how clients reach this server (upload URLs); default http://host:port
+    public_base_url: str | None = (
+        None  # how clients reach this server (upload URLs); default http://host:port
+    )
     max_body_bytes: int = 1_048_576  # JSON request bodies; transcript uploads have their own cap
     max_upload_bytes: int = 64 * 1_048_576
     upload_url_ttl_s: int = 300

@@ -195,8 +195,13 @@ def apikey_list(url: Url = None, key: Key = None) -> None:
     table = Table("id", "member", "name", "prefix", "scopes", "expires", "revoked")
     for k in res["items"]:
         table.add_row(
-            k["id"], k["member"], k["name"], k["prefix"] + "…", ",".join(k["scopes"]),
-            k["expires_at"] or "-", k["revoked_at"] or "-",
+            k["id"],
+            k["member"],
+            k["name"],
+            k["prefix"] + "…",
+            ",".join(k["scopes"]),
+            k["expires_at"] or "-",
+            k["revoked_at"] or "-",
         )
     out.print(table)
 

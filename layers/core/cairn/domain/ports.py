@@ -173,4 +173,3 @@ class Embedder(Protocol):
         """L2-normalised vectors, one per text."""
 
     def embed_query(self, text: str) -> list[float]: ...
-
