@@ -1,0 +1,42 @@
+"""Registers the local (embedded) adapters with the contract suites: SQLite repositories, filesystem blobs."""
+
+from __future__ import annotations
+
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from cairn.adapters.local.blobs import FilesystemBlobStore
+from cairn.adapters.local.db import SqliteDatabase
+from cairn.adapters.local.repositories import (
+    SqliteMemoryRepository,
+    SqliteRelationRepository,
+    SqliteSessionRepository,
+    SqliteTeamRepository,
+)
+
+from tests.contract.registry import Stores, provides
+
+
+@provides("stores", "sqlite")
+@contextmanager
+def sqlite_stores():
+    # a real file rather than :memory:, so WAL mode and the file-backed code paths are what is tested
+    with tempfile.TemporaryDirectory() as tmp:
+        db = SqliteDatabase(Path(tmp) / "cairn.db")
+        try:
+            yield Stores(
+                memories=SqliteMemoryRepository(db),
+                relations=SqliteRelationRepository(db),
+                sessions=SqliteSessionRepository(db),
+                teams=SqliteTeamRepository(db),
+            )
+        finally:
+            db.close()
+
+
+@provides("blob_store", "filesystem")
+@contextmanager
+def filesystem_blobs():
+    with tempfile.TemporaryDirectory() as tmp:
+        yield FilesystemBlobStore(Path(tmp), b"contract-test-signing-key", "http://127.0.0.1:8000")
