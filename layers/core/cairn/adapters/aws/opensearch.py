@@ -1,0 +1,213 @@
+"""OpenSearch adapter of the SearchIndex port: one shared memories index, routed and filtered by team.
+
+Both legs of a recall go out in one `_msearch` round trip; fusing them is the caller's job. The index is
+derived data (DynamoDB is the truth), so failures degrade instead of failing the recall: a k-NN leg the
+engine rejects (an emulator, a wrong dimension) leaves the BM25 leg with `degraded` saying why, and an
+engine that cannot be reached raises `Unavailable` so the caller falls back to a keyword scan.
+Documents are routed by team id, which keeps a team on one shard and lets a search touch only it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from opensearchpy import OpenSearch
+from opensearchpy.exceptions import ConnectionError as OSConnectionError
+from opensearchpy.exceptions import NotFoundError, TransportError
+
+from cairn.adapters.aws.opensearch_bodies import (
+    build_bulk_body,
+    build_knn_query,
+    build_lexical_query,
+    build_msearch_body,
+    doc_id,
+    document,
+    hits,
+    index_template_body,
+)
+from cairn.domain.errors import Unavailable
+from cairn.domain.models import Candidates, IndexedMemory, MemoryFilter
+
+
+def opensearch_client(
+    endpoint: str, region: str | None = None, auth: str = "sigv4", service: str = "es", timeout: float = 5.0
+) -> OpenSearch:
+    """A client for a domain endpoint: SigV4 with boto3's credentials (`auth="sigv4"`) or none."""
+    if auth == "none":
+        return OpenSearch(hosts=[endpoint], timeout=timeout)
+    if auth != "sigv4":
+        raise ValueError("auth must be 'sigv4' or 'none'")
+    import boto3
+    from opensearchpy import AWSV4SignerAuth, RequestsHttpConnection
+
+    session = boto3.Session()
+    return OpenSearch(
+        hosts=[endpoint],
+        http_auth=AWSV4SignerAuth(session.get_credentials(), region or session.region_name, service),
+        use_ssl=endpoint.startswith("https"),
+        verify_certs=True,
+        connection_class=RequestsHttpConnection,
+        timeout=timeout,
+    )
+
+
+def _reason(error: Any) -> str:
+    if isinstance(error, dict):
+        root = (error.get("root_cause") or [error])[0]
+        return f"{root.get('type', 'error')}: {root.get('reason', '')}".strip()
+    return str(error)
+
+
+class OpenSearchIndex:
+    supports_knn = True  # the engine executes k-NN; test providers over emulators set it False
+
+    def __init__(
+        self,
+        client: OpenSearch,
+        index_prefix: str,
+        dimension: int,
+        *,
+        engine: str = "lucene",
+        refresh: bool | str = False,
+    ) -> None:
+        self._client = client
+        self.index = f"{index_prefix}-memories"
+        self.dimension = dimension
+        self._engine = engine
+        self._refresh = refresh  # True/"wait_for" in tests; the indexer does not wait
+        self._ready = False
+
+    def ensure_index(self) -> None:
+        """Create the index template and the index if absent (idempotent; cheap after the first call)."""
+        if self._ready:
+            return
+        try:
+            self._client.indices.put_index_template(
+                name=self.index, body=index_template_body(f"{self.index}*", self.dimension, self._engine)
+            )
+            if not self._client.indices.exists(index=self.index):
+                self._client.indices.create(index=self.index)
+        except TransportError as exc:
+            if "resource_already_exists" not in str(exc.error):
+                raise self._unavailable(exc) from exc
+        except OSConnectionError as exc:
+            raise self._unavailable(exc) from exc
+        self._ready = True
+
+    def upsert(self, docs: Sequence[IndexedMemory]) -> None:
+        if not docs:
+            return
+        self.ensure_index()
+        actions = [
+            (
+                {
+                    "index": {
+                        "_index": self.index,
+                        "_id": doc_id(d.memory.team_id, d.memory.id),
+                        "routing": d.memory.team_id,
+                    }
+                },
+                document(d.memory, d.vector),
+            )
+            for d in docs
+        ]
+        self._bulk(actions)
+
+    def remove(self, team_id: str, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        actions: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
+            ({"delete": {"_index": self.index, "_id": doc_id(team_id, i), "routing": team_id}}, None)
+            for i in dict.fromkeys(memory_ids)
+        ]
+        self._bulk(actions)
+
+    def clear_team(self, team_id: str) -> None:
+        try:
+            self._client.delete_by_query(
+                index=self.index,
+                body={"query": {"term": {"team_id": team_id}}},
+                params={"routing": team_id, "refresh": "true", "conflicts": "proceed"},
+            )
+        except NotFoundError:
+            return  # no index yet: nothing to clear
+        except (TransportError, OSConnectionError) as exc:
+            raise self._unavailable(exc) from exc
+
+    def search(
+        self,
+        team_id: str,
+        query_text: str,
+        query_vector: Sequence[float] | None,
+        flt: MemoryFilter,
+        k_lexical: int,
+        k_semantic: int,
+    ) -> Candidates:
+        legs: list[str] = []
+        searches: list[dict[str, Any]] = []
+        degraded: list[str] = []
+        if query_text.strip() and k_lexical > 0:
+            legs.append("lexical")
+            searches.append(build_lexical_query(team_id, query_text, flt, k_lexical))
+        if query_vector is not None and k_semantic > 0:
+            if len(query_vector) != self.dimension:
+                degraded.append(
+                    f"semantic leg skipped: query vector has {len(query_vector)} dimensions, "
+                    f"the index {self.dimension}"
+                )
+            else:
+                legs.append("semantic")
+                searches.append(build_knn_query(team_id, query_vector, flt, k_semantic))
+        if not searches:
+            return Candidates((), (), "; ".join(degraded) or None)
+        try:
+            responses = self._client.msearch(body=build_msearch_body(self.index, searches, routing=team_id))[
+                "responses"
+            ]
+        except (TransportError, OSConnectionError) as exc:
+            raise self._unavailable(exc) from exc
+        results: dict[str, tuple[tuple[str, float], ...]] = {"lexical": (), "semantic": ()}
+        failed = []
+        for leg, response in zip(legs, responses, strict=True):
+            error = response.get("error")
+            if error is None:
+                results[leg] = hits(response)
+            elif isinstance(error, dict) and error.get("type") == "index_not_found_exception":
+                continue  # nothing indexed yet: an empty result, not a degradation
+            else:
+                failed.append(leg)
+                degraded.append(f"{leg} leg failed: {_reason(error)}")
+        if failed and len(failed) == len(legs):
+            raise Unavailable("search engine rejected every leg", reasons=degraded)
+        return Candidates(results["lexical"], results["semantic"], "; ".join(degraded) or None)
+
+    def _bulk(self, actions: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
+        try:
+            response = self._client.bulk(
+                body=build_bulk_body(actions), params={"refresh": _flag(self._refresh)}
+            )
+        except (TransportError, OSConnectionError) as exc:
+            raise self._unavailable(exc) from exc
+        if response.get("errors"):
+            failures = [
+                item
+                for entry in response["items"]
+                for op, item in entry.items()
+                if item.get("error") and not (op == "delete" and item.get("status") == 404)
+            ]
+            if failures:
+                raise Unavailable(
+                    "search index rejected documents",
+                    count=len(failures),
+                    first=_reason(failures[0]["error"]),
+                )
+
+    def _unavailable(self, exc: Exception) -> Unavailable:
+        return Unavailable(
+            "search engine unavailable", index=self.index, cause=f"{type(exc).__name__}: {exc}"
+        )
+
+
+def _flag(value: bool | str) -> str:
+    return value if isinstance(value, str) else str(value).lower()

@@ -1,0 +1,189 @@
+"""Pure builders of the OpenSearch request bodies the search index sends (no client, no I/O).
+
+Kept apart so the k-NN bodies, which no local emulator executes, are checked by contract tests against
+the OpenSearch API shapes. The filter clauses are the translation of `MemoryFilter.admits`; they must
+admit exactly what it admits.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from cairn.domain.models import Memory, MemoryFilter, Scope
+
+VECTOR_FIELD = "vector"
+KEYWORD_FIELDS = (
+    "memory_id",
+    "team_id",
+    "project",
+    "scope",
+    "kind",
+    "owner",
+    "tags",
+    "session_id",
+    "embedding_version",
+)
+_KNN_ENGINES = ("lucene", "faiss")
+
+
+def doc_id(team_id: str, memory_id: str) -> str:
+    """Documents of all teams share an index; the team in the id keeps equal memory ids apart."""
+    return f"{team_id}:{memory_id}"
+
+
+def index_body(dimension: int, engine: str = "lucene", shards: int = 1, replicas: int = 0) -> dict[str, Any]:
+    """Settings and mappings of the memories index (also the `template` of its index template)."""
+    if engine not in _KNN_ENGINES:
+        raise ValueError(f"k-NN engine must be one of {_KNN_ENGINES}")
+    properties: dict[str, Any] = {name: {"type": "keyword"} for name in KEYWORD_FIELDS}
+    properties.update(
+        {
+            "title": {"type": "text", "analyzer": "english"},
+            "text": {"type": "text", "analyzer": "english"},
+            "current": {"type": "boolean"},
+            "pinned": {"type": "boolean"},
+            "confidence": {"type": "float"},
+            "created_at": {"type": "date"},
+            "updated_at": {"type": "date"},
+            VECTOR_FIELD: {
+                "type": "knn_vector",
+                "dimension": dimension,
+                "method": {
+                    "name": "hnsw",
+                    "engine": engine,
+                    "space_type": "cosinesimil",
+                    "parameters": {"m": 16, "ef_construction": 128},
+                },
+            },
+        }
+    )
+    return {
+        "settings": {"index": {"knn": True, "number_of_shards": shards, "number_of_replicas": replicas}},
+        # strict: a field typo in the adapter fails loudly instead of being mapped as something else
+        "mappings": {"dynamic": "strict", "properties": properties},
+    }
+
+
+def index_template_body(index_pattern: str, dimension: int, engine: str = "lucene") -> dict[str, Any]:
+    return {"index_patterns": [index_pattern], "template": index_body(dimension, engine)}
+
+
+def document(m: Memory, vector: Sequence[float] | None) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "memory_id": m.id,
+        "team_id": m.team_id,
+        "project": m.project,
+        "scope": m.scope.value,
+        "kind": m.kind.value,
+        "owner": m.owner,
+        "tags": list(m.tags),
+        "session_id": m.provenance.session_id,
+        "embedding_version": m.embedding_version,
+        "title": m.title,
+        "text": m.search_text(),
+        "current": m.is_current,
+        "pinned": m.pinned,
+        "confidence": m.confidence,
+        "created_at": m.created_at.isoformat(),
+        "updated_at": m.updated_at.isoformat(),
+    }
+    if vector is not None:
+        doc[VECTOR_FIELD] = [float(x) for x in vector]
+    return doc
+
+
+def filter_clauses(team_id: str, flt: MemoryFilter) -> list[dict[str, Any]]:
+    """`bool.filter` clauses equivalent to `flt.admits` plus the team; order follows `admits`."""
+    clauses: list[dict[str, Any]] = [{"term": {"team_id": team_id}}]
+    if not flt.include_superseded:
+        clauses.append({"term": {"current": True}})
+    if flt.kinds:
+        clauses.append({"terms": {"kind": sorted(k.value for k in flt.kinds)}})
+    if flt.scopes:
+        clauses.append({"terms": {"scope": sorted(s.value for s in flt.scopes)}})
+    # a personal memory is visible only when its owner is the member (both absent counts as equal)
+    owner_matches = (
+        {"term": {"owner": flt.member}}
+        if flt.member is not None
+        else {"bool": {"must_not": [{"exists": {"field": "owner"}}]}}
+    )
+    clauses.append(
+        _any_of([{"bool": {"must_not": [{"term": {"scope": Scope.PERSONAL.value}}]}}, owner_matches])
+    )
+    if flt.project is not None:
+        options: list[dict[str, Any]] = [{"term": {"project": flt.project}}]
+        if flt.include_team_scope:
+            options.append({"term": {"scope": Scope.TEAM.value}})
+        clauses.append(_any_of(options))
+    if flt.tags:
+        clauses.append({"terms": {"tags": sorted(flt.tags)}})
+    if flt.session_id:
+        clauses.append({"term": {"session_id": flt.session_id}})
+    return clauses
+
+
+def _any_of(options: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"bool": {"should": options, "minimum_should_match": 1}}
+
+
+def build_lexical_query(team_id: str, text: str, flt: MemoryFilter, k: int) -> dict[str, Any]:
+    """The BM25 leg: title and text with the english analyzer, title counting double."""
+    return {
+        "size": k,
+        "_source": ["memory_id"],
+        "track_total_hits": False,
+        "query": {
+            "bool": {
+                "must": [{"multi_match": {"query": text, "fields": ["title^2", "text"]}}],
+                "filter": filter_clauses(team_id, flt),
+            }
+        },
+    }
+
+
+def build_knn_query(team_id: str, vector: Sequence[float], flt: MemoryFilter, k: int) -> dict[str, Any]:
+    """The k-NN leg, with the filter inside `knn` (efficient filtering: the k nearest that pass it)."""
+    return {
+        "size": k,
+        "_source": ["memory_id"],
+        "query": {
+            "knn": {
+                VECTOR_FIELD: {
+                    "vector": [float(x) for x in vector],
+                    "k": k,
+                    "filter": {"bool": {"filter": filter_clauses(team_id, flt)}},
+                }
+            }
+        },
+    }
+
+
+def build_msearch_body(index: str, searches: Sequence[dict[str, Any]], routing: str | None = None) -> str:
+    """NDJSON for `_msearch`: a header line then a body line per search, newline-terminated."""
+    header: dict[str, Any] = {"index": index}
+    if routing is not None:
+        header["routing"] = routing
+    lines = []
+    for body in searches:
+        lines += [json.dumps(header, separators=(",", ":")), json.dumps(body, separators=(",", ":"))]
+    return "\n".join(lines) + "\n"
+
+
+def build_bulk_body(actions: Sequence[tuple[dict[str, Any], dict[str, Any] | None]]) -> str:
+    """NDJSON for `_bulk`: each action line, followed by its source unless it is a delete."""
+    lines = []
+    for action, source in actions:
+        lines.append(json.dumps(action, separators=(",", ":")))
+        if source is not None:
+            lines.append(json.dumps(source, separators=(",", ":"), ensure_ascii=False))
+    return "\n".join(lines) + "\n"
+
+
+def hits(response: dict[str, Any]) -> tuple[tuple[str, float], ...]:
+    """(memory id, score) of one search response, in the engine's order (best first)."""
+    return tuple(
+        (h["_source"]["memory_id"], float(h["_score"] or 0.0))
+        for h in response.get("hits", {}).get("hits", [])
+    )

@@ -1,0 +1,127 @@
+"""S3 adapter of the BlobStore port: transcripts and pipeline data under `teams/<team>/...`.
+
+Every put asks for server-side encryption (KMS when a key is given, else SSE-S3), and so does every
+presigned upload: the POST policy carries the SSE field as a condition, so a client cannot drop it. The
+policy also pins the exact object key (the service builds it under the caller's team prefix, so the
+upload cannot land anywhere else), a size range and the content type; S3 enforces all of them, and
+`presign_policy.decode_post_policy` lets tests read them back.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from cairn.domain.errors import InvalidInput, NotFound
+from cairn.domain.ports import UploadTarget
+
+MAX_PRESIGN_EXPIRY_S = 3600  # presigned uploads are for a hook that uploads at once: keep them short
+_MISSING = {"404", "NoSuchKey", "NotFound"}
+
+
+def check_key(key: str, *, prefix: bool = False) -> None:
+    """The same key rules as every BlobStore: relative slash paths with no empty, '.' or '..' segment.
+
+    S3 itself would store such keys, but they mean something else on the filesystem store and in
+    prefix checks (`teams/a/../b/`), so refusing them keeps a key confined to the prefix it names.
+    """
+    if not isinstance(key, str):
+        raise InvalidInput("blob key must be a string")
+    if prefix and not key:
+        return  # the empty prefix lists everything
+    if not key:
+        raise InvalidInput("blob key must not be empty")
+    if "\x00" in key or "\\" in key or key.startswith("/"):
+        raise InvalidInput("blob key must be a relative path without NUL or backslash", key=key)
+    segments = key.split("/")
+    if prefix and key.endswith("/"):
+        segments.pop()
+    if any(s in ("", ".", "..") for s in segments):
+        raise InvalidInput("blob key has an empty, '.' or '..' segment", key=key)
+
+
+class S3BlobStore:
+    def __init__(self, bucket: str, client: Any = None, kms_key_id: str | None = None) -> None:
+        if client is None:
+            import boto3
+
+            client = boto3.client("s3")
+        self._bucket = bucket
+        self._s3 = client
+        self._kms_key_id = kms_key_id
+
+    def _sse(self) -> dict[str, str]:
+        if self._kms_key_id:
+            return {
+                "x-amz-server-side-encryption": "aws:kms",
+                "x-amz-server-side-encryption-aws-kms-key-id": self._kms_key_id,
+            }
+        return {"x-amz-server-side-encryption": "AES256"}
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        check_key(key)
+        extra: dict[str, str] = {"ServerSideEncryption": "aws:kms" if self._kms_key_id else "AES256"}
+        if self._kms_key_id:
+            extra["SSEKMSKeyId"] = self._kms_key_id
+        self._s3.put_object(Bucket=self._bucket, Key=key, Body=data, ContentType=content_type, **extra)
+
+    def get(self, key: str) -> bytes:
+        check_key(key)
+        try:
+            return self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _MISSING:
+                raise NotFound("blob not found", key=key) from None
+            raise
+
+    def exists(self, key: str) -> bool:
+        check_key(key)
+        try:
+            self._s3.head_object(Bucket=self._bucket, Key=key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _MISSING:
+                return False
+            raise
+        return True
+
+    def list(self, prefix: str) -> list[str]:
+        check_key(prefix, prefix=True)
+        keys: list[str] = []
+        for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=self._bucket, Prefix=prefix):
+            keys.extend(obj["Key"] for obj in page.get("Contents", []))
+        return sorted(keys)
+
+    def delete(self, key: str) -> None:
+        check_key(key)
+        self._s3.delete_object(Bucket=self._bucket, Key=key)
+
+    def presign_upload(self, key: str, max_bytes: int, content_type: str, expires_in_s: int) -> UploadTarget:
+        # `${filename}` in a key makes S3 substitute the uploader's file name (and boto3 then relaxes the
+        # key condition to starts-with), which would let a client choose where its upload lands
+        check_key(key)
+        if "${filename}" in key:
+            raise InvalidInput("upload key must be one exact object key", key=key)
+        if max_bytes < 1:
+            raise InvalidInput("max_bytes must be at least 1", max_bytes=max_bytes)
+        expires_in_s = max(1, min(expires_in_s, MAX_PRESIGN_EXPIRY_S))
+        sse = self._sse()
+        fields = {"Content-Type": content_type, **sse}
+        conditions: list[Any] = [
+            ["content-length-range", 1, max_bytes],
+            {"Content-Type": content_type},
+            *({name: value} for name, value in sse.items()),
+        ]
+        post = self._s3.generate_presigned_post(
+            Bucket=self._bucket, Key=key, Fields=fields, Conditions=conditions, ExpiresIn=expires_in_s
+        )
+        return UploadTarget(
+            url=post["url"],
+            method="POST",
+            fields=dict(post["fields"]),
+            headers={},
+            key=key,
+            max_bytes=max_bytes,
+            expires_at=datetime.now(UTC) + timedelta(seconds=expires_in_s),
+        )

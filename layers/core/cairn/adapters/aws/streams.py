@@ -1,0 +1,61 @@
+"""Turns DynamoDB Streams records of the single table into search-index changes (the indexer Lambda).
+
+Only memory items matter. A modification that leaves the memory's content record unchanged (an access
+count bump from `record_access`) is skipped, so reading memories does not re-embed them. Within one batch
+the last change of a memory wins, so an insert followed by a delete ends as a removal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from cairn.adapters.aws.dynamo_memories import MEMORY_SK, memory_from_image
+from cairn.domain.models import Memory
+
+
+def _s(image: Mapping[str, Any], name: str) -> str | None:
+    value = image.get(name)
+    return value.get("S") if isinstance(value, Mapping) else None
+
+
+def _n(image: Mapping[str, Any], name: str) -> float | None:
+    value = image.get(name)
+    return float(value["N"]) if isinstance(value, Mapping) and "N" in value else None
+
+
+def _memory_key(keys: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(team id, memory id) from the item keys `<team>#M#<id>` / `M`; None for any other item."""
+    pk, sk = _s(keys, "pk"), _s(keys, "sk")
+    if sk != MEMORY_SK or not pk or "#M#" not in pk:
+        return None
+    team_id, _, memory_id = pk.rpartition("#M#")
+    return team_id, memory_id
+
+
+def changes_from_stream_records(
+    records: Iterable[Mapping[str, Any]],
+) -> tuple[list[Memory], list[tuple[str, str]]]:
+    """(memories to upsert, (team id, memory id) pairs to remove) for a batch of stream records."""
+    last: dict[tuple[str, str], Memory | None] = {}  # None means removed
+    for record in records:
+        change = record.get("dynamodb", {})
+        key = _memory_key(change.get("Keys", {}))
+        if key is None:
+            continue
+        event = record.get("eventName")
+        if event == "REMOVE":
+            last.pop(key, None)  # re-insert at the end: the latest change decides
+            last[key] = None
+            continue
+        new, old = change.get("NewImage", {}), change.get("OldImage") or {}
+        data = _s(new, "data")
+        if data is None:  # KEYS_ONLY stream: nothing to index from
+            continue
+        if event == "MODIFY" and _s(old, "data") == data:
+            continue
+        last.pop(key, None)
+        last[key] = memory_from_image(data, _n(new, "access_count"), _s(new, "last_accessed_at"))
+    upserts = [m for m in last.values() if m is not None]
+    removals = [key for key, m in last.items() if m is None]
+    return upserts, removals
