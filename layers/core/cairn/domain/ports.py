@@ -45,10 +45,13 @@ class MemoryRepository(Protocol):
     def list(
         self, team_id: str, flt: MemoryFilter, limit: int = 50, cursor: str | None = None
     ) -> Page[Memory]:
-        """Newest first (by created_at, then id); `cursor` continues a previous page."""
+        """Newest first (by created_at, then id); `cursor` continues a previous page.
+
+        `limit` >= 1; a page may be shorter than `limit` before the end (filtered backends), and a
+        malformed cursor raises InvalidInput."""
 
     def find_by_hash(self, team_id: str, project: str | None, content_hash: str) -> Memory | None:
-        """A current memory with this content hash in this project (or team scope when project is None)."""
+        """A current memory with this hash in this project; with project None, a team-scope memory."""
 
     def record_access(self, team_id: str, memory_ids: Sequence[str], at: datetime) -> None:
         """Bump access_count and last_accessed_at; unknown ids are ignored."""
@@ -90,13 +93,15 @@ class SessionRepository(Protocol):
 class TeamRepository(Protocol):
     """Teams and their members' API keys."""
 
-    def add_team(self, team: Team) -> None: ...
+    def add_team(self, team: Team) -> None:
+        """Raises Conflict if the id exists."""
 
     def get_team(self, team_id: str) -> Team | None: ...
 
     def list_teams(self) -> list[Team]: ...
 
-    def add_key(self, key: ApiKey) -> None: ...
+    def add_key(self, key: ApiKey) -> None:
+        """Raises Conflict if the id exists."""
 
     def key_by_hash(self, key_hash: str) -> ApiKey | None:
         """Lookup by the stored hash (an exact index lookup, not a comparison of secrets)."""
@@ -106,7 +111,7 @@ class TeamRepository(Protocol):
     def list_keys(self, team_id: str) -> list[ApiKey]: ...
 
     def put_key(self, key: ApiKey) -> None:
-        """Replace (revocation, last_used_at)."""
+        """Replace (revocation, last_used_at); NotFound if absent or of another team."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,14 +131,17 @@ class UploadTarget:
 class BlobStore(Protocol):
     """Transcripts and intermediate pipeline data, by key `teams/<team>/...`."""
 
-    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None: ...
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        """Keys are relative (no leading '/', no '..', backslash or NUL: InvalidInput); the content
+        type is a hint that a store may keep (S3) or drop (filesystem)."""
 
     def get(self, key: str) -> bytes:
         """Raises NotFound."""
 
     def exists(self, key: str) -> bool: ...
 
-    def list(self, prefix: str) -> list[str]: ...
+    def list(self, prefix: str) -> list[str]:
+        """Keys starting with `prefix` as a plain string (as S3 does), sorted."""
 
     def delete(self, key: str) -> None: ...
 
