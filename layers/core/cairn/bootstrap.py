@@ -16,6 +16,7 @@ from cairn.domain.ports import BlobStore, Embedder, SessionRepository, TeamRepos
 from cairn.services.keys import KeyService
 from cairn.services.memories import MemoryService
 from cairn.services.portability import PortabilityService
+from cairn.services.reindex import ReindexService
 from cairn.settings import Settings
 
 
@@ -30,6 +31,7 @@ class Container:
     teams: TeamRepository
     blobs: BlobStore
     embedder: Embedder
+    reindex: ReindexService
     closers: tuple[Any, ...] = ()
 
     def close(self) -> None:
@@ -83,6 +85,7 @@ def _build_local(settings: Settings, embedder: Embedder) -> Container:
         teams=teams,
         blobs=blobs,
         embedder=embedder,
+        reindex=ReindexService(teams, memories, index, indexer),
         closers=(db.close,),
     )
 
