@@ -30,7 +30,7 @@ from tests.contract.registry import Stores, provides
 
 REGION = "us-east-1"
 CREDENTIALS = ("testing", "testing")
-SEARCH_DIMENSION = 8  # the search contract suite's vectors; osmem stores them without searching them
+SEARCH_DIMENSION = 8  # the dimension of the search contract suite's vectors (`DIM` there)
 
 _lock = threading.Lock()
 _servers: dict[str, object] = {}

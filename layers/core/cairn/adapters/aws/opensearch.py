@@ -25,6 +25,7 @@ from cairn.adapters.aws.opensearch_bodies import (
     document,
     hits,
     index_template_body,
+    query_words,
 )
 from cairn.domain.errors import Unavailable
 from cairn.domain.models import Candidates, IndexedMemory, MemoryFilter
@@ -147,7 +148,7 @@ class OpenSearchIndex:
         legs: list[str] = []
         searches: list[dict[str, Any]] = []
         degraded: list[str] = []
-        if query_text.strip() and k_lexical > 0:
+        if query_words(query_text) and k_lexical > 0:
             legs.append("lexical")
             searches.append(build_lexical_query(team_id, query_text, flt, k_lexical))
         if query_vector is not None and k_semantic > 0:
@@ -178,8 +179,10 @@ class OpenSearchIndex:
             else:
                 failed.append(leg)
                 degraded.append(f"{leg} leg failed: {_reason(error)}")
-        if failed and len(failed) == len(legs):
-            raise Unavailable("search engine rejected every leg", reasons=degraded)
+        # a rejected k-NN leg is a known limit (emulator, dimension); a rejected BM25 leg with nothing
+        # else to show means the engine cannot serve this team now: let the caller scan instead
+        if "lexical" in failed and not results["semantic"]:
+            raise Unavailable("search engine rejected the query", reasons=degraded)
         return Candidates(results["lexical"], results["semantic"], "; ".join(degraded) or None)
 
     def _bulk(self, actions: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:

@@ -8,6 +8,7 @@ admit exactly what it admits.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +27,25 @@ KEYWORD_FIELDS = (
     "embedding_version",
 )
 _KNN_ENGINES = ("lucene", "faiss")
+MAX_QUERY_WORDS = 256  # far below the engine's boolean clause limit (1024), far above a real question
+_NON_WORD = re.compile(r"[\W_]+")
+
+
+def plain_words(text: str) -> str:
+    """Punctuation to spaces, on documents and queries alike.
+
+    The standard tokenizer keeps `col:val` or `v1.2` as one token, so a query and a text that spell
+    the same words with different punctuation would not meet; splitting both the same way makes
+    every character of a query an ordinary word character or a separator (no query syntax exists in
+    `multi_match` anyway, so this is about matching, not escaping).
+    """
+    return _NON_WORD.sub(" ", text).strip()
+
+
+def query_words(text: str) -> str:
+    """The query as distinct plain words in order, capped so no query can exceed the clause limit."""
+    words = dict.fromkeys(plain_words(text).split())
+    return " ".join(list(words)[:MAX_QUERY_WORDS])
 
 
 def doc_id(team_id: str, memory_id: str) -> str:
@@ -81,8 +101,8 @@ def document(m: Memory, vector: Sequence[float] | None) -> dict[str, Any]:
         "tags": list(m.tags),
         "session_id": m.provenance.session_id,
         "embedding_version": m.embedding_version,
-        "title": m.title,
-        "text": m.search_text(),
+        "title": plain_words(m.title) if m.title else None,
+        "text": plain_words(m.search_text()),
         "current": m.is_current,
         "pinned": m.pinned,
         "confidence": m.confidence,
@@ -136,7 +156,7 @@ def build_lexical_query(team_id: str, text: str, flt: MemoryFilter, k: int) -> d
         "track_total_hits": False,
         "query": {
             "bool": {
-                "must": [{"multi_match": {"query": text, "fields": ["title^2", "text"]}}],
+                "must": [{"multi_match": {"query": query_words(text), "fields": ["title^2", "text"]}}],
                 "filter": filter_clauses(team_id, flt),
             }
         },
