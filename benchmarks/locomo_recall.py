@@ -1,0 +1,380 @@
+"""LoCoMo recall benchmark: the protocol of ../shared/bench/README.md through Cairn's own RecallService.
+
+Each conversation gets its own SQLite store holding one team and one project; every dialog turn is one
+"episode" memory written with the SQLite repository and indexed by `MemoryIndexer`, exactly as local
+mode does. Each question is one `RecallService.recall(team, question, project filter, limit=20)` call,
+timed end to end (query embedding, both legs, fusion, hydration, access recording).
+
+`--scale N` adds a latency-only run: one team holding every turn of every conversation plus synthetic
+paraphrases up to N memories, then the same questions are recalled over that whole team.
+Document embeddings are cached on disk under .bench-cache/ (git-ignored); query embeddings are always
+computed live unless `--cached-queries` is given (tuning loops), because they are part of the latency.
+
+The LoCoMo data is CC BY-NC: it is read from ../shared/bench at run time and never copied here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+from cairn.adapters.embedding import OnnxMiniLmEmbedder
+from cairn.adapters.local.db import SqliteDatabase
+from cairn.adapters.local.repositories import SqliteMemoryRepository, SqliteRelationRepository
+from cairn.adapters.local.search import SqliteSearchIndex
+from cairn.domain.ids import new_id
+from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, content_hash
+from cairn.services.indexing import MemoryIndexer
+from cairn.services.recall import RecallService, RecallTuning
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
+CACHE_DIR = ROOT / ".bench-cache"
+KS = (5, 10, 20)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+# -- data -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Turn:
+    dia_id: str
+    session: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    evidence: frozenset[str]
+    category: int
+
+
+@dataclass(frozen=True)
+class Conversation:
+    sample_id: str
+    turns: tuple[Turn, ...]
+    questions: tuple[Question, ...]
+
+
+def load(path: Path) -> list[Conversation]:
+    out = []
+    for sample in json.loads(path.read_text()):
+        conv = sample["conversation"]
+        turns = []
+        sessions = sorted(
+            (k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])
+        )
+        for session in sessions:
+            date = conv.get(f"{session}_date_time", "")
+            for turn in conv[session]:
+                text = f"[{date}] {turn['speaker']}: {turn['text']}"
+                if turn.get("blip_caption"):
+                    text += f" [shares {turn['blip_caption']}]"
+                turns.append(Turn(turn["dia_id"], session, text))
+        known = {t.dia_id for t in turns}
+        questions = []
+        for qa in sample["qa"]:
+            if qa["category"] == 5:
+                continue
+            evidence = frozenset(e for raw in qa.get("evidence", []) for e in _clean(raw) if e in known)
+            if evidence:
+                questions.append(Question(qa["question"], evidence, qa["category"]))
+        out.append(Conversation(sample["sample_id"], tuple(turns), tuple(questions)))
+    return out
+
+
+def _clean(raw: str) -> list[str]:
+    """'D8:6; D9:17' -> both; 'D:11:26' -> 'D11:26'; 'D30:05' -> 'D30:5'."""
+    ids = []
+    for part in re.split(r"[;,\s]+", raw.strip()):
+        m = re.fullmatch(r"D:?(\d+):0*(\d+)", part)
+        if m:
+            ids.append(f"D{int(m.group(1))}:{int(m.group(2))}")
+    return ids
+
+
+# -- embeddings cache -----------------------------------------------------------------------------
+
+
+class CachedEmbedder:
+    """Wraps the real embedder with an on-disk cache keyed by model version and text hash."""
+
+    def __init__(self, inner: OnnxMiniLmEmbedder, cache_queries: bool) -> None:
+        self.inner = inner
+        self.version = inner.version
+        self.dimension = inner.dimension
+        self._cache_queries = cache_queries
+        self._path = CACHE_DIR / f"embeddings-{inner.version}.npz"
+        self._vectors: dict[str, np.ndarray] = {}
+        self._dirty = False
+        if self._path.exists():
+            data = np.load(self._path)
+            self._vectors = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
+        missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in self._vectors}.items())
+        if missing:
+            vectors = self.inner.embed([t for _, t in missing])
+            for (key, _), vector in zip(missing, vectors, strict=True):
+                self._vectors[key] = np.asarray(vector, dtype=np.float32)
+            self._dirty = True
+        return [self._vectors[k].tolist() for k in keys]
+
+    def embed_query(self, text: str) -> list[float]:
+        if self._cache_queries:
+            return self.embed([text])[0]
+        return self.inner.embed_query(text)
+
+    def save(self) -> None:
+        if self._dirty:
+            CACHE_DIR.mkdir(exist_ok=True)
+            keys = np.array(list(self._vectors))
+            np.savez(self._path, keys=keys, vectors=np.stack([self._vectors[k] for k in keys]))
+            self._dirty = False
+
+
+# -- stores ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Store:
+    db: SqliteDatabase
+    memories: SqliteMemoryRepository
+    index: SqliteSearchIndex
+    relations: SqliteRelationRepository
+    team_id: str
+    project: str
+    dia_of: dict[str, str]  # memory id -> dia id
+
+
+def build_store(path: Path, sample_id: str, turns: Sequence[Turn], embedder: CachedEmbedder) -> Store:
+    db = SqliteDatabase(path)
+    store = Store(
+        db=db,
+        memories=SqliteMemoryRepository(db),
+        index=SqliteSearchIndex(db),
+        relations=SqliteRelationRepository(db),
+        team_id=new_id("team"),
+        project=f"locomo/{sample_id}",
+        dia_of={},
+    )
+    start = datetime.now(UTC) - timedelta(seconds=len(turns))
+    batch = []
+    for i, turn in enumerate(turns):
+        at = start + timedelta(seconds=i)  # written in conversation order, a second apart
+        memory = Memory(
+            id=new_id("mem"),
+            team_id=store.team_id,
+            kind=MemoryKind.EPISODE,
+            content=turn.text,
+            project=store.project,
+            provenance=Provenance(session_id=f"{sample_id}/{turn.session}", agent="locomo"),
+            created_at=at,
+            updated_at=at,
+            valid_from=at,
+            content_hash=content_hash(MemoryKind.EPISODE, turn.text),
+            embedding_version=embedder.version,
+        )
+        store.memories.add(memory)
+        store.dia_of[memory.id] = turn.dia_id
+        batch.append(memory)
+    MemoryIndexer(store.index, embedder).index(batch)
+    return store
+
+
+# -- evaluation -----------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+
+
+def evaluate(
+    convs: Sequence[Conversation], stores: dict[str, Store], embedder: CachedEmbedder, tuning: RecallTuning
+) -> dict:
+    per_cat: dict[int, list[list[float]]] = defaultdict(list)
+    latencies = []
+    for conv in convs:
+        store = stores[conv.sample_id]
+        service = RecallService(store.memories, store.index, embedder, store.relations, tuning=tuning)
+        flt = MemoryFilter(project=store.project)
+        for q in conv.questions:
+            t0 = time.perf_counter()
+            result = service.recall(store.team_id, q.text, flt, limit=max(KS))
+            latencies.append((time.perf_counter() - t0) * 1000)
+            ranked = [store.dia_of.get(h.memory.id) for h in result.hits]
+            per_cat[q.category].append([len(q.evidence & set(ranked[:k])) / len(q.evidence) for k in KS])
+    everything = [row for rows in per_cat.values() for row in rows]
+    return {
+        "n": len(everything),
+        "overall": np.mean(everything, axis=0).tolist(),
+        "per_category": {
+            c: (len(rows), np.mean(rows, axis=0).tolist()) for c, rows in sorted(per_cat.items())
+        },
+        "p50_ms": percentile(latencies, 50),
+        "p95_ms": percentile(latencies, 95),
+    }
+
+
+def print_report(title: str, report: dict) -> None:
+    print(f"\n{title}  ({report['n']} questions)")
+    print(f"  {'':<14}{'n':>5}  " + "  ".join(f"R@{k:<4}" for k in KS))
+    for cat, (n, values) in report["per_category"].items():
+        print(f"  {CATEGORIES[cat]:<14}{n:>5}  " + "  ".join(f"{v:.3f} " for v in values))
+    print(f"  {'overall':<14}{report['n']:>5}  " + "  ".join(f"{v:.3f} " for v in report["overall"]))
+    print(f"  recall latency p50 {report['p50_ms']:.1f} ms, p95 {report['p95_ms']:.1f} ms")
+
+
+# -- scale run ------------------------------------------------------------------------------------
+
+_FRAMES = (
+    "{speaker} mentioned that {text}",
+    "Recap: {speaker} talked about {text}",
+    "Earlier {speaker} said {text}",
+    "Note from a chat with {speaker}: {text}",
+)
+
+
+def synthetic(turns: Sequence[Turn], count: int, seed: int = 7) -> list[str]:
+    """Paraphrase-like fillers: a turn's words, partly spliced with another turn's, in a new frame."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        a, b = rng.choice(turns), rng.choice(turns)
+        speaker, _, words = a.text.partition("] ")[2].partition(": ")
+        left, right = words.split(), b.text.partition(": ")[2].split()
+        cut_a, cut_b = len(left) // 2 + 1, len(right) // 2
+        text = " ".join(left[:cut_a] + right[cut_b:])
+        out.append(rng.choice(_FRAMES).format(speaker=speaker, text=text))
+    return out
+
+
+def scale_run(
+    convs: Sequence[Conversation], n: int, tmp: Path, embedder: CachedEmbedder, tuning: RecallTuning
+) -> dict:
+    turns = [t for c in convs for t in c.turns]
+    fillers = synthetic(turns, max(n - len(turns), 0))
+    texts = [t.text for t in turns] + fillers
+    sessions = [t.session for t in turns] + ["synthetic"] * len(fillers)
+    store = build_store(
+        tmp / "scale.sqlite3",
+        "all",
+        [Turn(f"S{i}", s, t) for i, (s, t) in enumerate(zip(sessions, texts, strict=True))],
+        embedder,
+    )
+    service = RecallService(store.memories, store.index, embedder, store.relations, tuning=tuning)
+    flt = MemoryFilter(project=store.project)
+    questions = [q.text for c in convs for q in c.questions]
+    for q in questions[:20]:  # warm-up: first query builds the vector matrix, first FTS pages load
+        service.recall(store.team_id, q, flt, limit=20)
+    total, embed, search = [], [], []
+    for q in questions:
+        t0 = time.perf_counter()
+        vector = embedder.embed_query(q)
+        t1 = time.perf_counter()
+        store.index.search(store.team_id, q, vector, flt, tuning.k_lexical, tuning.k_semantic)
+        t2 = time.perf_counter()
+        service.recall(store.team_id, q, flt, limit=20)
+        t3 = time.perf_counter()
+        embed.append((t1 - t0) * 1000)
+        search.append((t2 - t1) * 1000)
+        total.append((t3 - t2) * 1000)
+    return {
+        "memories": len(texts),
+        "recall_p50_ms": percentile(total, 50),
+        "recall_p95_ms": percentile(total, 95),
+        "embed_p50_ms": percentile(embed, 50),
+        "index_search_p50_ms": percentile(search, 50),
+        "index_search_p95_ms": percentile(search, 95),
+    }
+
+
+# -- main -----------------------------------------------------------------------------------------
+
+
+def parse_tuning(pairs: Sequence[str]) -> RecallTuning:
+    types = {f.name: f.type for f in fields(RecallTuning)}
+    values = {}
+    for pair in pairs:
+        name, _, raw = pair.partition("=")
+        if name not in types:
+            sys.exit(f"unknown tuning field {name!r}; known: {', '.join(types)}")
+        values[name] = int(raw) if types[name] in ("int", int) else float(raw)
+    return replace(RecallTuning(), **values)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--scale", type=int, default=0, help="also time recall over one team of N memories")
+    parser.add_argument("--cached-queries", action="store_true", help="cache query vectors (tuning only)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE")
+    parser.add_argument(
+        "--ablations", type=Path, help="JSON file: {name: {field: value}} run after the main one"
+    )
+    args = parser.parse_args(argv)
+
+    tuning = parse_tuning(args.overrides)
+    convs = load(args.data)
+    embedder = CachedEmbedder(OnnxMiniLmEmbedder(), cache_queries=args.cached_queries)
+    with tempfile.TemporaryDirectory(prefix="cairn-locomo-") as tmp:
+        t0 = time.perf_counter()
+        stores = {
+            c.sample_id: build_store(Path(tmp) / f"{c.sample_id}.sqlite3", c.sample_id, c.turns, embedder)
+            for c in convs
+        }
+        embedder.save()
+        print(
+            f"indexed {sum(len(c.turns) for c in convs)} turns of {len(convs)} conversations "
+            f"in {time.perf_counter() - t0:.1f} s; tuning: {tuning}"
+        )
+        report = evaluate(convs, stores, embedder, tuning)
+        print_report("LoCoMo dev", report)
+        for name, values in json.loads(args.ablations.read_text()).items() if args.ablations else ():
+            variant = replace(tuning, **values)
+            print_report(f"ablation {name}: {values}", evaluate(convs, stores, embedder, variant))
+        result = {
+            "r@5": round(report["overall"][0], 4),
+            "r@10": round(report["overall"][1], 4),
+            "r@20": round(report["overall"][2], 4),
+            "p50_ms": round(report["p50_ms"], 2),
+            "p95_ms": round(report["p95_ms"], 2),
+        }
+        if args.scale:
+            scale = scale_run(convs, args.scale, Path(tmp), embedder, tuning)
+            embedder.save()
+            print(
+                f"\nscale run: one team, {scale['memories']} memories (LoCoMo turns + synthetic paraphrases)"
+            )
+            print(
+                f"  recall() p50 {scale['recall_p50_ms']:.1f} ms, p95 {scale['recall_p95_ms']:.1f} ms "
+                f"(query embedding p50 {scale['embed_p50_ms']:.1f} ms, index.search p50 "
+                f"{scale['index_search_p50_ms']:.1f} / p95 {scale['index_search_p95_ms']:.1f} ms)"
+            )
+            result |= {
+                "scale_memories": scale["memories"],
+                "scale_p50_ms": round(scale["recall_p50_ms"], 2),
+                "scale_p95_ms": round(scale["recall_p95_ms"], 2),
+            }
+        for store in stores.values():
+            store.db.close()
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""The English text analyzer: text in, index terms out, identical for documents and queries.
+
+Case and Unicode forms are folded and diacritics removed, code identifiers are split into their words
+(and kept whole too, so an exact identifier still matches best), stop words are dropped and the rest is
+reduced with the Snowball English stemmer. The output is plain ASCII-or-letter words joined by spaces,
+so any engine's whitespace tokenizer reads it back unchanged; `fts5_match_query` turns a query into an
+FTS5 expression that can never be a syntax error, whatever the user typed.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable
+
+import Stemmer
+
+# The Snowball English stop list plus the contractions it spells without apostrophes: questions
+# ("what did ... do?") are mostly made of these, and they only add noise to BM25.
+_STOP_LIST = """
+    a about above after again against all am an and any are aren't as at be because been before being below
+    between both but by can cannot could couldn't did didn't do does doesn't doing don't down during each few
+    for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself
+    him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
+    mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same
+    shan't she she'd she'll she's should shouldn't so some such than that that's the their theirs them
+    themselves then there there's these they they'd they'll they're they've this those through to too under
+    until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's
+    which while who who's whom why why's will with won't would wouldn't you you'd you'll you're you've your
+    yours yourself yourselves
+"""
+STOP_WORDS = frozenset(_STOP_LIST.split())
+
+# Words of letters or digits; an apostrophe inside a word is kept so contractions meet the stop list.
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+# Boundaries inside identifiers: fooBar, HTTPServer, utf8Decode, v2
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
+# Stems longer than this are identifiers or garbage; truncating keeps pathological input bounded.
+_MAX_TERM = 64
+
+_local = threading.local()
+
+
+def _stemmer() -> Stemmer.Stemmer:
+    # PyStemmer objects are not thread-safe; one per thread keeps its memo cache useful.
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    return stemmer
+
+
+def _fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.translate(_APOSTROPHES))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _is_identifier(word: str) -> bool:
+    """camelCase or PascalCase with an inner capital: `parseHttpURL`, `HTTPServer`, not `Caroline`."""
+    return any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
+
+
+def _words(text: str) -> Iterable[str]:
+    """Lower-cased words; an identifier such as `parseHttpURL` gives its parts and itself whole."""
+    for raw in _WORD.findall(_fold(text)):
+        if raw[-2:] in ("'s", "'S"):
+            raw = raw[:-2]
+        if _is_identifier(raw):
+            yield from (p.lower() for p in _CAMEL.findall(raw))
+        yield raw.lower()
+
+
+def analyze(text: str) -> list[str]:
+    """Index terms of `text`, in order, duplicates kept (term frequency matters to BM25)."""
+    kept: list[str] = []
+    for word in _words(text):
+        if word in STOP_WORDS:
+            continue
+        word = word.replace("'", "")
+        if word:
+            kept.append(word[:_MAX_TERM])
+    return _stemmer().stemWords(kept) if kept else []
+
+
+def analyzed_text(text: str) -> str:
+    """What an engine indexes for `text`: its terms joined by single spaces."""
+    return " ".join(analyze(text))
+
+
+def query_terms(text: str, max_terms: int = 64) -> list[str]:
+    """Distinct terms of a query in first-seen order, capped so a pasted essay stays a cheap query."""
+    return list(dict.fromkeys(analyze(text)))[:max_terms]
+
+
+def fts5_match_query(terms: Iterable[str]) -> str:
+    """An FTS5 MATCH expression OR-ing the terms; each is a quoted string, so nothing is an operator."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)

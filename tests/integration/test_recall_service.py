@@ -1,0 +1,205 @@
+"""RecallService over real parts: SQLite repository and index in one file, the ONNX MiniLM embedder."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from cairn.adapters.embedding import OnnxMiniLmEmbedder
+from cairn.adapters.local.db import SqliteDatabase
+from cairn.adapters.local.repositories import SqliteMemoryRepository, SqliteRelationRepository
+from cairn.adapters.local.search import SqliteSearchIndex
+from cairn.domain.errors import InvalidInput
+from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Relation, Scope
+from cairn.services.indexing import MemoryIndexer
+from cairn.services.recall import RecallService
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+TEAM = "team_a"
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+
+FACTS = {
+    "m-db": "The staging database is Postgres 16 running on RDS",
+    "m-lint": "Use ruff for linting and formatting the Python code",
+    "m-deploy": "Deploys go out with cdk deploy from the release branch",
+    "m-flaky": "The payments integration test is flaky when the sandbox API is slow",
+    "m-cat": "Maria adopted a cat called Pixel last spring",
+}
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return OnnxMiniLmEmbedder()
+
+
+class Stack:
+    def __init__(self, db: SqliteDatabase, embedder) -> None:
+        self.memories = SqliteMemoryRepository(db)
+        self.relations = SqliteRelationRepository(db)
+        self.index = SqliteSearchIndex(db)
+        self.indexer = MemoryIndexer(self.index, embedder)
+        self.embedder = embedder
+
+    def add(self, memory_id: str, content: str, **fields) -> Memory:
+        fields.setdefault("team_id", TEAM)
+        fields.setdefault("kind", MemoryKind.FACT)
+        fields.setdefault("project", "proj")
+        fields.setdefault("created_at", NOW - timedelta(days=1))
+        memory = Memory(id=memory_id, content=content, **fields)
+        self.memories.add(memory)
+        self.indexer.index([memory])
+        return memory
+
+    def service(self, embedder=None, **kwargs) -> RecallService:
+        return RecallService(
+            self.memories, self.index, embedder or self.embedder, self.relations, clock=lambda: NOW, **kwargs
+        )
+
+
+@pytest.fixture
+def stack(tmp_path, embedder):
+    db = SqliteDatabase(tmp_path / "cairn.db")
+    s = Stack(db, embedder)
+    for memory_id, content in FACTS.items():
+        s.add(memory_id, content)
+    yield s
+    db.close()
+
+
+def top_ids(result) -> list[str]:
+    return [h.memory.id for h in result.hits]
+
+
+def test_a_memory_is_recalled_by_its_keywords(stack):
+    result = stack.service().recall(TEAM, "which linter do we use? ruff?", MemoryFilter(project="proj"))
+    assert top_ids(result)[0] == "m-lint"
+    assert result.hits[0].lexical_rank == 1
+    assert result.degraded is None
+
+
+def test_a_memory_is_recalled_by_meaning_without_shared_words(stack):
+    result = stack.service().recall(TEAM, "what pet does she own", MemoryFilter(project="proj"), limit=2)
+    assert top_ids(result)[0] == "m-cat"
+    assert result.hits[0].semantic_rank == 1
+
+
+def test_limit_caps_the_hits_and_scores_descend(stack):
+    result = stack.service().recall(TEAM, "database deploy", MemoryFilter(), limit=3)
+    assert len(result.hits) == 3
+    scores = [h.score for h in result.hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_recall_is_confined_to_the_team_and_the_filter(stack):
+    stack.add("m-other-team", "Postgres 16 on RDS is the staging database", team_id="team_b")
+    stack.add("m-other-project", "Postgres 16 staging database elsewhere", project="elsewhere")
+    stack.add("m-bob", "Postgres staging database password hint", scope=Scope.PERSONAL, owner="bob")
+    result = stack.service().recall(
+        TEAM, "staging database postgres", MemoryFilter(project="proj", member="alice"), limit=20
+    )
+    found = set(top_ids(result))
+    assert "m-db" in found
+    assert not found & {"m-other-team", "m-other-project", "m-bob"}
+
+
+def test_superseded_memories_are_left_out_unless_asked_for(stack):
+    old = stack.memories.get(TEAM, "m-db")
+    closed = replace(old, superseded_by="m-db2")
+    stack.memories.put(closed)
+    stack.indexer.index([closed])
+    stack.add("m-db2", "The staging database is Postgres 17 running on Aurora")
+    service = stack.service()
+    assert "m-db" not in top_ids(service.recall(TEAM, "staging database", MemoryFilter(), limit=10))
+    history = service.recall(TEAM, "staging database", MemoryFilter(include_superseded=True), limit=10)
+    assert {"m-db", "m-db2"} <= set(top_ids(history))
+
+
+def test_hits_the_repository_no_longer_has_are_dropped(stack):
+    stack.memories.delete(TEAM, "m-lint")  # the index lags: nobody told it
+    result = stack.service().recall(TEAM, "ruff linting", MemoryFilter(), limit=10)
+    assert "m-lint" not in top_ids(result)
+
+
+def test_recalled_memories_get_their_access_recorded(stack):
+    stack.service().recall(TEAM, "ruff linting", MemoryFilter(), limit=1)
+    memory = stack.memories.get(TEAM, "m-lint")
+    assert memory.access_count == 1
+    assert memory.last_accessed_at == NOW
+
+
+def test_access_recording_can_be_switched_off(stack):
+    stack.service(record_access=False).recall(TEAM, "ruff linting", MemoryFilter(), limit=1)
+    assert stack.memories.get(TEAM, "m-lint").access_count == 0
+
+
+def test_a_pinned_memory_outranks_an_equally_relevant_one(stack):
+    stack.add("m-a", "Kafka topic retention is seven days")
+    stack.add("m-b", "Kafka topic retention is seven days", pinned=True)
+    result = stack.service().recall(TEAM, "kafka topic retention", MemoryFilter(), limit=2)
+    assert top_ids(result)[0] == "m-b"
+
+
+def test_related_memories_come_in_through_the_graph(stack):
+    stack.add("m-fix", "Retry the sandbox calls with exponential backoff")
+    stack.relations.add(
+        Relation(id="rel-1", team_id=TEAM, source_id="m-fix", predicate="fixes", target_id="m-flaky")
+    )
+    result = stack.service().recall(TEAM, "flaky payments integration test", MemoryFilter(), limit=10)
+    via = {h.memory.id: h.via for h in result.hits}
+    assert via["m-flaky"] == "search"
+    assert "m-fix" in via
+
+
+def test_graph_neighbours_outside_the_filter_stay_out(stack):
+    stack.add("m-secret", "sandbox credentials rotation", scope=Scope.PERSONAL, owner="bob")
+    stack.relations.add(
+        Relation(id="rel-2", team_id=TEAM, source_id="m-secret", predicate="fixes", target_id="m-flaky")
+    )
+    result = stack.service().recall(TEAM, "flaky payments integration test", MemoryFilter(member="alice"))
+    assert "m-secret" not in top_ids(result)
+
+
+class BrokenEmbedder:
+    version = "broken"
+    dimension = 384
+
+    def embed(self, texts):
+        raise RuntimeError("model file missing")
+
+    def embed_query(self, text):
+        raise RuntimeError("model file missing")
+
+
+def test_an_embedder_failure_degrades_to_keywords_and_says_so(stack):
+    result = stack.service(embedder=BrokenEmbedder()).recall(TEAM, "ruff linting", MemoryFilter())
+    assert top_ids(result)[0] == "m-lint"
+    assert result.hits[0].semantic_rank is None
+    assert "semantic" in result.degraded
+
+
+@pytest.mark.parametrize("query", ["?", '"', "AND OR NOT", "*", "(", "col:val", "🦀", "x" * 10_000])
+def test_hostile_queries_return_a_result_instead_of_raising(stack, query):
+    result = stack.service().recall(TEAM, query, MemoryFilter())
+    assert result.degraded is None
+
+
+def test_a_blank_query_recalls_nothing(stack):
+    assert stack.service().recall(TEAM, "   ", MemoryFilter()).hits == ()
+
+
+@pytest.mark.parametrize("limit", [0, 101])
+def test_a_limit_out_of_range_is_invalid_input(stack, limit):
+    with pytest.raises(InvalidInput):
+        stack.service().recall(TEAM, "ruff", MemoryFilter(), limit=limit)
+
+
+def test_the_embedder_gives_unit_vectors_of_its_dimension_and_batches_agree_with_single_queries(embedder):
+    texts = ["short", "a much longer sentence about deploying the staging database with cdk"]
+    batch = embedder.embed(texts)
+    assert [len(v) for v in batch] == [384, 384]
+    assert sum(x * x for x in batch[1]) == pytest.approx(1.0, abs=1e-4)
+    single = embedder.embed_query(texts[1])
+    assert sum(a * b for a, b in zip(batch[1], single, strict=True)) == pytest.approx(1.0, abs=1e-4)
+    assert embedder.version == "minilm-l6-int8-384"

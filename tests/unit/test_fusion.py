@@ -1,0 +1,73 @@
+"""Reciprocal-rank fusion and the decay multipliers shared by every search engine."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from cairn.search.fusion import (
+    access_factor,
+    half_life_decay,
+    recency_factor,
+    reciprocal_rank_fusion,
+)
+
+pytestmark = pytest.mark.unit
+
+NOW = datetime(2025, 6, 1, tzinfo=UTC)
+
+
+def test_an_id_ranked_by_both_lists_beats_ids_ranked_by_one():
+    fused = reciprocal_rank_fusion([["a", "b"], ["c", "b"]])
+    assert fused[0][0] == "b"
+
+
+def test_scores_are_the_sum_of_weight_over_k_plus_rank():
+    fused = dict(reciprocal_rank_fusion([["a", "b"], ["b"]], k=10, weights=[2.0, 1.0]))
+    assert fused["a"] == pytest.approx(2 / 11)
+    assert fused["b"] == pytest.approx(2 / 12 + 1 / 11)
+
+
+def test_a_heavier_list_wins_a_disagreement():
+    assert reciprocal_rank_fusion([["a"], ["b"]], weights=[1.0, 1.5])[0][0] == "b"
+
+
+def test_ties_break_by_best_rank_then_id_so_the_order_is_stable():
+    assert [i for i, _ in reciprocal_rank_fusion([["b", "a"], ["a", "b"]])] == ["a", "b"]
+    assert [i for i, _ in reciprocal_rank_fusion([["y"], ["x"]])] == ["x", "y"]
+
+
+def test_empty_lists_contribute_nothing():
+    assert reciprocal_rank_fusion([[], ["a"]]) == reciprocal_rank_fusion([["a"]], weights=[1.0])
+    assert reciprocal_rank_fusion([[], []]) == []
+
+
+def test_an_id_repeated_in_one_list_counts_once_at_its_best_rank():
+    fused = dict(reciprocal_rank_fusion([["a", "a"]], k=0))
+    assert fused["a"] == pytest.approx(1.0)
+
+
+def test_one_weight_is_needed_per_list():
+    with pytest.raises(ValueError, match="one weight per ranking"):
+        reciprocal_rank_fusion([["a"], ["b"]], weights=[1.0])
+
+
+def test_half_life_decay_halves_per_half_life_and_never_grows():
+    assert half_life_decay(0, 30) == 1.0
+    assert half_life_decay(30, 30) == pytest.approx(0.5)
+    assert half_life_decay(-5, 30) == 1.0
+
+
+def test_recency_factor_stays_between_the_floor_and_one():
+    assert recency_factor(NOW, None, NOW, 30, 0.8) == pytest.approx(1.0)
+    assert recency_factor(NOW - timedelta(days=3000), None, NOW, 30, 0.8) == pytest.approx(0.8)
+
+
+def test_a_recent_access_refreshes_an_old_memory():
+    old = NOW - timedelta(days=365)
+    assert recency_factor(old, NOW, NOW, 30, 0.5) == pytest.approx(1.0)
+
+
+def test_access_factor_grows_slowly_with_use():
+    assert access_factor(0, 0.1) == 1.0
+    assert 1.0 < access_factor(10, 0.1) < access_factor(100, 0.1) < 1.5
