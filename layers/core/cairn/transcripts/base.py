@@ -1,0 +1,72 @@
+"""What every agent parser shares: a collector for raw events and counts, finished into a ParsedTranscript.
+
+A parser appends events in source order and counts what it skipped; `finish` runs the noise filter,
+renumbers events and freezes the statistics. Keeping this in one place means both parsers report
+the same way and the noise rules are applied exactly once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from cairn.transcripts.lines import LineStats
+from cairn.transcripts.model import ParsedTranscript, ParseStats, TranscriptEvent
+from cairn.transcripts.noise import filter_events
+
+
+@dataclass
+class Collector:
+    agent: str
+    events: list[TranscriptEvent] = field(default_factory=list)
+    skipped_unknown: Counter[str] = field(default_factory=Counter)
+    ignored: Counter[str] = field(default_factory=Counter)
+    noise: Counter[str] = field(default_factory=Counter)
+    parsed: int = 0
+    streamed_merged: int = 0
+    off_branch_dropped: int = 0
+    session_id: str | None = None
+    cwd: str | None = None
+    git_remote: str | None = None
+    git_branch: str | None = None
+    git_commit: str | None = None
+    version: str | None = None
+    model: str | None = None
+    started_at: str | None = None
+
+    def add(self, event: TranscriptEvent) -> None:
+        self.events.append(event)
+
+    def first(self, name: str, value: object) -> None:
+        """Set a metadata field unless already set: the session's start describes it best."""
+        if value and getattr(self, name) is None:
+            setattr(self, name, str(value))
+
+    def finish(self, lines: LineStats, *, damaged: bool = False) -> ParsedTranscript:
+        events = filter_events(self.events, self.noise)
+        stats = ParseStats(
+            lines=lines.lines,
+            parsed=self.parsed,
+            skipped_unknown=dict(self.skipped_unknown),
+            ignored=dict(self.ignored),
+            malformed_lines=lines.malformed,
+            # a compressed upload cut off mid-stream also loses its tail
+            truncated_tail=lines.truncated_tail or damaged,
+            invalid_utf8=lines.invalid_utf8,
+            noise_dropped=dict(self.noise),
+            streamed_merged=self.streamed_merged,
+            off_branch_dropped=self.off_branch_dropped,
+        )
+        return ParsedTranscript(
+            agent=self.agent,
+            session_id=self.session_id,
+            events=tuple(events),
+            stats=stats,
+            cwd=self.cwd,
+            git_remote=self.git_remote,
+            git_branch=self.git_branch,
+            git_commit=self.git_commit,
+            version=self.version,
+            model=self.model,
+            started_at=self.started_at,
+        )

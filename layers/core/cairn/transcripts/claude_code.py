@@ -1,0 +1,332 @@
+"""Claude Code session JSONL (`~/.claude/projects/<cwd>/<session>.jsonl`) into normalised events.
+
+The format is internal and versioned (`version` on every line), so the parser is tolerant: unknown
+line types are counted and skipped. What it understands:
+
+- `user` / `assistant` lines threaded by `uuid` -> `parentUuid`. The conversation is the chain from
+  the last main-thread line back to the root; a branch abandoned by a rewind (a second user prompt
+  under the same parent) is dropped. Other forks are kept: parallel tool calls also fork the
+  chain, and their results must not be lost.
+- a streamed reply spans several lines with the same `message.id`; its text is merged into one event
+  and repeated blocks are dropped.
+- sub-agent turns carry `isSidechain` (inline in 1.0.x files, separate `agent-*.jsonl` files later);
+  their events are flagged, and the sub-agent's final answer, repeated verbatim as the Task tool's
+  result on the main thread, is kept once.
+- `summary` lines (session titles; only those whose `leafUuid` is in this file: Claude Code also
+  writes other sessions' titles into a file) and `isCompactSummary` user messages become summaries.
+- `thinking` blocks are dropped: private reasoning, often long, rarely a fact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from cairn.transcripts.base import Collector
+from cairn.transcripts.lines import LineStats
+from cairn.transcripts.model import ParsedTranscript, Role, TranscriptEvent
+
+AGENT = "claude-code"
+
+# Line types with nothing to learn from (undo snapshots, hook progress, input queue, titles)
+_IGNORED_TYPES = frozenset(
+    {"file-history-snapshot", "progress", "queue-operation", "custom-title", "agent-name", "tag", "pr-link"}
+)
+_DROPPED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    line_no: int
+    parent: str | None
+    logical_parent: str | None  # set on a compaction boundary, which starts a new root
+    sidechain: bool
+    prompt: bool  # a user message a person typed (not a tool result, not injected)
+
+
+def parse_claude_code(
+    records: Iterable[tuple[int, dict[str, Any]]], lines: LineStats, *, damaged: bool = False
+) -> ParsedTranscript:
+    """Parse (line number, JSON object) records of a Claude Code transcript."""
+    parser = _Parser()
+    for line_no, record in records:
+        parser.feed(line_no, record)
+    return parser.finish(lines, damaged=damaged)
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.out = Collector(AGENT)
+        self.nodes: dict[str, _Node] = {}
+        self.order: list[str] = []
+        self.text_event_of: dict[str, int] = {}  # message.id -> index of its merged text event
+        self.calls_seen: set[str] = set()
+        self.messages_seen: set[str] = set()
+        self.summaries: list[tuple[str | None, TranscriptEvent]] = []
+
+    # -- per line -------------------------------------------------------------------------------
+    def feed(self, line_no: int, record: dict[str, Any]) -> None:
+        kind = record.get("type")
+        if not isinstance(kind, str):
+            self.out.skipped_unknown["<no type>"] += 1
+            return
+        handler = {
+            "user": self._user,
+            "assistant": self._assistant,
+            "summary": self._summary,
+            "system": self._system,
+        }.get(kind)
+        if handler is None:
+            if kind in _IGNORED_TYPES:
+                self.out.ignored[kind] += 1
+                self.out.parsed += 1
+            else:
+                self.out.skipped_unknown[kind] += 1
+            self._remember_node(line_no, record, prompt=False)
+            return
+        self.out.parsed += 1
+        self._metadata(record)
+        handler(line_no, record)
+
+    def _metadata(self, record: Mapping[str, Any]) -> None:
+        self.out.first("session_id", record.get("sessionId"))
+        self.out.first("cwd", record.get("cwd"))
+        self.out.first("version", record.get("version"))
+        self.out.first("git_branch", record.get("gitBranch"))
+        self.out.first("started_at", record.get("timestamp"))
+
+    def _remember_node(self, line_no: int, record: Mapping[str, Any], *, prompt: bool) -> None:
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str) or uuid in self.nodes:
+            return
+        self.nodes[uuid] = _Node(
+            line_no=line_no,
+            parent=_str(record.get("parentUuid")),
+            logical_parent=_str(record.get("logicalParentUuid")),
+            sidechain=bool(record.get("isSidechain")),
+            prompt=prompt,
+        )
+        self.order.append(uuid)
+
+    def _event(self, line_no: int, record: Mapping[str, Any], role: Role, **fields: Any) -> TranscriptEvent:
+        return TranscriptEvent(
+            seq=len(self.out.events),
+            line_no=line_no,
+            role=role,
+            timestamp=_str(record.get("timestamp")),
+            is_sidechain=bool(record.get("isSidechain")),
+            **fields,
+        )
+
+    def _user(self, line_no: int, record: dict[str, Any]) -> None:
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, Mapping) else None
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not isinstance(blocks, list):
+            self.out.skipped_unknown["user:<no content>"] += 1
+            self._remember_node(line_no, record, prompt=False)
+            return
+        has_result = any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in blocks)
+        meta = bool(record.get("isMeta"))
+        compact = bool(record.get("isCompactSummary"))
+        self._remember_node(line_no, record, prompt=not (has_result or meta or compact))
+        if meta:
+            # expanded slash-command bodies, caveats, skill prompts: written by the tool, not the user
+            self.out.noise["meta_message"] += 1
+            return
+        for block in blocks:
+            if not isinstance(block, Mapping):
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                role = Role.SUMMARY if compact else Role.USER
+                self.out.add(self._event(line_no, record, role, text=_str(block.get("text")) or ""))
+            elif btype == "tool_result":
+                self.out.add(
+                    self._event(
+                        line_no,
+                        record,
+                        Role.TOOL_RESULT,
+                        text=_flatten(block.get("content")),
+                        tool_call_id=_str(block.get("tool_use_id")),
+                        is_error=bool(block.get("is_error")),
+                    )
+                )
+            elif btype in ("image", "document"):
+                self.out.ignored[f"user:{btype}"] += 1
+            else:
+                self.out.skipped_unknown[f"user:{btype}"] += 1
+
+    def _assistant(self, line_no: int, record: dict[str, Any]) -> None:
+        self._remember_node(line_no, record, prompt=False)
+        message = record.get("message")
+        if not isinstance(message, Mapping):
+            self.out.skipped_unknown["assistant:<no message>"] += 1
+            return
+        model = _str(message.get("model"))
+        if model == "<synthetic>" or record.get("isApiErrorMessage"):
+            # "API Error: ..." / "No response requested." lines written by the client, not the model
+            self.out.noise["synthetic_message"] += 1
+            return
+        self.out.first("model", model)
+        message_id = _str(message.get("id")) or _str(record.get("uuid"))
+        if message_id in self.messages_seen:
+            self.out.streamed_merged += 1
+        elif message_id:
+            self.messages_seen.add(message_id)
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for block in blocks if isinstance(blocks, list) else ():
+            if not isinstance(block, Mapping):
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                self._assistant_text(line_no, record, message_id, _str(block.get("text")) or "")
+            elif btype in ("tool_use", "server_tool_use"):
+                call_id = _str(block.get("id"))
+                if call_id and call_id in self.calls_seen:
+                    self.out.noise["streamed_duplicate"] += 1
+                    continue
+                if call_id:
+                    self.calls_seen.add(call_id)
+                tool_input = block.get("input")
+                self.out.add(
+                    self._event(
+                        line_no,
+                        record,
+                        Role.TOOL_CALL,
+                        tool_name=_str(block.get("name")),
+                        tool_input=tool_input if isinstance(tool_input, (Mapping, str)) else None,
+                        tool_call_id=call_id,
+                        message_id=message_id,
+                    )
+                )
+            elif btype in _DROPPED_BLOCKS:
+                self.out.noise["thinking"] += 1
+            elif isinstance(btype, str) and btype.endswith("_tool_result"):  # web_search_tool_result...
+                self.out.add(
+                    self._event(
+                        line_no,
+                        record,
+                        Role.TOOL_RESULT,
+                        text=_flatten(block.get("content")),
+                        tool_call_id=_str(block.get("tool_use_id")),
+                        message_id=message_id,
+                    )
+                )
+            else:
+                self.out.skipped_unknown[f"assistant:{btype}"] += 1
+
+    def _assistant_text(
+        self, line_no: int, record: Mapping[str, Any], message_id: str | None, text: str
+    ) -> None:
+        index = self.text_event_of.get(message_id) if message_id else None
+        if index is None:
+            if message_id:
+                self.text_event_of[message_id] = len(self.out.events)
+            self.out.add(self._event(line_no, record, Role.ASSISTANT, text=text, message_id=message_id))
+            return
+        earlier = self.out.events[index]
+        if text == earlier.text or earlier.text.endswith(text):
+            self.out.noise["streamed_duplicate"] += 1
+            return
+        # a progressively longer copy replaces the shorter one; a new block is appended
+        merged = text if text.startswith(earlier.text) else f"{earlier.text}\n\n{text}"
+        self.out.events[index] = replace(earlier, text=merged, line_end=line_no)
+
+    def _summary(self, line_no: int, record: dict[str, Any]) -> None:
+        event = self._event(line_no, record, Role.SUMMARY, text=_str(record.get("summary")) or "")
+        self.summaries.append((_str(record.get("leafUuid")), event))
+
+    def _system(self, line_no: int, record: dict[str, Any]) -> None:
+        self._remember_node(line_no, record, prompt=False)
+        subtype = _str(record.get("subtype")) or "<none>"
+        if subtype == "compact_boundary":
+            text = _str(record.get("content")) or "Conversation compacted"
+            self.out.add(self._event(line_no, record, Role.SYSTEM, text=text))
+        else:
+            self.out.ignored[f"system:{subtype}"] += 1
+
+    # -- whole file -----------------------------------------------------------------------------
+    def finish(self, lines: LineStats, *, damaged: bool) -> ParsedTranscript:
+        dropped_lines = _abandoned_branch_lines(self.nodes, self.order)
+        self.out.off_branch_dropped = len(dropped_lines)
+        main_results = {
+            e.text.strip()
+            for e in self.out.events
+            if e.role is Role.TOOL_RESULT and not e.is_sidechain and len(e.text) > 40
+        }
+        kept: list[TranscriptEvent] = []
+        for event in self.out.events:
+            if event.line_no in dropped_lines:
+                continue
+            if event.is_sidechain and event.role is Role.ASSISTANT and event.text.strip() in main_results:
+                self.out.noise["sidechain_duplicate"] += 1
+                continue
+            kept.append(event)
+        for leaf, event in self.summaries:
+            if leaf is not None and leaf not in self.nodes:
+                self.out.noise["foreign_summary"] += 1
+                continue
+            kept.append(event)
+        kept.sort(key=lambda e: e.line_no)  # summaries sit at the top or bottom of the file
+        self.out.events = kept
+        return self.out.finish(lines, damaged=damaged)
+
+
+def _abandoned_branch_lines(nodes: Mapping[str, _Node], order: list[str]) -> set[int]:
+    """Lines on branches left behind by a rewind: forks off the live chain that start with a prompt."""
+    main = [uuid for uuid in order if not nodes[uuid].sidechain]
+    if not main:
+        return set()
+    chain: set[str] = set()
+    cursor: str | None = main[-1]  # the newest main-thread line is the leaf the session ended on
+    while cursor is not None and cursor in nodes and cursor not in chain:
+        chain.add(cursor)
+        node = nodes[cursor]
+        cursor = node.parent or node.logical_parent
+    verdict: dict[str, bool] = {}
+    for uuid in main:
+        if uuid in chain or uuid in verdict:
+            continue
+        path: list[str] = []
+        cursor, abandoned = uuid, False
+        while cursor is not None:
+            if cursor in verdict:
+                abandoned = verdict[cursor]
+                break
+            node = nodes.get(cursor)
+            if node is None or cursor in path:
+                break
+            path.append(cursor)
+            parent = node.parent or node.logical_parent
+            if parent in chain:
+                abandoned = node.prompt
+                break
+            cursor = parent
+        for seen in path:
+            verdict[seen] = abandoned
+    return {nodes[uuid].line_no for uuid, abandoned in verdict.items() if abandoned}
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _flatten(content: object) -> str:
+    """Tool-result content is a string or a list of blocks; keep the text, mark the rest."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, Mapping):
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif block.get("type") in ("image", "document"):
+                parts.append(f"[{block.get('type')}]")
+    return "\n".join(parts)

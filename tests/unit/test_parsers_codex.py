@@ -1,0 +1,261 @@
+"""Codex rollout parsing on hand-built lines: metadata, tools, injected context, compaction, legacy."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import zstandard
+from cairn.transcripts import Role, parse_transcript
+
+pytestmark = pytest.mark.unit
+
+SESSION = "019c8a70-dda7-7f33-98ea-f30553347322"
+TS = "2026-02-23T12:19:42.561Z"
+
+
+def line(kind: str, payload: dict) -> dict:
+    return {"timestamp": TS, "type": kind, "payload": payload}
+
+
+def meta() -> dict:
+    return line(
+        "session_meta",
+        {
+            "id": SESSION,
+            "timestamp": TS,
+            "cwd": "/home/dev/shop",
+            "originator": "codex_cli_rs",
+            "cli_version": "0.104.0",
+            "instructions": None,
+            "git": {
+                "commit_hash": "86b4a8d9581d63089e53845daf7dd787129a9972",
+                "branch": "main",
+                "repository_url": "git@github.com:acme/shop.git",
+            },
+        },
+    )
+
+
+def message(role: str, value: str) -> dict:
+    block = "output_text" if role == "assistant" else "input_text"
+    return line(
+        "response_item", {"type": "message", "role": role, "content": [{"type": block, "text": value}]}
+    )
+
+
+def user_event(value: str) -> dict:
+    return line("event_msg", {"type": "user_message", "message": value, "images": []})
+
+
+def to_bytes(lines: list[dict]) -> bytes:
+    return "".join(json.dumps(item) + "\n" for item in lines).encode()
+
+
+AGENTS_MD = "# AGENTS.md instructions for /home/dev/shop\n\n<INSTRUCTIONS>\nUse pnpm.\n</INSTRUCTIONS>"
+ENV = "<environment_context>\n  <cwd>/home/dev/shop</cwd>\n  <shell>zsh</shell>\n</environment_context>"
+
+
+def session_lines() -> list[dict]:
+    return [
+        meta(),
+        message("developer", "<permissions instructions>sandbox rules</permissions instructions>"),
+        message("user", AGENTS_MD),
+        message("user", ENV),
+        line("event_msg", {"type": "task_started", "turn_id": "t1"}),
+        message("user", "Why does the checkout test fail?"),
+        user_event("Why does the checkout test fail?"),
+        line("turn_context", {"turn_id": "t1", "cwd": "/home/dev/shop", "model": "gpt-5.3-codex"}),
+        line("event_msg", {"type": "agent_reasoning", "text": "thinking"}),
+        line("response_item", {"type": "reasoning", "summary": [], "encrypted_content": "gAAA"}),
+        line("event_msg", {"type": "agent_message", "message": "Let me run it."}),
+        message("assistant", "Let me run it."),
+        line(
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "exec_command",
+                "arguments": json.dumps({"cmd": "pnpm test checkout", "yield_time_ms": 1000}),
+                "call_id": "call_1",
+            },
+        ),
+        line(
+            "response_item",
+            {
+                "type": "function_call_output",
+                "call_id": "call_1",
+                "output": "Chunk ID: 1\nWall time: 2.1 seconds\nProcess exited with code 1\n"
+                "Output:\nExpected 3 items, got 2",
+            },
+        ),
+        line(
+            "response_item",
+            {
+                "type": "custom_tool_call",
+                "status": "completed",
+                "call_id": "call_2",
+                "name": "apply_patch",
+                "input": "*** Begin Patch\n*** End Patch",
+            },
+        ),
+        line(
+            "response_item",
+            {
+                "type": "custom_tool_call_output",
+                "call_id": "call_2",
+                "output": json.dumps({"output": "Success. Updated files", "metadata": {"exit_code": 0}}),
+            },
+        ),
+        message("assistant", "Fixed: the cart dropped the last item."),
+        line("event_msg", {"type": "token_count", "info": None}),
+    ]
+
+
+def test_a_rollout_yields_metadata_and_the_real_conversation_without_injected_context():
+    parsed = parse_transcript(to_bytes(session_lines()))
+
+    assert parsed.agent == "codex"
+    assert parsed.session_id == SESSION
+    assert parsed.cwd == "/home/dev/shop"
+    assert parsed.version == "0.104.0"
+    assert parsed.git_remote == "git@github.com:acme/shop.git"
+    assert parsed.git_branch == "main"
+    assert parsed.git_commit == "86b4a8d9581d63089e53845daf7dd787129a9972"
+    assert parsed.model == "gpt-5.3-codex"
+    assert [e.role for e in parsed.events] == [
+        Role.USER,
+        Role.ASSISTANT,
+        Role.TOOL_CALL,
+        Role.TOOL_RESULT,
+        Role.TOOL_CALL,
+        Role.TOOL_RESULT,
+        Role.ASSISTANT,
+    ]
+    assert parsed.events[0].text == "Why does the checkout test fail?"
+    assert all("AGENTS.md" not in e.text and "environment_context" not in e.text for e in parsed.events)
+    assert parsed.stats.noise_dropped["system_prompt"] == 1
+    assert parsed.stats.noise_dropped["injected_context"] == 2
+    assert parsed.stats.noise_dropped["reasoning"] == 1
+
+
+def test_function_call_arguments_are_parsed_and_a_nonzero_exit_marks_the_result_as_an_error():
+    parsed = parse_transcript(to_bytes(session_lines()))
+
+    calls = parsed.by_role(Role.TOOL_CALL)
+    results = parsed.by_role(Role.TOOL_RESULT)
+    assert calls[0].tool_name == "exec_command"
+    assert calls[0].tool_input == {"cmd": "pnpm test checkout", "yield_time_ms": 1000}
+    assert calls[1].tool_name == "apply_patch" and calls[1].tool_input == "*** Begin Patch\n*** End Patch"
+    assert results[0].tool_call_id == "call_1" and results[0].is_error
+    assert results[1].text == "Success. Updated files" and not results[1].is_error
+
+
+def test_ui_event_messages_are_counted_as_ignored_not_unknown():
+    parsed = parse_transcript(to_bytes(session_lines()))
+
+    assert parsed.stats.skipped_unknown == {}
+    assert parsed.stats.ignored["event_msg:agent_message"] == 1
+    assert parsed.stats.ignored["event_msg:token_count"] == 1
+    assert parsed.stats.parsed == parsed.stats.lines
+
+
+def test_without_user_message_events_injected_context_is_recognised_by_its_content():
+    lines = [item for item in session_lines() if item["payload"].get("type") != "user_message"]
+
+    parsed = parse_transcript(to_bytes(lines))
+
+    assert [e.text for e in parsed.by_role(Role.USER)] == ["Why does the checkout test fail?"]
+    assert parsed.stats.noise_dropped["agents_md"] == 1
+    assert parsed.stats.noise_dropped["environment_context"] == 1
+
+
+def test_a_compacted_line_becomes_a_summary_and_its_replacement_history_is_not_replayed():
+    lines = session_lines() + [
+        line(
+            "compacted",
+            {
+                "message": "Checkout fix done; next: refunds.",
+                "replacement_history": [
+                    {
+                        "type": "message",
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": "old prompt"}],
+                    }
+                ],
+            },
+        ),
+        line("event_msg", {"type": "context_compacted"}),
+    ]
+
+    parsed = parse_transcript(to_bytes(lines))
+
+    assert parsed.events[-1].role is Role.SUMMARY
+    assert parsed.events[-1].text == "Checkout fix done; next: refunds."
+    assert all(e.text != "old prompt" for e in parsed.events)
+
+
+def test_error_events_are_kept_as_system_errors():
+    lines = session_lines() + [line("event_msg", {"type": "error", "message": "stream disconnected"})]
+
+    parsed = parse_transcript(to_bytes(lines))
+
+    assert parsed.events[-1].role is Role.SYSTEM and parsed.events[-1].is_error
+    assert parsed.events[-1].text == "stream disconnected"
+
+
+def test_a_zstd_compressed_rollout_parses_like_the_plain_one():
+    plain = to_bytes(session_lines())
+
+    compressed = parse_transcript(zstandard.ZstdCompressor().compress(plain), filename="rollout-x.jsonl.zst")
+
+    assert compressed.events == parse_transcript(plain).events
+
+
+def test_a_legacy_rollout_without_the_type_payload_wrapper_is_read():
+    legacy = [
+        {
+            "id": SESSION,
+            "timestamp": TS,
+            "instructions": None,
+            "git": {"commit_hash": "abc", "branch": "main", "repository_url": "https://github.com/acme/shop"},
+        },
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Add a README"}]},
+        {
+            "type": "function_call",
+            "name": "shell",
+            "arguments": json.dumps({"command": ["ls"]}),
+            "call_id": "c1",
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": json.dumps({"output": "src\n", "metadata": {"exit_code": 0, "duration_seconds": 0.1}}),
+        },
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "README added."}],
+        },
+    ]
+
+    parsed = parse_transcript(to_bytes(legacy))
+
+    assert parsed.agent == "codex"
+    assert parsed.session_id == SESSION
+    assert parsed.git_remote == "https://github.com/acme/shop"
+    assert [e.role for e in parsed.events] == [Role.USER, Role.TOOL_CALL, Role.TOOL_RESULT, Role.ASSISTANT]
+    assert parsed.events[1].tool_input == {"command": ["ls"]}
+    assert parsed.events[2].text == "src\n"
+
+
+def test_unknown_rollout_line_and_item_types_are_counted_not_fatal():
+    lines = session_lines() + [
+        line("hologram", {"x": 1}),
+        line("response_item", {"type": "teleport", "call_id": "z"}),
+    ]
+
+    parsed = parse_transcript(to_bytes(lines))
+
+    assert parsed.stats.skipped_unknown == {"hologram": 1, "response_item:teleport": 1}
+    assert len(parsed.events) == 7
