@@ -32,6 +32,7 @@ class Container:
     blobs: BlobStore
     embedder: Embedder
     reindex: ReindexService
+    context: Any = None  # cairn.services.context.ContextService
     closers: tuple[Any, ...] = ()
 
     def close(self) -> None:
@@ -63,6 +64,7 @@ def _build_local(settings: Settings, embedder: Embedder) -> Container:
         SqliteTeamRepository,
     )
     from cairn.adapters.local.search import SqliteSearchIndex
+    from cairn.services.context import ContextService
     from cairn.services.indexing import MemoryIndexer
     from cairn.services.recall import RecallService
 
@@ -86,6 +88,7 @@ def _build_local(settings: Settings, embedder: Embedder) -> Container:
         blobs=blobs,
         embedder=embedder,
         reindex=ReindexService(teams, memories, index, indexer),
+        context=ContextService(memories, RecallService(memories, index, embedder, relations), sessions),
         closers=(db.close,),
     )
 

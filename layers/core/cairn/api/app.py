@@ -8,6 +8,7 @@ from cairn import __version__
 from cairn.api.errors import install_error_handlers
 from cairn.api.limits import BodySizeLimit
 from cairn.api.routes import router
+from cairn.api.routes_context import router as context_router
 from cairn.bootstrap import Container
 
 
@@ -20,6 +21,7 @@ def create_app(container: Container) -> FastAPI:
     app.state.container = container
     install_error_handlers(app)
     app.include_router(router)
+    app.include_router(context_router)
     app.add_middleware(
         BodySizeLimit,
         max_bytes=container.settings.max_body_bytes,
