@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from cairn.adapters.aws.dynamo import DynamoIdempotencyStore
+from cairn.domain.errors import NotFound
 
 from tests.contract.adapters_aws import drop_table, new_table
 
@@ -64,7 +65,7 @@ def test_a_released_key_can_be_claimed_again_at_once(store):
 
 def test_completing_a_key_never_claimed_is_an_error(store):
     idem, _ = store
-    with pytest.raises(KeyError):
+    with pytest.raises(NotFound):
         idem.complete("tm_a", "never", None)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from pynamodb.exceptions import PutError, UpdateError
 
 from cairn.adapters.aws.dynamo_table import DynamoTable, condition_failed, dumps
+from cairn.domain.errors import NotFound
 
 IN_PROGRESS = "in_progress"
 COMPLETED = "completed"
@@ -74,7 +75,7 @@ class DynamoIdempotencyStore:
             item_cls(self._pk(team_id, key), "I").update(actions=actions, condition=item_cls.pk.exists())
         except UpdateError as exc:
             if condition_failed(exc):
-                raise KeyError(f"idempotency key {key!r} was never claimed") from None
+                raise NotFound("idempotency key was never claimed", key=key) from None
             raise
 
     def release(self, team_id: str, key: str) -> None:
