@@ -1,0 +1,149 @@
+"""Typed, per-environment settings of the Cairn stack.
+
+Everything that differs between dev, staging, prod and local lives here and nowhere else; the constructs read
+an ``EnvironmentConfig`` and never branch on the environment's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_logs as logs
+
+from infra.platform import LAMBDA_ARCHITECTURE, PYTHON_VERSION
+
+__all__ = ["ENVIRONMENTS", "LAMBDA_ARCHITECTURE", "PYTHON_VERSION", "EnvironmentConfig", "get_config"]
+
+
+@dataclass(frozen=True)
+class EnvironmentConfig:
+    name: str
+    removal_policy: RemovalPolicy
+    log_retention: logs.RetentionDays
+    alarms_enabled: bool
+    # OpenSearch sizing
+    opensearch_instance_type: str
+    opensearch_data_nodes: int
+    opensearch_volume_gb: int
+    opensearch_availability_zones: int  # 1 = no zone awareness
+    opensearch_master_instance_type: str | None = None
+    opensearch_master_nodes: int = 0
+    # API Gateway throttling (stage default and usage plan)
+    throttle_rate_limit: float = 10.0
+    throttle_burst_limit: int = 20
+    # When true, every authorized method requires the usage-plan key that the authorizer returns as
+    # ``usageIdentifierKey`` (per-team throttling). Off until the authorizer and admin commands provide it.
+    require_usage_plan_key: bool = False
+    # Lambda sizing
+    api_memory_mb: int = 1024
+    stage_memory_mb: int = 1024
+    log_level: str = "INFO"
+    # Step Functions Map concurrency for the extract stage
+    extract_max_concurrency: int = 4
+    # Transcript bucket lifecycle (days); None disables the rule
+    transcript_transition_days: int | None = None
+    transcript_expiry_days: int | None = None
+    noncurrent_version_expiry_days: int = 7
+    # Search
+    embedding_dim: int = 384
+
+    @property
+    def stack_name(self) -> str:
+        return f"Cairn-{self.name}"
+
+    @property
+    def resource_prefix(self) -> str:
+        return f"cairn-{self.name}"
+
+    @property
+    def retain_data(self) -> bool:
+        return self.removal_policy == RemovalPolicy.RETAIN
+
+    @property
+    def opensearch_domain_name(self) -> str:
+        # 3-28 chars, lowercase; a fixed name lets the access policy name the domain's ARN without a cycle.
+        return self.resource_prefix
+
+
+_DEV = EnvironmentConfig(
+    name="dev",
+    removal_policy=RemovalPolicy.DESTROY,
+    log_retention=logs.RetentionDays.ONE_WEEK,
+    alarms_enabled=False,
+    opensearch_instance_type="t3.small.search",
+    opensearch_data_nodes=1,
+    opensearch_volume_gb=10,
+    opensearch_availability_zones=1,
+    throttle_rate_limit=10,
+    throttle_burst_limit=20,
+    log_level="DEBUG",
+    extract_max_concurrency=2,
+    transcript_expiry_days=30,
+    noncurrent_version_expiry_days=3,
+)
+
+ENVIRONMENTS: dict[str, EnvironmentConfig] = {
+    "dev": _DEV,
+    # For LocalStack (CloudFormation deploy of the synthesized template here): dev-sized, no alarms.
+    "local": EnvironmentConfig(
+        name="local",
+        removal_policy=RemovalPolicy.DESTROY,
+        log_retention=logs.RetentionDays.ONE_DAY,
+        alarms_enabled=False,
+        opensearch_instance_type="t3.small.search",
+        opensearch_data_nodes=1,
+        opensearch_volume_gb=10,
+        opensearch_availability_zones=1,
+        throttle_rate_limit=50,
+        throttle_burst_limit=100,
+        log_level="DEBUG",
+        extract_max_concurrency=2,
+        transcript_expiry_days=7,
+        noncurrent_version_expiry_days=1,
+    ),
+    "staging": EnvironmentConfig(
+        name="staging",
+        removal_policy=RemovalPolicy.DESTROY,
+        log_retention=logs.RetentionDays.ONE_MONTH,
+        alarms_enabled=True,
+        opensearch_instance_type="t3.medium.search",
+        opensearch_data_nodes=2,
+        opensearch_volume_gb=20,
+        opensearch_availability_zones=2,
+        throttle_rate_limit=25,
+        throttle_burst_limit=50,
+        extract_max_concurrency=4,
+        transcript_transition_days=30,
+        transcript_expiry_days=90,
+        noncurrent_version_expiry_days=7,
+    ),
+    "prod": EnvironmentConfig(
+        name="prod",
+        removal_policy=RemovalPolicy.RETAIN,
+        log_retention=logs.RetentionDays.THREE_MONTHS,
+        alarms_enabled=True,
+        opensearch_instance_type="r7g.large.search",
+        opensearch_data_nodes=3,
+        opensearch_volume_gb=100,
+        opensearch_availability_zones=3,
+        opensearch_master_instance_type="m7g.large.search",
+        opensearch_master_nodes=3,
+        throttle_rate_limit=100,
+        throttle_burst_limit=200,
+        api_memory_mb=2048,
+        stage_memory_mb=2048,
+        extract_max_concurrency=10,
+        transcript_transition_days=30,
+        transcript_expiry_days=365,
+        noncurrent_version_expiry_days=30,
+    ),
+}
+
+
+def get_config(name: str) -> EnvironmentConfig:
+    try:
+        return ENVIRONMENTS[name]
+    except KeyError:
+        known = ", ".join(sorted(ENVIRONMENTS))
+        raise ValueError(f"unknown environment {name!r}; pass -c env=<{known}>") from None

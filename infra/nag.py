@@ -1,0 +1,191 @@
+"""cdk-nag AwsSolutions acknowledgements for the Cairn stack.
+
+The checks run on the whole app (``infra/app.py``); every finding that remains is acknowledged here, on the
+narrowest construct, with the reason. IAM5 (wildcard) acknowledgements name the exact action or resource
+pattern they cover, so a new wildcard anywhere still fails the check (``tests/infra`` asserts there are no
+unacknowledged AwsSolutions errors).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_cdk import aws_lambda as lambda_
+from cdk_nag import NagPackSuppression, NagSuppressions, RegexAppliesTo
+from constructs import IConstruct
+
+if TYPE_CHECKING:  # pragma: no cover
+    from infra.stack import CairnStack
+
+LAMBDA_BASIC_EXECUTION = (
+    "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
+)
+
+
+def _ack(construct: IConstruct, rule: str, reason: str, applies_to: list | None = None) -> None:
+    NagSuppressions.add_resource_suppressions(
+        construct,
+        [NagPackSuppression(id=f"AwsSolutions-{rule}", reason=reason, applies_to=applies_to)],
+        apply_to_children=True,
+    )
+
+
+def _logical(prefix: str, suffix: str) -> RegexAppliesTo:
+    """Matches ``Resource::<PrefixHASH.Arn>suffix`` where HASH is CDK's logical-id hash."""
+    escaped = suffix.replace("/", "\\/").replace("*", "\\*")
+    return RegexAppliesTo(regex=f"/^Resource::<{prefix}[0-9A-F]{{8}}\\.Arn>{escaped}$/g")
+
+
+def acknowledge_findings(stack: CairnStack) -> None:
+    config_name = stack.node.id.removeprefix("Cairn-")
+    domain_paths = (
+        f"Resource::arn:<AWS::Partition>:es:<AWS::Region>:<AWS::AccountId>:domain/cairn-{config_name}/*"
+    )
+    functions: list[lambda_.Function] = [
+        stack.api.function,
+        stack.auth.function,
+        stack.indexer.function,
+        *stack.pipeline.functions.values(),
+    ]
+    for fn in functions:
+        _ack(
+            fn,
+            "L1",
+            "Pinned to python3.12: the shared layer is built for cp312 manylinux wheels "
+            "(infra/config.py PYTHON_VERSION); bump both together.",
+        )
+        _ack(
+            fn,
+            "IAM4",
+            "AWSLambdaBasicExecutionRole only allows writing this function's CloudWatch Logs.",
+            [LAMBDA_BASIC_EXECUTION],
+        )
+        _ack(
+            fn,
+            "IAM5",
+            "X-Ray PutTraceSegments/PutTelemetryRecords (active tracing) support no resource-level "
+            "permissions; for the indexer also dynamodb:ListStreams, which has none either.",
+            ["Resource::*"],
+        )
+
+    table_users = [stack.api.function, stack.auth.function, *stack.pipeline.functions.values()]
+    for fn in table_users:
+        _ack(
+            fn,
+            "IAM5",
+            "Queries on the table's GSIs (gsi1-gsi3) of this one table.",
+            [_logical("StorageTable", "/index/*")],
+        )
+
+    for fn in stack.pipeline.functions.values():
+        _ack(
+            fn,
+            "IAM5",
+            "Pipeline stages read transcripts and write intermediate objects (chunks, extraction "
+            "results) anywhere in this one bucket; keys are derived from the transcript key.",
+            [_logical("StorageTranscripts", "/*")],
+        )
+    _ack(
+        stack.api.function,
+        "IAM5",
+        "Presigned PUT URLs for transcript uploads, limited to the teams/ prefix; "
+        "the per-team prefix is enforced by the API when it signs.",
+        [_logical("StorageTranscripts", "/teams/*")],
+    )
+
+    for fn in (stack.api.function, stack.indexer.function):
+        _ack(fn, "IAM5", "es:ESHttp* on the index paths of this one OpenSearch domain.", [domain_paths])
+
+    _ack(
+        stack.indexer.function,
+        "IAM5",
+        "CDK's SQS send grant for the encrypted stream-failure DLQ: "
+        "kms:GenerateDataKey*/ReEncrypt* on the stack's own key only.",
+        ["Action::kms:GenerateDataKey*", "Action::kms:ReEncrypt*"],
+    )
+
+    state_machine = stack.pipeline.state_machine
+    _ack(
+        state_machine,
+        "IAM5",
+        "Invoke any version/alias of the five stage functions (CDK's LambdaInvoke grant adds <fn arn>:*).",
+        [_logical(f"Pipeline{s.capitalize()}Function", ":*") for s in stack.pipeline.functions],
+    )
+    _ack(
+        state_machine,
+        "IAM5",
+        "CloudWatch Logs delivery (logs:*LogDelivery, DescribeResourcePolicies...) and "
+        "X-Ray have no resource-level permissions.",
+        ["Resource::*"],
+    )
+    _ack(
+        state_machine,
+        "IAM5",
+        "Send to the KMS-encrypted dead-letter queue: GenerateDataKey* on the stack's own key only.",
+        ["Action::kms:GenerateDataKey*"],
+    )
+
+    _ack(
+        stack.storage.bucket,
+        "S1",
+        "Transcript access is logged by the API (who asked for which presigned "
+        "URL) and by CloudTrail S3 data events where the account enables them; a second logging bucket per "
+        "environment is not worth its cost here.",
+    )
+
+    domain = stack.search.domain
+    _ack(
+        domain,
+        "OS1",
+        "Callers are Lambda functions outside any VPC; access is IAM (SigV4) restricted to the "
+        "API and indexer roles by the domain's resource policy, HTTPS only. A VPC would need NAT/endpoints.",
+    )
+    _ack(domain, "OS3", "No IP allow-list: Lambda has no fixed IPs. Access is restricted to two IAM roles.")
+    cfg = stack.search.config
+    if not cfg.opensearch_master_nodes:
+        _ack(domain, "OS4", f"{cfg.name}: no dedicated master nodes to keep the domain cheap; prod has them.")
+    if cfg.opensearch_availability_zones < 2:
+        _ack(
+            domain,
+            "OS7",
+            f"{cfg.name}: single-node, single-AZ domain by design (cost); the index is "
+            "derived from DynamoDB and rebuildable with `cairn reindex`.",
+        )
+
+    _ack(
+        stack.pipeline.dead_letter,
+        "SQS3",
+        "This queue is itself the dead-letter destination of the pipeline "
+        "(Step Functions catch + EventBridge target DLQ).",
+    )
+    _ack(
+        stack.indexer.dead_letter,
+        "SQS3",
+        "This queue is itself the on-failure destination of the DynamoDB stream event source mapping.",
+    )
+
+    rest_api = stack.api.rest_api
+    _ack(rest_api, "APIG2", "Proxy integration: FastAPI validates every request body and parameter.")
+    _ack(
+        rest_api,
+        "APIG3",
+        "No WAF web ACL per environment (cost); the API is protected by the authorizer and "
+        "usage-plan throttling. Add WAF in front of prod if abuse appears.",
+    )
+    _ack(
+        rest_api,
+        "APIG6",
+        "Execution logging needs the account-wide API Gateway CloudWatch role shared by all "
+        "stacks; access logs (JSON), X-Ray tracing and the API Lambda's logs cover each request.",
+    )
+    _ack(
+        rest_api,
+        "COG4",
+        "Callers are agents' hooks/MCP clients with team API keys, not Cognito users; the "
+        "REQUEST authorizer validates hashed keys.",
+    )
+    _ack(
+        stack.api.health_method,
+        "APIG4",
+        "GET /v1/health is deliberately unauthenticated (liveness probe); it returns no team data.",
+    )

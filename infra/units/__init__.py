@@ -1,0 +1,1 @@
+"""One construct per unit of the Cairn stack; stacks only compose them."""

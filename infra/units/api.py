@@ -1,0 +1,119 @@
+"""REST API: API Gateway -> API Lambda (FastAPI via Mangum), authorizer on every route but health."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra.config import EnvironmentConfig
+from infra.units.auth import Auth
+from infra.units.search import Search
+from infra.units.shared_layer import SharedRuntime
+from infra.units.storage import TRANSCRIPT_PREFIX, Storage
+
+HEALTH_PATH = ("v1", "health")
+
+
+class Api(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: EnvironmentConfig,
+        runtime: SharedRuntime,
+        storage: Storage,
+        search: Search,
+        auth: Auth,
+        state_machine_arn: str,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.function = runtime.function(
+            self,
+            "Function",
+            code_dir="api",
+            handler="handler.handler",
+            service="cairn-api",
+            description="Cairn REST + MCP API (FastAPI via Mangum)",
+            memory_mb=config.api_memory_mb,
+            timeout=Duration.seconds(29),  # API Gateway's integration limit
+            environment={
+                "CAIRN_TABLE_NAME": storage.table.table_name,
+                "CAIRN_BUCKET": storage.bucket.bucket_name,
+                "CAIRN_OPENSEARCH_ENDPOINT": search.endpoint_url,
+                "CAIRN_OPENSEARCH_INDEX_PREFIX": config.resource_prefix,
+                "CAIRN_EMBEDDING_DIM": str(config.embedding_dim),
+                "CAIRN_STATE_MACHINE_ARN": state_machine_arn,
+            },
+        )
+        storage.table.grant_read_write_data(self.function)
+        # Presigned PUT URLs are signed with this role: s3:PutObject (+ the key), nothing else on S3.
+        storage.grant_blob_put(self.function, f"{TRANSCRIPT_PREFIX}*")
+        search.grant_http(self.function.role)  # type: ignore[arg-type]
+
+        self.access_logs = logs.LogGroup(
+            self, "AccessLogs", retention=config.log_retention, removal_policy=config.removal_policy
+        )
+        self.rest_api = apigw.RestApi(
+            self,
+            "RestApi",
+            rest_api_name=config.resource_prefix,
+            description=f"Cairn {config.name} API",
+            endpoint_types=[apigw.EndpointType.REGIONAL],
+            cloud_watch_role=False,
+            api_key_source_type=apigw.ApiKeySourceType.AUTHORIZER,
+            deploy_options=apigw.StageOptions(
+                stage_name=config.name,
+                tracing_enabled=True,
+                metrics_enabled=True,
+                throttling_rate_limit=config.throttle_rate_limit,
+                throttling_burst_limit=config.throttle_burst_limit,
+                access_log_destination=apigw.LogGroupLogDestination(self.access_logs),
+                access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
+                    caller=False,
+                    http_method=True,
+                    ip=True,
+                    protocol=True,
+                    request_time=True,
+                    resource_path=True,
+                    response_length=True,
+                    status=True,
+                    user=True,
+                ),
+            ),
+        )
+        integration = apigw.LambdaIntegration(self.function)
+        authorized = apigw.MethodOptions(
+            authorizer=auth.authorizer,
+            authorization_type=apigw.AuthorizationType.CUSTOM,
+            api_key_required=config.require_usage_plan_key,
+        )
+        root = self.rest_api.root
+        self.methods = [
+            root.add_method(
+                "ANY",
+                integration,
+                authorizer=auth.authorizer,
+                authorization_type=apigw.AuthorizationType.CUSTOM,
+                api_key_required=config.require_usage_plan_key,
+            ),
+            root.add_proxy(
+                default_integration=integration, default_method_options=authorized, any_method=True
+            ).any_method,
+        ]
+        health = root.add_resource(HEALTH_PATH[0]).add_resource(HEALTH_PATH[1])
+        self.health_method = health.add_method(
+            "GET", integration, authorization_type=apigw.AuthorizationType.NONE
+        )
+
+        self.usage_plan = self.rest_api.add_usage_plan(
+            "UsagePlan",
+            name=f"{config.resource_prefix}-default",
+            description="Per-team throttling: the authorizer returns the team usage key (usageIdentifierKey)",
+            throttle=apigw.ThrottleSettings(
+                rate_limit=config.throttle_rate_limit, burst_limit=config.throttle_burst_limit
+            ),
+            api_stages=[apigw.UsagePlanPerApiStage(api=self.rest_api, stage=self.rest_api.deployment_stage)],
+        )

@@ -1,0 +1,216 @@
+"""The learning pipeline: S3 upload -> EventBridge -> Step Functions (standard, JSONPath) -> stage Lambdas.
+
+State contract for the stage handlers (``functions/pipeline/handler.py:<stage>``): every stage receives the
+whole state and returns a small JSON object (object keys, counts, never transcript data: payloads are capped
+at 256 KB) that is stored under the stage's own name::
+
+    {"source": {"bucket", "key", "size", "etag", "event_id", "event_time"},
+     "parse": {...}, "chunk": {"chunks": [...], ...}, "extract": [{...} per chunk], "consolidate": {...},
+     "reflect": {...}}
+
+``extract`` runs once per element of ``$.chunk.chunks`` and receives ``{"source", "parse", "chunk", "index"}``
+where ``chunk`` is that element. Failures are retried with backoff, then caught: the state (with ``$.error``)
+is sent to the encrypted dead-letter queue and the execution fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Duration
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
+from constructs import Construct
+
+from infra.config import EnvironmentConfig
+from infra.units.shared_layer import SharedRuntime
+from infra.units.storage import TRANSCRIPT_PREFIX, TRANSCRIPT_SUFFIX, Storage
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    writes_blobs: bool  # writes intermediate objects (normalised events, chunks, extraction results)
+    timeout: Duration
+
+
+STAGES = (
+    Stage("parse", writes_blobs=True, timeout=Duration.minutes(5)),
+    Stage("chunk", writes_blobs=True, timeout=Duration.minutes(5)),
+    Stage("extract", writes_blobs=True, timeout=Duration.minutes(10)),
+    Stage("consolidate", writes_blobs=False, timeout=Duration.minutes(10)),
+    Stage("reflect", writes_blobs=False, timeout=Duration.minutes(5)),
+)
+
+#: Task errors retried with exponential backoff (Lambda service errors are retried by CDK's default retrier).
+RETRY_ERRORS = ["States.TaskFailed", "States.Timeout"]
+
+
+class Pipeline(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: EnvironmentConfig,
+        runtime: SharedRuntime,
+        storage: Storage,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.dead_letter = sqs.Queue(
+            self,
+            "DeadLetter",
+            encryption=sqs.QueueEncryption.KMS,
+            encryption_master_key=storage.key,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+            removal_policy=config.removal_policy,
+        )
+
+        self.functions = {}
+        for stage in STAGES:
+            fn = runtime.function(
+                self,
+                f"{stage.name.capitalize()}Function",
+                code_dir="pipeline",
+                handler=f"handler.{stage.name}",
+                service="cairn-pipeline",
+                description=f"Cairn learning pipeline: {stage.name}",
+                memory_mb=config.stage_memory_mb,
+                timeout=stage.timeout,
+                environment={
+                    "CAIRN_TABLE_NAME": storage.table.table_name,
+                    "CAIRN_BUCKET": storage.bucket.bucket_name,
+                    "CAIRN_EMBEDDING_DIM": str(config.embedding_dim),
+                },
+            )
+            storage.table.grant_read_write_data(fn)
+            storage.grant_blob_read(fn)
+            if stage.writes_blobs:
+                storage.grant_blob_put(fn)
+            self.functions[stage.name] = fn
+
+        failed = sfn.Fail(self, "PipelineFailed", error="PipelineFailed", cause="see the dead-letter queue")
+        notify = tasks.SqsSendMessage(
+            self,
+            "SendToDeadLetter",
+            queue=self.dead_letter,
+            message_body=sfn.TaskInput.from_object(
+                {
+                    "execution": sfn.JsonPath.string_at("$$.Execution.Id"),
+                    "source": sfn.JsonPath.object_at("$.source"),
+                    "error": sfn.JsonPath.object_at("$.error"),
+                }
+            ),
+            result_path=sfn.JsonPath.DISCARD,
+        ).next(failed)
+
+        source = sfn.Pass(
+            self,
+            "Source",
+            parameters={
+                "source": {
+                    "bucket": sfn.JsonPath.string_at("$.detail.bucket.name"),
+                    "key": sfn.JsonPath.string_at("$.detail.object.key"),
+                    "size": sfn.JsonPath.number_at("$.detail.object.size"),
+                    "etag": sfn.JsonPath.string_at("$.detail.object.etag"),
+                    "event_id": sfn.JsonPath.string_at("$.id"),
+                    "event_time": sfn.JsonPath.string_at("$.time"),
+                }
+            },
+        )
+        parse = self._task("parse").add_catch(notify, errors=["States.ALL"], result_path="$.error")
+        chunk = self._task("chunk").add_catch(notify, errors=["States.ALL"], result_path="$.error")
+
+        extract_one = self._task("extract", result_path="$").add_catch(
+            sfn.Fail(self, "ExtractChunkFailed", error="ExtractFailed", cause="extract failed after retries"),
+            errors=["States.ALL"],
+            result_path="$.error",
+        )
+        extract = sfn.Map(
+            self,
+            "ExtractChunks",
+            items_path="$.chunk.chunks",
+            item_selector={
+                "source": sfn.JsonPath.object_at("$.source"),
+                "parse": sfn.JsonPath.object_at("$.parse"),
+                "chunk": sfn.JsonPath.object_at("$$.Map.Item.Value"),
+                "index": sfn.JsonPath.number_at("$$.Map.Item.Index"),
+            },
+            max_concurrency=config.extract_max_concurrency,
+            result_path="$.extract",
+        )
+        extract.item_processor(extract_one)
+        extract.add_catch(notify, errors=["States.ALL"], result_path="$.error")
+        consolidate = self._task("consolidate").add_catch(
+            notify, errors=["States.ALL"], result_path="$.error"
+        )
+        reflect = self._task("reflect").add_catch(notify, errors=["States.ALL"], result_path="$.error")
+
+        definition = (
+            source.next(parse)
+            .next(chunk)
+            .next(extract)
+            .next(consolidate)
+            .next(reflect)
+            .next(sfn.Succeed(self, "Learned"))
+        )
+        self.logs = logs.LogGroup(
+            self, "StateMachineLogs", retention=config.log_retention, removal_policy=config.removal_policy
+        )
+        self.state_machine = sfn.StateMachine(
+            self,
+            "StateMachine",
+            state_machine_name=f"{config.resource_prefix}-learning",
+            state_machine_type=sfn.StateMachineType.STANDARD,
+            query_language=sfn.QueryLanguage.JSON_PATH,
+            definition_body=sfn.DefinitionBody.from_chainable(definition),
+            timeout=Duration.hours(2),
+            tracing_enabled=True,
+            logs=sfn.LogOptions(destination=self.logs, level=sfn.LogLevel.ALL, include_execution_data=False),
+            removal_policy=config.removal_policy,
+        )
+
+        self.rule = events.Rule(
+            self,
+            "TranscriptUploaded",
+            description="Start the learning pipeline for each uploaded transcript",
+            event_pattern=events.EventPattern(
+                source=["aws.s3"],
+                detail_type=["Object Created"],
+                detail={
+                    "bucket": {"name": [storage.bucket.bucket_name]},
+                    "object": {"key": events.Match.wildcard(f"{TRANSCRIPT_PREFIX}*{TRANSCRIPT_SUFFIX}")},
+                },
+            ),
+            targets=[
+                targets.SfnStateMachine(
+                    self.state_machine,
+                    dead_letter_queue=self.dead_letter,
+                    retry_attempts=20,
+                    max_event_age=Duration.hours(24),
+                )
+            ],
+        )
+
+    def _task(self, stage: str, *, result_path: str | None = None) -> tasks.LambdaInvoke:
+        task = tasks.LambdaInvoke(
+            self,
+            stage.capitalize(),
+            lambda_function=self.functions[stage],
+            payload_response_only=True,
+            result_path=result_path or f"$.{stage}",
+            retry_on_service_exceptions=True,
+        )
+        task.add_retry(
+            errors=RETRY_ERRORS,
+            interval=Duration.seconds(2),
+            backoff_rate=2.0,
+            max_attempts=3,
+            jitter_strategy=sfn.JitterType.FULL,
+        )
+        return task
