@@ -21,6 +21,7 @@ from rich.table import Table
 from cairn.cli import config
 from cairn.cli.admin import admin_app, reindex
 from cairn.cli.client import ApiError, CairnClient
+from cairn.cli.hook_app import hook_app
 from cairn.domain.errors import CairnError
 from cairn.projects import project_key
 
@@ -28,6 +29,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 apikey = typer.Typer(no_args_is_help=True, help="Create, list and revoke API keys (admin).")
 app.add_typer(apikey, name="apikey")
 app.add_typer(admin_app, name="admin")
+app.add_typer(hook_app, name="hook")
 app.command("reindex")(reindex)
 out = Console()
 err = Console(stderr=True)
