@@ -35,9 +35,10 @@ class Decoded:
     damaged: bool = False  # the compressed stream was corrupt or cut off; data is what came out of it
 
 
-def _too_large(limit: int, what: str) -> PayloadTooLarge:
+def _too_large(limit: int, when: str = "") -> PayloadTooLarge:
+    size = f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit} bytes"
     return PayloadTooLarge(
-        f"transcript is larger than {limit // (1024 * 1024)} MB {what}; split or trim it before upload",
+        f"transcript is larger than {size}{' ' + when if when else ''}; split or trim it before upload",
         limit_bytes=limit,
     )
 
@@ -50,7 +51,15 @@ def decompress(
     Decompression is incremental and stops at `limit + 1` bytes of output, so a small bomb costs at
     most `limit` of memory before it is refused. A stream is read no further than needed.
     """
-    stream: BinaryIO = io.BytesIO(source) if isinstance(source, (bytes, bytearray, memoryview)) else source
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        raw = bytes(source)  # no copy when it already is bytes
+        if not raw.startswith((GZIP_MAGIC, ZSTD_MAGIC)):
+            if len(raw) > limit:
+                raise _too_large(limit)
+            return Decoded(raw, "none")
+        stream: BinaryIO = io.BytesIO(raw)
+    else:
+        stream = source
     head = stream.read(4)
     if head.startswith(GZIP_MAGIC):
         return _gunzip(_blocks(head, stream), limit)
@@ -58,7 +67,7 @@ def decompress(
         return _unzstd(_blocks(head, stream), limit)
     rest = stream.read(limit + 1 - len(head))
     if len(head) + len(rest) > limit:
-        raise _too_large(limit, "")
+        raise _too_large(limit)
     return Decoded(head + rest, "none")
 
 
