@@ -164,6 +164,8 @@ def main() -> None:
     request_fd, response_fd = (int(fd) for fd in os.environ.pop("HOST_LAMBDA_PIPE_FDS").split(","))
     threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
     _prepare_sys_path()
+    # Keep the order of print() and raw fd writes in the logs, as the managed runtime does.
+    sys.stdout.reconfigure(line_buffering=True)
     sandbox = Sandbox(os.environ["_HANDLER"])
     requests = os.fdopen(request_fd, "r", encoding="utf-8")
     responses = os.fdopen(response_fd, "w", encoding="utf-8")
