@@ -7,6 +7,7 @@ from fastapi import FastAPI
 from cairn import __version__
 from cairn.api.errors import install_error_handlers
 from cairn.api.limits import BodySizeLimit
+from cairn.api.mcp_server import mcp_router
 from cairn.api.routes import router
 from cairn.api.routes_context import router as context_router
 from cairn.bootstrap import Container
@@ -22,6 +23,7 @@ def create_app(container: Container) -> FastAPI:
     install_error_handlers(app)
     app.include_router(router)
     app.include_router(context_router)
+    app.include_router(mcp_router)
     app.add_middleware(
         BodySizeLimit,
         max_bytes=container.settings.max_body_bytes,

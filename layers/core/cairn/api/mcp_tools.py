@@ -1,0 +1,506 @@
+"""The MCP tool catalogue: each tool's name, description, argument model and a thin call into a service.
+
+Runners are plain synchronous functions `(services, caller, args) -> dict`: they validate nothing
+themselves (the argument model did), decide nothing about teams (the services confine every read and
+write to the caller's Principal), and only shape the answer for an agent: compact, without storage
+bookkeeping such as hashes or embedding versions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import mcp_types as types
+from pydantic import BaseModel
+
+from cairn.api import mcp_args as a
+from cairn.domain.codec import dt_out
+from cairn.domain.models import (
+    KeyScope,
+    Memory,
+    MemoryFilter,
+    MemoryKind,
+    Principal,
+    Provenance,
+    Relation,
+    Session,
+)
+from cairn.services.exploration import ExplorationService
+from cairn.services.feedback import FeedbackService
+from cairn.services.handoffs import CheckpointNote, HandoffNote, HandoffService, handoff_view
+from cairn.services.memories import MemoryPatch, MemoryService, NewMemory, require
+from cairn.services.procedures import ProcedureService, ProcedureStats
+
+
+@dataclass(frozen=True, slots=True)
+class ToolServices:
+    memories: MemoryService
+    recall: Any  # cairn.services.recall.RecallService
+    handoffs: HandoffService
+    procedures: ProcedureService
+    feedback: FeedbackService
+    exploration: ExplorationService
+    context: Any | None  # cairn.services.context.ContextService, when the container provides one
+
+    @classmethod
+    def from_container(cls, container: Any) -> ToolServices:
+        memories = container.memories
+        return cls(
+            memories=memories,
+            recall=container.recall,
+            handoffs=HandoffService(memories),
+            procedures=ProcedureService(memories),
+            feedback=FeedbackService(memories),
+            exploration=ExplorationService(memories, container.sessions),
+            context=getattr(container, "context", None),
+        )
+
+
+Runner = Callable[[ToolServices, Principal, Any], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    args: type[BaseModel]
+    run: Runner
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+
+    def definition(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            description=self.description,
+            input_schema=json_schema(self.args),
+            annotations=types.ToolAnnotations(
+                read_only_hint=self.read_only,
+                destructive_hint=self.destructive if not self.read_only else None,
+                idempotent_hint=self.idempotent if not self.read_only else None,
+                open_world_hint=False,
+            ),
+        )
+
+
+# --- views --------------------------------------------------------------------------------------
+def memory_view(m: Memory) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": m.id,
+        "kind": m.kind.value,
+        "title": m.title,
+        "content": m.content,
+        "scope": m.scope.value,
+        "project": m.project,
+        "tags": list(m.tags),
+        "confidence": m.confidence,
+        "pinned": m.pinned or None,
+        "details": dict(m.details) or None,
+        "session_id": m.provenance.session_id,
+        "agent": m.provenance.agent,
+        "created_at": dt_out(m.created_at),
+        "updated_at": dt_out(m.updated_at) if m.updated_at != m.created_at else None,
+        "superseded_by": m.superseded_by,
+        "valid_to": dt_out(m.valid_to),
+    }
+    return {k: v for k, v in out.items() if v is not None and v != []}
+
+
+def relation_view(r: Relation) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "source_id": r.source_id,
+        "predicate": r.predicate,
+        "target_id": r.target_id,
+        "weight": r.weight,
+        **({"valid_to": dt_out(r.valid_to)} if r.valid_to else {}),
+    }
+
+
+def session_view(s: Session) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "project": s.project,
+        "agent": s.agent,
+        "member": s.member,
+        "status": s.status,
+        "started_at": dt_out(s.started_at),
+        "ended_at": dt_out(s.ended_at),
+        "updated_at": dt_out(s.updated_at),
+    }
+
+
+def procedure_view(p: ProcedureStats) -> dict[str, Any]:
+    return {
+        **memory_view(p.memory),
+        "success_count": p.success_count,
+        "failure_count": p.failure_count,
+        "success_rate": None if p.success_rate is None else round(p.success_rate, 3),
+    }
+
+
+# --- runners ------------------------------------------------------------------------------------
+def _remember(s: ToolServices, caller: Principal, x: a.RememberArgs) -> dict[str, Any]:
+    new = NewMemory(
+        kind=x.kind,
+        content=x.content,
+        scope=x.scope,
+        project=x.project,
+        title=x.title,
+        tags=tuple(x.tags),
+        pinned=x.pinned,
+        confidence=x.confidence,
+        details=x.details,
+        provenance=Provenance(session_id=x.session_id, agent=x.agent),
+    )
+    return {"memory": memory_view(s.memories.remember(caller, new))}
+
+
+def _recall(s: ToolServices, caller: Principal, x: a.RecallArgs) -> dict[str, Any]:
+    require(caller, KeyScope.READ)
+    flt = MemoryFilter(
+        project=x.project,
+        include_team_scope=x.include_team,
+        kinds=frozenset(x.kinds) if x.kinds else None,
+        tags=frozenset(x.tags) if x.tags else None,
+        member=caller.member,
+    )
+    result = s.recall.recall(caller.team_id, x.query, flt, x.limit)
+    hits = [{**memory_view(h.memory), "score": round(h.score, 6), "via": h.via} for h in result.hits]
+    return {"hits": hits, "degraded": result.degraded}
+
+
+def _get(s: ToolServices, caller: Principal, x: a.IdArgs) -> dict[str, Any]:
+    return {"memory": memory_view(s.memories.get(caller, x.id))}
+
+
+def _update(s: ToolServices, caller: Principal, x: a.UpdateArgs) -> dict[str, Any]:
+    patch = MemoryPatch(
+        content=x.content,
+        title=x.title,
+        tags=tuple(x.tags) if x.tags is not None else None,
+        pinned=x.pinned,
+        confidence=x.confidence,
+        details=x.details,
+    )
+    return {"memory": memory_view(s.memories.update(caller, x.id, patch))}
+
+
+def _forget(s: ToolServices, caller: Principal, x: a.IdArgs) -> dict[str, Any]:
+    s.memories.forget(caller, x.id)
+    return {"forgotten": x.id}
+
+
+def _supersede(s: ToolServices, caller: Principal, x: a.SupersedeArgs) -> dict[str, Any]:
+    old = s.memories.get(caller, x.id)
+    details = dict(x.details if x.details is not None else old.details)
+    if x.reason:
+        details["supersede_reason"] = x.reason
+    new = NewMemory(
+        kind=x.kind or old.kind,
+        content=x.content,
+        scope=old.scope,
+        project=old.project,
+        title=x.title if x.title is not None else old.title,
+        tags=tuple(x.tags) if x.tags is not None else old.tags,
+        pinned=old.pinned,
+        confidence=max(old.confidence, 0.5),
+        details=details,
+        provenance=replace(old.provenance, line_start=None, line_end=None),
+    )
+    closed, replacement = s.memories.supersede(caller, x.id, new)
+    return {"memory": memory_view(replacement), "superseded": memory_view(closed)}
+
+
+def _relate(s: ToolServices, caller: Principal, x: a.RelateArgs) -> dict[str, Any]:
+    return {
+        "relation": relation_view(s.memories.relate(caller, x.source_id, x.predicate, x.target_id, x.weight))
+    }
+
+
+def _unrelate(s: ToolServices, caller: Principal, x: a.UnrelateArgs) -> dict[str, Any]:
+    s.memories.unrelate(caller, x.relation_id)
+    return {"removed": x.relation_id}
+
+
+def _graph(s: ToolServices, caller: Principal, x: a.GraphArgs) -> dict[str, Any]:
+    n = s.exploration.neighbourhood(caller, x.id, x.depth, x.direction, x.max_nodes)
+    return {
+        "root": memory_view(n.root),
+        "nodes": [{**memory_view(m), "hops": hops} for m, hops in n.nodes],
+        "edges": [relation_view(r) for r in n.edges],
+        "truncated": n.truncated,
+    }
+
+
+def _listing(kind: MemoryKind) -> Runner:
+    def run(s: ToolServices, caller: Principal, x: a.ProjectListArgs) -> dict[str, Any]:
+        session_id = getattr(x, "session_id", None)
+        flt = MemoryFilter(project=x.project, kinds=frozenset({kind}), session_id=session_id)
+        page = s.memories.list(caller, flt, limit=x.limit)
+        return {"items": [memory_view(m) for m in page.items]}
+
+    return run
+
+
+def _procedures(s: ToolServices, caller: Principal, x: a.ProjectListArgs) -> dict[str, Any]:
+    return {"items": [procedure_view(p) for p in s.procedures.list(caller, x.project, x.limit)]}
+
+
+def _record_outcome(s: ToolServices, caller: Principal, x: a.OutcomeArgs) -> dict[str, Any]:
+    return {"procedure": procedure_view(s.procedures.record_outcome(caller, x.id, x.outcome))}
+
+
+def _sessions(s: ToolServices, caller: Principal, x: a.SessionsArgs) -> dict[str, Any]:
+    items, cursor = s.exploration.sessions(caller, x.project, x.limit, x.cursor)
+    return {"items": [session_view(i) for i in items], "next_cursor": cursor}
+
+
+def _timeline(s: ToolServices, caller: Principal, x: a.TimelineArgs) -> dict[str, Any]:
+    t = s.exploration.timeline(caller, x.session_id, x.limit)
+    return {
+        "session": session_view(t.session) if t.session else {"id": x.session_id},
+        "memories": [memory_view(m) for m in t.memories],
+    }
+
+
+def _handoff_save(s: ToolServices, caller: Principal, x: a.HandoffSaveArgs) -> dict[str, Any]:
+    note = HandoffNote(
+        project=x.project,
+        summary=x.summary,
+        agent=x.agent,
+        next_steps=tuple(x.next_steps),
+        open_questions=tuple(x.open_questions),
+        errors=tuple(x.errors),
+        session_id=x.session_id,
+    )
+    return {"handoff": handoff_view(s.handoffs.save_handoff(caller, note))}
+
+
+def _handoff_get(s: ToolServices, caller: Principal, x: a.HandoffGetArgs) -> dict[str, Any]:
+    found = s.handoffs.take_handoff(caller, x.project, x.agent, x.consume)
+    return {"handoff": handoff_view(found) if found else None, "consumed": bool(found and x.consume)}
+
+
+def _checkpoint_save(s: ToolServices, caller: Principal, x: a.CheckpointSaveArgs) -> dict[str, Any]:
+    note = CheckpointNote(
+        project=x.project,
+        name=x.name,
+        content=x.content,
+        agent=x.agent,
+        next_steps=tuple(x.next_steps),
+        session_id=x.session_id,
+    )
+    return {"checkpoint": handoff_view(s.handoffs.save_checkpoint(caller, note))}
+
+
+def _checkpoint_list(s: ToolServices, caller: Principal, x: a.CheckpointListArgs) -> dict[str, Any]:
+    return {"items": [handoff_view(m) for m in s.handoffs.list_checkpoints(caller, x.project, x.limit)]}
+
+
+def _checkpoint_restore(s: ToolServices, caller: Principal, x: a.CheckpointRestoreArgs) -> dict[str, Any]:
+    found = s.handoffs.restore_checkpoint(caller, project=x.project, checkpoint_id=x.id, name=x.name)
+    return {"checkpoint": handoff_view(found)}
+
+
+def _context(s: ToolServices, caller: Principal, x: a.ContextArgs) -> dict[str, Any]:
+    if s.context is None:
+        from cairn.domain.errors import Unavailable
+
+        raise Unavailable("session-start context is not available on this server")
+    assembled = s.context.assemble(caller, x.project, x.agent, x.budget_tokens)
+    return {"markdown": assembled.markdown}
+
+
+def _feedback(s: ToolServices, caller: Principal, x: a.FeedbackArgs) -> dict[str, Any]:
+    result = s.feedback.give(caller, x.id, x.signal, x.note)
+    return {
+        "memory": memory_view(result.memory),
+        "previous_confidence": result.previous_confidence,
+        "confidence": result.memory.confidence,
+    }
+
+
+# --- catalogue ----------------------------------------------------------------------------------
+_SPECS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "remember",
+        "Store a memory for the team: a fact, preference, pattern, procedure, decision or episode worth "
+        "knowing in a later session. Write one self-contained statement. Identical content is stored once.",
+        a.RememberArgs,
+        _remember,
+    ),
+    ToolSpec(
+        "recall",
+        "Search memories by meaning and keywords (hybrid BM25 + vectors + graph + recency). Filter by "
+        "project, kinds and tags. Use before starting work on something the team may have seen before.",
+        a.RecallArgs,
+        _recall,
+        read_only=True,
+    ),
+    ToolSpec(
+        "get", "Read one memory by id, with its details and provenance.", a.IdArgs, _get, read_only=True
+    ),
+    ToolSpec(
+        "update",
+        "Change a memory's wording, title, tags, pinning, confidence or details in place. To correct what a "
+        "memory claims, prefer `supersede`, which keeps the old version in history.",
+        a.UpdateArgs,
+        _update,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "forget",
+        "Delete a memory and its relations for good. Use it for junk or secrets; "
+        "use `supersede` for corrections.",
+        a.IdArgs,
+        _forget,
+        destructive=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "supersede",
+        "Replace a wrong or outdated memory with a corrected one. The old memory is closed and linked, not "
+        "deleted, so history shows what changed and why.",
+        a.SupersedeArgs,
+        _supersede,
+    ),
+    ToolSpec(
+        "relate",
+        "Link two memories: uses, fixes, caused-by, supersedes, part-of, relates-to or contradicts.",
+        a.RelateArgs,
+        _relate,
+    ),
+    ToolSpec(
+        "unrelate",
+        "Remove a link between memories by relation id.",
+        a.UnrelateArgs,
+        _unrelate,
+        destructive=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        "graph",
+        "Explore the memories linked to one memory, up to `depth` relation hops away, with the links.",
+        a.GraphArgs,
+        _graph,
+        read_only=True,
+    ),
+    ToolSpec(
+        "episodes",
+        "List episodes of a project, newest first: what happened in past sessions and how it turned out.",
+        a.ProjectListArgs,
+        _listing(MemoryKind.EPISODE),
+        read_only=True,
+    ),
+    ToolSpec(
+        "procedures",
+        "List proven procedures (step-by-step ways of doing things) with their success counts and rates, "
+        "best first.",
+        a.ProjectListArgs,
+        _procedures,
+        read_only=True,
+    ),
+    ToolSpec(
+        "record_procedure_outcome",
+        "Report that following a procedure succeeded or failed, so its success rate stays honest.",
+        a.OutcomeArgs,
+        _record_outcome,
+    ),
+    ToolSpec(
+        "sessions",
+        "List agent sessions Cairn has received for a project, most recent first.",
+        a.SessionsArgs,
+        _sessions,
+        read_only=True,
+    ),
+    ToolSpec(
+        "timeline",
+        "The memories learned from one session, in the order they happened.",
+        a.TimelineArgs,
+        _timeline,
+        read_only=True,
+    ),
+    ToolSpec(
+        "reflections",
+        "List session reflections of a project, newest first: what went well, what did not, lessons.",
+        a.ReflectionsArgs,
+        _listing(MemoryKind.REFLECTION),
+        read_only=True,
+    ),
+    ToolSpec(
+        "handoff_save",
+        "Leave a handoff for the next session on this project: where things stand, next steps, open "
+        "questions, unresolved errors. A newer handoff replaces a waiting one for the same agent.",
+        a.HandoffSaveArgs,
+        _handoff_save,
+    ),
+    ToolSpec(
+        "handoff_get",
+        "Pick up the waiting handoff for a project (and agent). It is handed over once unless consume=false.",
+        a.HandoffGetArgs,
+        _handoff_get,
+    ),
+    ToolSpec(
+        "checkpoint_save",
+        "Save a named checkpoint of the current state of work, to restore later. Checkpoints are kept and "
+        "can be restored any number of times.",
+        a.CheckpointSaveArgs,
+        _checkpoint_save,
+    ),
+    ToolSpec(
+        "checkpoint_list",
+        "List a project's checkpoints, newest first.",
+        a.CheckpointListArgs,
+        _checkpoint_list,
+        read_only=True,
+    ),
+    ToolSpec(
+        "checkpoint_restore",
+        "Read a checkpoint back, by id or by project and name.",
+        a.CheckpointRestoreArgs,
+        _checkpoint_restore,
+        read_only=True,
+    ),
+    ToolSpec(
+        "context",
+        "The session-start briefing for a project as Markdown: handoff, unresolved errors, conventions, "
+        "procedures and relevant decisions, within a token budget.",
+        a.ContextArgs,
+        _context,
+        read_only=True,
+    ),
+    ToolSpec(
+        "feedback",
+        "Tell Cairn how a memory served you: useful raises its confidence, wrong lowers it, stale lowers "
+        "it strongly. Counts are kept on the memory.",
+        a.FeedbackArgs,
+        _feedback,
+    ),
+)
+
+
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema with `$ref`s inlined and per-field titles dropped: smaller for a model's
+    context and readable by clients that do not resolve references."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                target = defs[node["$ref"].rsplit("/", 1)[-1]]
+                merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+                return walk(merged)
+            return {k: walk(v) for k, v in node.items() if not (k == "title" and isinstance(v, str))}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)
+
+
+def tool_specs(with_context: bool) -> tuple[ToolSpec, ...]:
+    return tuple(s for s in _SPECS if with_context or s.name != "context")

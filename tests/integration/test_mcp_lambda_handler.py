@@ -1,0 +1,99 @@
+"""The API Lambda entry point serving MCP from API Gateway REST proxy events, cold start then warm.
+
+The handler module is imported once (the cold start builds the container and the app) and then
+invoked again and again with the same module state, as Lambda does on warm invocations; the SDK's
+long-lived session manager could be run only once per instance and failed exactly here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+EVENTS = Path(__file__).resolve().parents[1] / "events" / "apigw"
+GATEWAY_HOST = "k7q2x9w4ab.execute-api.eu-west-1.amazonaws.com"
+
+
+def lambda_context(request_id: str) -> LambdaContext:
+    ctx = LambdaContext()
+    ctx._function_name = "cairn-dev-api"
+    ctx._function_version = "$LATEST"
+    ctx._invoked_function_arn = "arn:aws:lambda:eu-west-1:123456789012:function:cairn-dev-api"
+    ctx._memory_limit_in_mb = 1024
+    ctx._aws_request_id = request_id
+    ctx._log_group_name = "/aws/lambda/cairn-dev-api"
+    ctx._log_stream_name = "2026/11/22/[$LATEST]0123456789abcdef"
+    return ctx
+
+
+def event(name: str, key: str) -> dict[str, Any]:
+    raw = (EVENTS / name).read_text().replace("${CAIRN_API_KEY}", key)
+    return json.loads(raw)
+
+
+@pytest.fixture
+def handler_module(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAIRN_MODE", "local")
+    monkeypatch.setenv("CAIRN_HOME", str(tmp_path / "lambda-home"))
+    monkeypatch.setenv("CAIRN_ALLOWED_HOSTS", json.dumps([GATEWAY_HOST]))
+    monkeypatch.delenv("POWERTOOLS_METRICS_NAMESPACE", raising=False)
+    sys.modules.pop("functions.api.handler", None)
+    module = importlib.import_module("functions.api.handler")
+    yield module
+    module.app.state.container.close()
+    sys.modules.pop("functions.api.handler", None)
+
+
+def invoke(module, ev: dict[str, Any], n: int) -> tuple[int, dict[str, Any], dict[str, Any]]:
+    response = module.handler(ev, lambda_context(f"req-{n}"))
+    body = json.loads(response["body"]) if response.get("body") else {}
+    headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
+    return response["statusCode"], headers, body
+
+
+def test_initialize_then_recall_succeed_on_consecutive_warm_invocations(handler_module):
+    container = handler_module.app.state.container
+    _, _, key = container.keys.create_team("acme", "ops")
+    admin = container.keys.authenticate(key)
+    from cairn.domain.models import MemoryKind
+    from cairn.services.memories import NewMemory
+
+    deploy = container.memories.remember(
+        admin,
+        NewMemory(MemoryKind.PROCEDURE, "Deploy the shop with make deploy", project="github.com/acme/shop"),
+    )
+
+    status, headers, body = invoke(handler_module, event("mcp_initialize.json", key), 1)
+    assert status == 200, body
+    assert body["result"]["protocolVersion"] == "2025-06-18"
+    assert body["result"]["serverInfo"]["name"] == "cairn"
+    assert "mcp-session-id" not in headers  # stateless: nothing to route back to this instance
+
+    for n in (2, 3):  # warm, and warm again
+        status, _, body = invoke(handler_module, event("mcp_tools_call_recall.json", key), n)
+        assert status == 200, body
+        hits = body["result"]["structuredContent"]["hits"]
+        assert [h["id"] for h in hits] == [deploy.id]
+
+    status, _, body = invoke(handler_module, event("mcp_modern_tools_call_recall.json", key), 4)
+    assert status == 200, body
+    assert body["id"] == 7 and body["result"]["structuredContent"]["hits"][0]["id"] == deploy.id
+
+
+def test_the_gateway_refuses_a_bad_key_and_a_foreign_host(handler_module):
+    status, headers, body = invoke(handler_module, event("mcp_initialize.json", "cairn_wrong"), 1)
+    assert status == 401 and body["error"]["message"] == "invalid API key"
+    assert headers["www-authenticate"] == "Bearer"
+
+    foreign = event("mcp_initialize.json", "cairn_wrong")
+    foreign["headers"]["Host"] = foreign["multiValueHeaders"]["Host"][0] = "evil.example"
+    status, _, body = invoke(handler_module, foreign, 2)
+    assert status == 421 and "CAIRN_ALLOWED_HOSTS" in body["error"]["message"]
