@@ -10,6 +10,7 @@ from cairn.api.limits import BodySizeLimit
 from cairn.api.mcp_server import mcp_router
 from cairn.api.routes import router
 from cairn.api.routes_context import router as context_router
+from cairn.api.routes_uploads import router as uploads_router
 from cairn.bootstrap import Container
 
 
@@ -23,6 +24,7 @@ def create_app(container: Container) -> FastAPI:
     install_error_handlers(app)
     app.include_router(router)
     app.include_router(context_router)
+    app.include_router(uploads_router)
     app.include_router(mcp_router)
     app.add_middleware(
         BodySizeLimit,

@@ -1,0 +1,47 @@
+"""Session routes beyond the listing: one session's pipeline status, and reprocessing it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, ConfigDict
+
+from cairn.api.auth import principal
+from cairn.domain import codec
+from cairn.domain.errors import NotFound, Unavailable
+from cairn.domain.models import KeyScope, Principal
+from cairn.services.memories import require
+from cairn.services.uploads import check_session_id
+
+router = APIRouter(prefix="/v1")
+Caller = Annotated[Principal, Depends(principal)]
+
+
+class ReprocessIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    force: bool = False  # redo every stage instead of resuming from the last stage output
+
+
+@router.get("/sessions/{session_id}")
+def get_session(session_id: str, caller: Caller, request: Request) -> dict:
+    require(caller, KeyScope.READ)
+    check_session_id(session_id)
+    session = request.app.state.container.sessions.get(caller.team_id, session_id)
+    if session is None:
+        raise NotFound(f"no session {session_id}")
+    return codec.encode_session(session)
+
+
+@router.post("/sessions/{session_id}/reprocess", status_code=202)
+def reprocess(session_id: str, caller: Caller, request: Request, body: ReprocessIn | None = None) -> dict:
+    require(caller, KeyScope.WRITE)
+    check_session_id(session_id)
+    container = request.app.state.container
+    session = container.sessions.get(caller.team_id, session_id)
+    if session is None:
+        raise NotFound(f"no session {session_id}")
+    if container.runner is None:
+        raise Unavailable("no pipeline runner is configured on this server")
+    container.runner.start(caller.team_id, session_id, force=bool(body and body.force))
+    return {"session": codec.encode_session(session), "queued": True}

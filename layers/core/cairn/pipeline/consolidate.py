@@ -1,0 +1,353 @@
+"""Consolidate a session's candidates into memories: dedup, contradictions, embed/index, graph, promote.
+
+Order matters. An exact duplicate (same kind and normalised content in the project) is merged first;
+then a candidate that reverses a current decision/preference supersedes it (checked before the
+near-duplicate test, because "use X" and "don't use X" look alike to embeddings); then a near
+duplicate (embedding cosine and word overlap) is merged; anything else becomes a new memory.
+Writes go through MemoryService, which indexes (embeds) them. Merges record the session in
+`details.sessions`, so a memory gains confidence once per session that evidences it and a rerun
+of the same session changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Scope, content_hash
+from cairn.pipeline import keys as k
+from cairn.pipeline.contradictions import contradicts
+from cairn.pipeline.models import Candidate, CandidatesDoc, ChunkResult, ConsolidateResult, EventsDoc
+from cairn.pipeline.stages import PipelineDeps, candidates_key, pipeline_principal
+from cairn.services.memories import MemoryPatch, NewMemory
+
+NEAR_COSINE = 0.90
+NEAR_OVERLAP = 0.6
+CONFIDENCE_STEP = 0.1
+CONFIDENCE_CAP = 0.95
+STANCE_KINDS = frozenset({MemoryKind.DECISION, MemoryKind.PREFERENCE, MemoryKind.PATTERN})
+NEAR_KINDS = frozenset({MemoryKind.DECISION, MemoryKind.PREFERENCE, MemoryKind.PATTERN, MemoryKind.FACT})
+PROMOTE_KINDS = frozenset({MemoryKind.PATTERN, MemoryKind.PREFERENCE})
+PROMOTE_PROJECTS = 3
+PROMOTE_SCAN = 2_000
+_WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+
+@dataclass
+class Outcome:
+    created: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    superseded: list[list[str]] = field(default_factory=list)  # [old, new]
+    relations: int = 0
+    promoted: list[str] = field(default_factory=list)
+    refs: dict[str, str] = field(default_factory=dict)  # candidate ref -> memory id
+
+
+def consolidate(deps: PipelineDeps, chunked: ChunkResult) -> ConsolidateResult:
+    session = deps.session(chunked)
+    out_key = k.stage_key(session, "consolidate", k.digest(chunked.chunk_keys))
+    base = {
+        "team_id": chunked.team_id,
+        "session_id": chunked.session_id,
+        "force": chunked.force,
+        "events_key": chunked.events_key,
+        "output_key": out_key,
+    }
+    if not deps.fresh(chunked, out_key):
+        done = json.loads(deps.blobs.get(out_key))
+        return ConsolidateResult(**base, **done["counts"])
+    events = deps.read(chunked.events_key, EventsDoc)
+    batch: list[Candidate] = []
+    for chunk_key in chunked.chunk_keys:
+        batch.extend(deps.read(candidates_key(session, chunk_key), CandidatesDoc).candidates)
+    run = _Consolidation(deps, session, events)
+    outcome = run.apply(_merge_batch(batch))
+    counts = {
+        "created": len(outcome.created),
+        "merged": len(outcome.merged),
+        "superseded": len(outcome.superseded),
+        "relations": outcome.relations,
+        "promoted": len(outcome.promoted),
+    }
+    deps.blobs.put(
+        out_key,
+        json.dumps(
+            {
+                "counts": counts,
+                "created": outcome.created,
+                "merged": outcome.merged,
+                "superseded": outcome.superseded,
+                "promoted": outcome.promoted,
+                "refs": outcome.refs,
+            }
+        ).encode(),
+        "application/json",
+    )
+    return ConsolidateResult(**base, **counts)
+
+
+def _identity(c: Candidate) -> tuple[str, str]:
+    return c.kind.value, content_hash(c.kind, c.content)
+
+
+def _merge_batch(batch: list[Candidate]) -> list[Candidate]:
+    """One candidate per (kind, content) of this session; run counts of procedures add up."""
+    merged: dict[tuple[str, str], Candidate] = {}
+    for c in batch:
+        key = _identity(c)
+        first = merged.get(key)
+        if first is None:
+            merged[key] = c
+            continue
+        details = dict(first.details)
+        for count in ("success_count", "failure_count"):
+            if count in c.details or count in details:
+                details[count] = int(details.get(count, 0)) + int(c.details.get(count, 0))
+        merged[key] = first.model_copy(
+            update={
+                "details": details,
+                "links": first.links + [lk for lk in c.links if lk not in first.links],
+                "ref": first.ref or c.ref,
+            }
+        )
+    return list(merged.values())
+
+
+class _Consolidation:
+    def __init__(self, deps: PipelineDeps, session, events: EventsDoc) -> None:
+        self.deps = deps
+        self.session = session
+        self.caller = pipeline_principal(session)
+        self.project = session.project
+        self.events = events
+        self.out = Outcome()
+        self._current: dict[MemoryKind, list[Memory]] = {}
+        self._ids: dict[int, str] = {}  # candidate (by identity) -> the memory it became or merged into
+
+    # --- the per-candidate decision ----------------------------------------------------------
+    def apply(self, batch: list[Candidate]) -> Outcome:
+        vectors = self._embed([c for c in batch if c.kind in NEAR_KINDS])
+        touched: list[Memory] = []
+        for c in batch:
+            memory = self._one(c, vectors.get(id(c)))
+            self._ids[id(c)] = memory.id
+            if c.ref:
+                self.out.refs[c.ref] = memory.id
+            touched.append(memory)
+        self._link(batch)
+        self._promote([m for m in touched if m.kind in PROMOTE_KINDS])
+        return self.out
+
+    def _one(self, c: Candidate, vector: list[float] | None) -> Memory:
+        new = self._new_memory(c)
+        existing = self.deps.memory_repo.find_by_hash(
+            self.session.team_id, self.project, content_hash(c.kind, new.content)
+        )
+        if existing is not None and existing.scope is Scope.PROJECT:
+            return self._merge(existing, c)
+        if c.kind in STANCE_KINDS and (old := self._contradicted(c)) is not None:
+            closed, replacement = self.deps.memories.supersede(self.caller, old.id, new)
+            self.out.superseded.append([closed.id, replacement.id])
+            self._forget_current(closed)
+            self._current.setdefault(c.kind, []).append(replacement)
+            return replacement
+        if vector is not None and (near := self._near_duplicate(c, vector)) is not None:
+            return self._merge(near, c)
+        memory = self.deps.memories.remember(self.caller, new)
+        self.out.created.append(memory.id)
+        self._current.setdefault(c.kind, []).append(memory)
+        return memory
+
+    def _new_memory(self, c: Candidate) -> NewMemory:
+        details: dict[str, Any] = dict(c.details)
+        details["sessions"] = [self.session.id]
+        if "success_count" in details:
+            details["runs"] = {
+                self.session.id: [int(details.get("success_count", 0)), int(details.get("failure_count", 0))]
+            }
+        return NewMemory(
+            kind=c.kind,
+            content=c.content,
+            project=self.project,
+            title=c.title,
+            tags=tuple(c.tags),
+            confidence=c.confidence,
+            details=details,
+            provenance=self._provenance(c),
+        )
+
+    def _provenance(self, c: Candidate) -> Provenance:
+        key, start, end = None, c.line_start, c.line_end
+        if c.line_start is not None:
+            for span in self.events.parts:
+                if span.first_line <= c.line_start < span.first_line + span.lines:
+                    key, start = span.key, c.line_start - span.first_line + 1
+                    if c.line_end is not None:
+                        end = c.line_end - span.first_line + 1
+                    break
+        return Provenance(
+            session_id=self.session.id,
+            transcript_key=key,
+            line_start=start,
+            line_end=end,
+            agent=self.session.agent,
+        )
+
+    def _merge(self, memory: Memory, c: Candidate) -> Memory:
+        details = dict(memory.details)
+        sessions = list(details.get("sessions") or [])
+        changed = False
+        confidence = memory.confidence
+        if self.session.id not in sessions:
+            sessions.append(self.session.id)
+            details["sessions"] = sessions
+            confidence = min(CONFIDENCE_CAP, max(memory.confidence, c.confidence) + CONFIDENCE_STEP)
+            changed = True
+        if "success_count" in c.details:
+            runs = dict(details.get("runs") or {})
+            mine = [int(c.details.get("success_count", 0)), int(c.details.get("failure_count", 0))]
+            if runs.get(self.session.id) != mine:
+                runs[self.session.id] = mine
+                details["runs"] = runs
+                details["success_count"] = sum(r[0] for r in runs.values())
+                details["failure_count"] = sum(r[1] for r in runs.values())
+                changed = True
+        if memory.id not in self.out.merged and memory.id not in self.out.created:
+            self.out.merged.append(memory.id)
+        if not changed:
+            return memory
+        return self.deps.memories.update(
+            self.caller, memory.id, MemoryPatch(details=details, confidence=confidence)
+        )
+
+    # --- contradictions ----------------------------------------------------------------------
+    def _current_of(self, kind: MemoryKind) -> list[Memory]:
+        if kind not in self._current:
+            flt = MemoryFilter(
+                project=self.project,
+                include_team_scope=False,
+                kinds=frozenset({kind}),
+                scopes=frozenset({Scope.PROJECT}),
+            )
+            self._current[kind] = list(self.deps.memories.list(self.caller, flt, limit=500).items)
+        return self._current[kind]
+
+    def _forget_current(self, memory: Memory) -> None:
+        for kind_list in self._current.values():
+            kind_list[:] = [m for m in kind_list if m.id != memory.id]
+
+    def _contradicted(self, c: Candidate) -> Memory | None:
+        # newest first: the most recent stance is the one being reversed
+        for m in self._current_of(c.kind):
+            if (
+                m.is_current
+                and m.provenance.session_id != self.session.id
+                and contradicts(c.content, m.content)
+            ):
+                return m
+        return None
+
+    # --- near duplicates ---------------------------------------------------------------------
+    def _embed(self, batch: list[Candidate]) -> dict[int, list[float]]:
+        if not batch or self.deps.embedder is None or self.deps.index is None:
+            return {}
+        vectors = self.deps.embedder.embed([c.content for c in batch])
+        return {id(c): v for c, v in zip(batch, vectors, strict=True)}
+
+    def _near_duplicate(self, c: Candidate, vector: list[float]) -> Memory | None:
+        flt = MemoryFilter(
+            project=self.project,
+            include_team_scope=False,
+            kinds=frozenset({c.kind}),
+            scopes=frozenset({Scope.PROJECT}),
+        )
+        found = self.deps.index.search(self.session.team_id, c.content, vector, flt, 5, 5)  # type: ignore[union-attr]
+        ids = [mid for mid, score in found.semantic if score >= NEAR_COSINE]
+        if not ids:
+            return None
+        memories = self.deps.memory_repo.get_many(self.session.team_id, ids)
+        for mid in ids:
+            m = memories.get(mid)
+            if m is not None and m.is_current and overlap(m.content, c.content) >= NEAR_OVERLAP:
+                return m
+        return None
+
+    # --- graph -------------------------------------------------------------------------------
+    def _link(self, batch: list[Candidate]) -> None:
+        pairs: list[tuple[str, str, str]] = []
+        for c in batch:
+            source = self._ids.get(id(c))
+            for link in c.links:
+                target = self.out.refs.get(link.target_ref)
+                if source and target:
+                    pairs.append((source, link.predicate, target))
+        # a procedure uses what a fact says about the same command (e.g. the URL it serves)
+        by_command: dict[str, list[tuple[MemoryKind, str]]] = {}
+        for c in batch:
+            command = c.details.get("command")
+            memory_id = self._ids.get(id(c))
+            if isinstance(command, str) and memory_id:
+                by_command.setdefault(command, []).append((c.kind, memory_id))
+        for items in by_command.values():
+            procedures = [mid for kind, mid in items if kind is MemoryKind.PROCEDURE]
+            facts = [mid for kind, mid in items if kind is MemoryKind.FACT]
+            pairs.extend((p, "uses", f) for p in procedures for f in facts)
+        for source, predicate, target in dict.fromkeys(pairs):
+            self._relate(source, predicate, target)
+
+    def _relate(self, source: str, predicate: str, target: str) -> None:
+        if source == target:
+            return
+        existing = self.deps.relations.for_memory(self.session.team_id, source, "out")
+        if any(r.predicate == predicate and r.target_id == target for r in existing):
+            return
+        self.deps.memories.relate(self.caller, source, predicate, target)
+        self.out.relations += 1
+
+    # --- promotion ---------------------------------------------------------------------------
+    def _promote(self, memories: list[Memory]) -> None:
+        if not memories:
+            return
+        flt = MemoryFilter(kinds=PROMOTE_KINDS, scopes=frozenset({Scope.PROJECT}))
+        seen: dict[str, list[Memory]] = {}
+        cursor = None
+        scanned = 0
+        while scanned < PROMOTE_SCAN:
+            page = self.deps.memories.list(self.caller, flt, limit=500, cursor=cursor)
+            for m in page.items:
+                seen.setdefault(m.content_hash, []).append(m)
+            scanned += len(page.items)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        for memory in memories:
+            group = seen.get(memory.content_hash, [])
+            projects = sorted({m.project for m in group if m.project})
+            if len(projects) < PROMOTE_PROJECTS:
+                continue
+            if self.deps.memory_repo.find_by_hash(self.session.team_id, None, memory.content_hash):
+                continue  # already team-wide
+            team = self.deps.memories.remember(
+                self.caller,
+                NewMemory(
+                    kind=memory.kind,
+                    content=memory.content,
+                    scope=Scope.TEAM,
+                    title=memory.title,
+                    tags=(*memory.tags, "promoted"),
+                    confidence=min(CONFIDENCE_CAP, max(m.confidence for m in group)),
+                    details={"promoted_from": [m.id for m in group], "projects": projects},
+                    provenance=replace(memory.provenance),
+                ),
+            )
+            self.out.promoted.append(team.id)
+            for m in group:
+                self._relate(m.id, "part-of", team.id)
+
+
+def overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the two texts' words."""
+    wa, wb = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
+    return len(wa & wb) / len(wa | wb) if wa and wb else 0.0

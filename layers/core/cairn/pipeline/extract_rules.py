@@ -1,0 +1,357 @@
+"""The rule-based extractor: deterministic, zero-LLM, and the default locally and in tests.
+
+It learns only from two trustworthy sources: what a person typed on the main thread (preferences,
+decisions, facts they state) and what tools confirmed (commands that succeeded, errors followed by a
+successful retry, URLs a server printed, package versions an installer printed). It never learns
+from the assistant's prose, sub-agent prompts (written by the assistant), system prompts or Cairn's
+own injected context (the parser strips those), nor from errors about the agent's tool protocol.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cairn.domain.models import MemoryKind
+from cairn.pipeline.extractor import ExtractContext, Extraction
+from cairn.pipeline.models import Candidate, CandidateLink, ChunkDoc, EventDoc
+from cairn.pipeline.shell import (
+    VERIFYING,
+    ShellCall,
+    edited_path,
+    first_error_line,
+    is_agent_mechanics_error,
+    is_edit,
+    is_learnable_command,
+    is_shell,
+    shell_calls,
+)
+from cairn.transcripts.model import Role
+from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
+
+_I = re.I
+PREFERENCE = [
+    re.compile(p, _I)
+    for p in (
+        r"\b(?:i|we)\s+(?:always|usually|generally)\s+\w+",
+        r"\b(?:i|we)\s+(?:really\s+|strongly\s+)?prefer\b",
+        r"\b(?:i|we)\s+(?:don'?t|do not|never)\s+(?:want|like|use)\b",
+        r"^(?:please\s+)?(?:always|never)\s+\w+",
+        r"\bplease\s+(?:always\s+|don'?t\s+|do not\s+|never\s+)?(?:use|keep|run|write|avoid)\b",
+        r"^(?:don'?t|do not)\s+(?:ever\s+)?(?:use|add|commit|push|run|touch|change)\b",
+        r"\b(?:always|never)\s+(?:use|run|commit|push|write|add|call|put|mock)\b",
+        r"\bfrom now on\b",
+    )
+]
+DECISION = [
+    re.compile(p, _I)
+    for p in (
+        r"\blet'?s\s+(?:go with|use|switch to|stick with|move to|adopt|keep)\b",
+        r"\bwe(?:'ve| have)?\s+decided\b",
+        r"\b(?:i|we)\s+(?:decided|chose|picked)\b",
+        r"\bwe(?:'ll| will| are going to|'re going to)\s+(?:go with|use|switch to|move to|stick with)\b",
+        r"\bswitch(?:ing|ed)?\s+(?:from\s+\S+(?:\s+\S+){0,3}?\s+)?to\b",
+        r"\binstead of\b",
+        r"\bgo(?:ing)? with\b",
+    )
+]
+FACT_TOKEN = re.compile(
+    r"(https?://\S+|\blocalhost:\d{2,5}\b|\bport\s+\d{2,5}\b|\bv?\d+\.\d+(?:\.\d+)?\b|(?:^|\s)/[\w.-]+/[\w./-]+)",
+    _I,
+)
+FACT_VERB = re.compile(r"\b(is|are|runs?|lives?|listens?|uses?|located|serves?|deployed|hosted|pinned)\b", _I)
+QUESTION = re.compile(r"^(?:should|can|could|would|do|does|is|are|what|why|how|which|where|when)\b", _I)
+ALTERNATIVE = re.compile(
+    r"\b(?:instead of|rather than|switch(?:ing|ed)? from|move away from)\s+([\w.@/+-]+(?:\s[\w.@/+-]+)?)", _I
+)
+RATIONALE = re.compile(r"\b(?:because|since|so that|as it|as they)\b\s*(.+)$", _I)
+SERVED_URL = re.compile(
+    r"(?:Local:|listening on|running (?:on|at)|Uvicorn running on|Serving (?:HTTP )?on|Server running at"
+    r"|started server on|ready on)\s*(https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\])(?::\d+)?[^\s]*)",
+    _I,
+)
+PNPM_ADDED = re.compile(r"^\+\s+(@?[\w./-]+)\s+(\d+\.\d+\.\d+[\w.-]*)", re.M)
+PIP_INSTALLED = re.compile(r"Successfully installed (.+)$", re.M)
+SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_NOISE_MARKERS = (CAIRN_CONTEXT_OPEN, "<system-reminder>", "<tool_use_error>", "[REDACTED_")
+MIN_SENTENCE, MAX_SENTENCE = 12, 320
+
+
+class RuleExtractor:
+    name = "rules"
+
+    def extract(self, chunk: ChunkDoc, ctx: ExtractContext) -> Extraction:
+        out: list[Candidate] = []
+        for event in chunk.events:
+            if event.role is Role.USER and not event.is_sidechain:
+                out.extend(_from_user(event))
+        calls = shell_calls(chunk.events)
+        out.extend(_commands_that_worked(calls))
+        out.extend(_errors_and_fixes(chunk.events, calls))
+        out.extend(_tool_facts(chunk.events, calls))
+        return Extraction(candidates=_unique(out), extractor=self.name)
+
+
+# --- what a person typed ----------------------------------------------------------------------
+def sentences(text: str) -> list[str]:
+    out = []
+    for raw in SENTENCE_SPLIT.split(text):
+        s = _BULLET.sub("", raw).strip().strip("`").strip()
+        if MIN_SENTENCE <= len(s) <= MAX_SENTENCE and not any(m in s for m in _NOISE_MARKERS):
+            out.append(s)
+    return out
+
+
+def _is_question(s: str) -> bool:
+    return s.rstrip().endswith("?") or bool(QUESTION.match(s))
+
+
+def _from_user(event: EventDoc) -> list[Candidate]:
+    # pasted code says nothing about taste
+    text = re.sub(r"```.*?(```|$)", " ", event.text, flags=re.S) if "```" in event.text else event.text
+    found = []
+    for s in sentences(text):
+        if _is_question(s):
+            continue
+        span = {"line_start": event.line_no, "line_end": event.last_line}
+        if any(p.search(s) for p in PREFERENCE):
+            found.append(
+                Candidate(
+                    kind=MemoryKind.PREFERENCE,
+                    content=_sentence(s),
+                    confidence=0.8,
+                    details={"source": "user"},
+                    **span,
+                )
+            )
+        elif any(p.search(s) for p in DECISION):
+            details: dict = {"source": "user"}
+            if m := ALTERNATIVE.search(s):
+                details["alternatives"] = [m.group(1).strip(" .,")]
+            if m := RATIONALE.search(s):
+                details["rationale"] = m.group(1).strip(" .")
+            found.append(
+                Candidate(
+                    kind=MemoryKind.DECISION, content=_sentence(s), confidence=0.75, details=details, **span
+                )
+            )
+        elif FACT_TOKEN.search(s) and FACT_VERB.search(s):
+            found.append(
+                Candidate(
+                    kind=MemoryKind.FACT,
+                    content=_sentence(s),
+                    confidence=0.7,
+                    details={"source": "user"},
+                    **span,
+                )
+            )
+    return found
+
+
+def _sentence(s: str) -> str:
+    s = s.strip()
+    return s[0].upper() + s[1:] if s else s
+
+
+# --- what tools confirmed ---------------------------------------------------------------------
+def _span(call: ShellCall) -> dict:
+    end = call.result.last_line if call.result else call.call.last_line
+    return {"line_start": call.call.line_no, "line_end": end}
+
+
+_VERB = {
+    "test": "Run the tests",
+    "typecheck": "Type-check / lint",
+    "build": "Build",
+    "run": "Start the app",
+    "deploy": "Deploy / migrate",
+}
+
+
+def _commands_that_worked(calls: list[ShellCall]) -> list[Candidate]:
+    by_key: dict[str, list[ShellCall]] = {}
+    for c in calls:
+        if c.category in VERIFYING and is_learnable_command(c.command) and c.result is not None:
+            by_key.setdefault(c.key, []).append(c)
+    out = []
+    for key, runs in by_key.items():
+        ok = [c for c in runs if c.ok]
+        if not ok:
+            continue
+        category = runs[0].category or "run"
+        out.append(
+            Candidate(
+                kind=MemoryKind.PROCEDURE,
+                title=f"{_VERB[category]}: {key}"[:300],
+                content=f"{_VERB[category]} with `{key}`",
+                tags=[category, "command"],
+                confidence=0.6,
+                details={
+                    "command": key,
+                    "category": category,
+                    "steps": [key],
+                    "success_count": len(ok),
+                    "failure_count": len(runs) - len(ok),
+                },
+                ref=f"cmd:{key}",
+                **_span(ok[-1]),
+            )
+        )
+    return out
+
+
+def _errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Candidate]:
+    """A failed command that later succeeded: an episode (what failed) and the fix (what was done between)."""
+    out: list[Candidate] = []
+    handled: set[str] = set()
+    position = {e.seq: i for i, e in enumerate(events)}
+    for i, failed in enumerate(calls):
+        if not failed.failed or failed.key in handled or not is_learnable_command(failed.command):
+            continue
+        if is_agent_mechanics_error(failed.result.text if failed.result else ""):
+            continue
+        later = next((c for c in calls[i + 1 :] if c.key == failed.key and c.ok), None)
+        if later is None:
+            continue  # unresolved in this chunk; the reflect stage reports it at session level
+        handled.add(failed.key)
+        error = first_error_line(failed.result.text if failed.result else "")
+        between = events[position[failed.call.seq] + 1 : position[later.call.seq]]
+        steps = _fix_steps(between, failed.key)
+        ref = f"err:{failed.key}"
+        out.append(
+            Candidate(
+                kind=MemoryKind.EPISODE,
+                title=f"`{failed.key}` failed: {error}"[:300],
+                content=f"`{failed.key}` failed with: {error}",
+                tags=["error", failed.category or "command"],
+                confidence=0.6,
+                details={"outcome": "fixed", "error": error, "command": failed.key},
+                ref=ref,
+                line_start=failed.call.line_no,
+                line_end=(later.result or later.call).last_line,
+            )
+        )
+        if steps:
+            out.append(
+                Candidate(
+                    kind=MemoryKind.PROCEDURE,
+                    title=f"Fix for `{failed.key}`: {error}"[:300],
+                    content=f'When `{failed.key}` fails with "{error}": '
+                    + "; ".join(steps)
+                    + f"; then `{failed.key}` succeeds",
+                    tags=["fix", failed.category or "command"],
+                    confidence=0.65,
+                    details={
+                        "steps": [*steps, failed.key],
+                        "fixes_error": error,
+                        "command": failed.key,
+                        "success_count": 1,
+                        "failure_count": 0,
+                    },
+                    links=[CandidateLink(predicate="fixes", target_ref=ref)],
+                    line_start=failed.call.line_no,
+                    line_end=(later.result or later.call).last_line,
+                )
+            )
+    return out
+
+
+def _fix_steps(between: list[EventDoc], failing_key: str) -> list[str]:
+    results = {e.tool_call_id: e for e in between if e.role is Role.TOOL_RESULT and e.tool_call_id}
+    steps: list[str] = []
+    for e in between:
+        result = results.get(e.tool_call_id or "")
+        if result is None or result.is_error:
+            continue
+        if is_edit(e) and (path := edited_path(e)):
+            step = f"edit {path}"
+        elif is_shell(e):
+            calls = shell_calls([e, result])
+            if not calls or calls[0].key == failing_key or calls[0].category is None:
+                continue  # exploration (ls, cat, grep) is not part of a fix
+            if not is_learnable_command(calls[0].command):
+                continue
+            step = f"run `{calls[0].key}`"
+        else:
+            continue
+        if step not in steps:
+            steps.append(step)
+    return steps[:8]
+
+
+BACKGROUND_ID = re.compile(r"running in background with ID:\s*(\S+)", _I)
+
+
+def _background_output(events: list[EventDoc]) -> dict[str, str]:
+    """Output of background commands, read later through a BashOutput-style tool, by background id."""
+    results = {e.tool_call_id: e for e in events if e.role is Role.TOOL_RESULT and e.tool_call_id}
+    out: dict[str, str] = {}
+    for e in events:
+        if (
+            e.role is Role.TOOL_CALL
+            and isinstance(e.tool_input, dict)
+            and (bid := e.tool_input.get("bash_id"))
+        ):
+            result = results.get(e.tool_call_id or "")
+            if result is not None and not result.is_error:
+                out[str(bid)] = out.get(str(bid), "") + "\n" + result.text
+    return out
+
+
+def _tool_facts(events: list[EventDoc], calls: list[ShellCall]) -> list[Candidate]:
+    out = []
+    background = _background_output(events)
+    for c in calls:
+        if not c.ok or c.result is None:
+            continue
+        output = c.result.text
+        if (bg := BACKGROUND_ID.search(output)) and bg.group(1) in background:
+            output += background[bg.group(1)]
+        if c.category == "run" and (m := SERVED_URL.search(output)):
+            url = m.group(1).rstrip("/.,")
+            out.append(
+                Candidate(
+                    kind=MemoryKind.FACT,
+                    content=f"`{c.key}` serves the app at {url}",
+                    title=f"App URL: {url}",
+                    tags=["url"],
+                    confidence=0.7,
+                    details={"source": "tool", "url": url, "command": c.key},
+                    **_span(c),
+                )
+            )
+        if c.category in ("install", "scaffold") and (versions := _versions(output)):
+            listed = ", ".join(f"{n} {v}" for n, v in versions)
+            out.append(
+                Candidate(
+                    kind=MemoryKind.FACT,
+                    content=f"Installed versions: {listed}",
+                    title="Installed package versions",
+                    tags=["versions"],
+                    confidence=0.7,
+                    details={"source": "tool", "command": c.key, "versions": dict(versions)},
+                    **_span(c),
+                )
+            )
+    return out
+
+
+def _versions(text: str, limit: int = 6) -> list[tuple[str, str]]:
+    found = [(m.group(1), m.group(2)) for m in PNPM_ADDED.finditer(text)]
+    for m in PIP_INSTALLED.finditer(text):
+        for item in m.group(1).split():
+            name, _, version = item.rpartition("-")
+            if name and version[:1].isdigit():
+                found.append((name, version))
+    return list(dict.fromkeys(found))[:limit]
+
+
+def _unique(candidates: list[Candidate]) -> list[Candidate]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for c in candidates:
+        key = (c.kind.value, " ".join(c.content.lower().split()))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out

@@ -1,0 +1,282 @@
+"""Reflect on a whole session: a reflection memory, the next handoff, unresolved errors, mined procedures.
+
+The handoff is what the next session of the project is told first: the last request, the next steps
+(the agent's own open todo/plan items and "next steps" it wrote), open questions it asked, and errors
+that never stopped failing. One reflection and one handoff per session: a later part of the same
+session supersedes the earlier ones, so re-learning a growing session never piles them up.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Scope, content_hash
+from cairn.pipeline import keys as k
+from cairn.pipeline.consolidate import _Consolidation
+from cairn.pipeline.mine_tools import mine_procedures
+from cairn.pipeline.models import Candidate, ConsolidateResult, EventDoc, EventsDoc, ReflectResult
+from cairn.pipeline.shell import (
+    edited_path,
+    first_error_line,
+    is_agent_mechanics_error,
+    is_edit,
+    is_learnable_command,
+    shell_calls,
+)
+from cairn.pipeline.stages import PipelineDeps, pipeline_principal
+from cairn.services.handoffs import HandoffNote, HandoffService
+from cairn.services.memories import NewMemory
+from cairn.transcripts.model import Role
+
+PLAN_TOOLS = frozenset({"todowrite", "update_plan"})
+_NEXT_HEADING = re.compile(r"^\s*#*\s*\**\s*next steps?\b.*$", re.I | re.M)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
+MAX_ITEMS = 8
+
+
+def reflect(deps: PipelineDeps, done: ConsolidateResult) -> ReflectResult:
+    session = deps.session(done)
+    out_key = k.stage_key(session, "reflect", k.chunk_id_of(done.events_key))
+    base = {
+        "team_id": done.team_id,
+        "session_id": done.session_id,
+        "force": done.force,
+        "output_key": out_key,
+    }
+    if not deps.fresh(done, out_key):
+        return ReflectResult(**base, **json.loads(deps.blobs.get(out_key)))
+    doc = deps.read(done.events_key, EventsDoc)
+    events = doc.events
+    consolidation = _Consolidation(deps, session, doc)
+    mined = mine_procedures(events)
+    unresolved = unresolved_errors(events)
+    episodes = [
+        Candidate(
+            kind=MemoryKind.EPISODE,
+            content=f"`{u['command']}` still fails with: {u['error']}",
+            title=f"Unresolved: `{u['command']}`"[:300],
+            tags=["error", "unresolved"],
+            confidence=0.6,
+            details={
+                "outcome": "unresolved",
+                "error": u["error"],
+                "command": u["command"],
+                "attempts": u["attempts"],
+            },
+            line_start=u["line_start"],
+            line_end=u["line_end"],
+        )
+        for u in unresolved
+    ]
+    consolidation.apply(mined + episodes)
+    summary = summarise(events, unresolved)
+    reflection = _once_per_session(
+        deps,
+        session,
+        MemoryKind.REFLECTION,
+        reflection_text(session, summary),
+        {
+            k2: summary[k2]
+            for k2 in ("requests", "tools", "files_edited", "errors_fixed", "unresolved_errors")
+        },
+    )
+    handoff = _handoff(deps, session, summary, unresolved)
+    result = {"reflection_id": reflection.id, "handoff_id": handoff.id, "procedures": len(mined)}
+    deps.blobs.put(out_key, json.dumps(result).encode(), "application/json")
+    return ReflectResult(**base, **result)
+
+
+def _once_per_session(deps: PipelineDeps, session, kind: MemoryKind, content: str, details: dict) -> Memory:
+    caller = pipeline_principal(session)
+    new = NewMemory(
+        kind=kind,
+        content=content,
+        project=session.project,
+        confidence=0.7,
+        title=f"{kind.value.capitalize()} of session {session.id}"[:300],
+        details={**details, "session_id": session.id},
+        provenance=consolidation_provenance(session),
+    )
+    flt = MemoryFilter(
+        project=session.project,
+        include_team_scope=False,
+        kinds=frozenset({kind}),
+        scopes=frozenset({Scope.PROJECT}),
+        session_id=session.id,
+    )
+    earlier = list(deps.memories.list(caller, flt, limit=10).items)
+    same = next((m for m in earlier if m.content_hash == content_hash(kind, content)), None)
+    if same is not None:
+        return same
+    if earlier:
+        return deps.memories.supersede(caller, earlier[0].id, new)[1]
+    return deps.memories.remember(caller, new)
+
+
+def _handoff(
+    deps: PipelineDeps, session, summary: dict[str, Any], unresolved: list[dict[str, Any]]
+) -> Memory:
+    """The session's handoff, saved the way agents save theirs (one waiting per project and agent)."""
+    content = handoff_text(summary, unresolved)
+    caller = pipeline_principal(session)
+    flt = MemoryFilter(
+        project=session.project,
+        include_team_scope=False,
+        kinds=frozenset({MemoryKind.HANDOFF}),
+        session_id=session.id,
+        include_superseded=True,
+    )
+    for m in deps.memories.list(caller, flt, limit=50).items:
+        if m.content_hash == content_hash(MemoryKind.HANDOFF, content):
+            return m  # this very handoff was saved (and maybe delivered) already: a rerun changes nothing
+    note = HandoffNote(
+        project=session.project,
+        summary=content,
+        agent=session.agent,
+        next_steps=tuple(summary["next_steps"]),
+        open_questions=tuple(summary["open_questions"]),
+        errors=tuple(f"`{u['command']}`: {u['error']}" for u in unresolved),
+        session_id=session.id,
+    )
+    return HandoffService(deps.memories, deps.clock).save_handoff(caller, note)
+
+
+def consolidation_provenance(session):
+    from cairn.domain.models import Provenance
+
+    last = session.transcript_keys[-1] if session.transcript_keys else None
+    return Provenance(session_id=session.id, transcript_key=last, agent=session.agent)
+
+
+# --- what happened ----------------------------------------------------------------------------
+def unresolved_errors(events: list[EventDoc]) -> list[dict[str, Any]]:
+    """Commands whose last run in the session failed (errors about the agent's tool protocol aside)."""
+    last: dict[str, Any] = {}
+    attempts: dict[str, int] = {}
+    for c in shell_calls(events):
+        if c.result is None or not is_learnable_command(c.command):
+            continue
+        if c.failed and is_agent_mechanics_error(c.result.text):
+            continue
+        attempts[c.key] = attempts.get(c.key, 0) + (1 if c.failed else 0)
+        last[c.key] = c
+    out = []
+    for key, c in last.items():
+        if c.failed and c.category is not None:
+            out.append(
+                {
+                    "command": key,
+                    "error": first_error_line(c.result.text),
+                    "attempts": attempts[key],
+                    "line_start": c.call.line_no,
+                    "line_end": c.result.last_line,
+                }
+            )
+    return out[:MAX_ITEMS]
+
+
+def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[str, Any]:
+    requests = [
+        e.text.strip() for e in events if e.role is Role.USER and not e.is_sidechain and e.text.strip()
+    ]
+    tools: dict[str, int] = {}
+    for e in events:
+        if e.role is Role.TOOL_CALL and e.tool_name:
+            tools[e.tool_name] = tools.get(e.tool_name, 0) + 1
+    results = {e.tool_call_id: e for e in events if e.role is Role.TOOL_RESULT and e.tool_call_id}
+    files = []
+    for e in events:
+        result = results.get(e.tool_call_id or "")
+        if (
+            is_edit(e)
+            and result is not None
+            and not result.is_error
+            and (p := edited_path(e))
+            and p not in files
+        ):
+            files.append(p)
+    fixed = []
+    failed_keys = set()
+    for c in shell_calls(events):
+        if c.category is None:
+            continue  # exploration (ls, cat, grep) failing is not an error worth remembering
+        if c.failed and not is_agent_mechanics_error(c.result.text if c.result else ""):
+            failed_keys.add(c.key)
+        elif c.ok and c.key in failed_keys and c.key not in fixed:
+            fixed.append(c.key)
+    main_replies = [e for e in events if e.role is Role.ASSISTANT and not e.is_sidechain]
+    last_reply = main_replies[-1].text if main_replies else ""
+    return {
+        "requests": [r[:300] for r in requests[:MAX_ITEMS]],
+        "last_request": requests[-1][:500] if requests else None,
+        "tools": dict(sorted(tools.items(), key=lambda kv: -kv[1])[:12]),
+        "files_edited": files[:20],
+        "errors_fixed": fixed[:MAX_ITEMS],
+        "unresolved_errors": [u["command"] for u in unresolved],
+        "next_steps": next_steps(events, last_reply),
+        "open_questions": open_questions(last_reply),
+    }
+
+
+def next_steps(events: list[EventDoc], last_reply: str) -> list[str]:
+    """Open items of the agent's last plan/todo list, then the "next steps" it wrote in its last reply."""
+    steps: list[str] = []
+    plans = [
+        e
+        for e in events
+        if e.role is Role.TOOL_CALL
+        and (e.tool_name or "").lower() in PLAN_TOOLS
+        and isinstance(e.tool_input, dict)
+    ]
+    main_plans = [e for e in plans if not e.is_sidechain] or plans
+    if main_plans:
+        items = main_plans[-1].tool_input.get("todos") or main_plans[-1].tool_input.get("plan") or []  # type: ignore[union-attr]
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and item.get("status") not in ("completed", "done"):
+                text = item.get("content") or item.get("step")
+                if text:
+                    steps.append(str(text)[:200])
+    if m := _NEXT_HEADING.search(last_reply):
+        for line in last_reply[m.end() :].splitlines():
+            if b := _BULLET.match(line):
+                steps.append(b.group(1).strip()[:200])
+            elif line.strip() and steps:
+                break
+    return list(dict.fromkeys(steps))[:MAX_ITEMS]
+
+
+def open_questions(last_reply: str) -> list[str]:
+    qs = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", last_reply) if s.strip().endswith("?")]
+    return [q[:300] for q in qs][:MAX_ITEMS]
+
+
+def reflection_text(session, s: dict[str, Any]) -> str:
+    parts = [f"Session {session.id} ({session.agent})."]
+    if s["requests"]:
+        parts.append("Asked: " + " | ".join(r[:120] for r in s["requests"][:4]) + ".")
+    if s["files_edited"]:
+        parts.append(f"Edited {len(s['files_edited'])} files, e.g. " + ", ".join(s["files_edited"][:4]) + ".")
+    if s["errors_fixed"]:
+        parts.append("Fixed failures of: " + ", ".join(f"`{c}`" for c in s["errors_fixed"][:4]) + ".")
+    if s["unresolved_errors"]:
+        parts.append("Still failing: " + ", ".join(f"`{c}`" for c in s["unresolved_errors"][:4]) + ".")
+    if s["tools"]:
+        parts.append("Tools: " + ", ".join(f"{n}×{c}" for n, c in list(s["tools"].items())[:6]) + ".")
+    return " ".join(parts)
+
+
+def handoff_text(s: dict[str, Any], unresolved: list[dict[str, Any]]) -> str:
+    parts = []
+    if s["last_request"]:
+        parts.append(f"Last request: {s['last_request'][:300]}")
+    if s["next_steps"]:
+        parts.append("Next steps: " + "; ".join(s["next_steps"]))
+    if s["open_questions"]:
+        parts.append("Open questions: " + " ".join(s["open_questions"]))
+    if unresolved:
+        parts.append(
+            "Unresolved errors: " + "; ".join(f"`{u['command']}` fails with {u['error']}" for u in unresolved)
+        )
+    return "\n".join(parts) or "Nothing left open in this session."

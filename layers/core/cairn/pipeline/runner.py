@@ -1,0 +1,132 @@
+"""Local orchestration: run the stages of a session in order, in one background worker thread.
+
+Uploads call `start` after the transcript is stored, so a crash or a failed stage never loses it:
+the session is marked failed with the reason and `cairn reprocess` runs it again. One worker thread
+runs sessions one after another (the stages are CPU-bound and the machine is shared); a part that
+arrives while its session is being learned queues the session again.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from typing import Any
+
+from cairn.pipeline.consolidate import consolidate
+from cairn.pipeline.models import ExtractInput, SessionRef
+from cairn.pipeline.reflect import reflect
+from cairn.pipeline.stages import PipelineDeps, chunk, extract, parse
+from cairn.pipeline.status import failure, mark
+
+log = logging.getLogger(__name__)
+
+
+def run_stages(deps: PipelineDeps, ref: SessionRef) -> dict[str, Any]:
+    """Every stage in order; returns stats per stage. Raises with `.stage` set on the first failure."""
+    stats: dict[str, Any] = {}
+    stage = "parse"
+    try:
+        parsed = parse(deps, ref)
+        stats["parse"] = {"parts": parsed.parts, "events": parsed.events}
+        stage = "chunk"
+        chunked = chunk(deps, parsed)
+        stats["chunk"] = {"chunks": len(chunked.chunk_keys)}
+        stage = "extract"
+        extracted = [extract(deps, ExtractInput(**_ref(ref), chunk_key=key)) for key in chunked.chunk_keys]
+        stats["extract"] = {
+            "candidates": sum(e.candidates for e in extracted),
+            "extractors": sorted({e.extractor for e in extracted}),
+            "queued_for_llm": sum(e.queued_for_llm for e in extracted),
+        }
+        stage = "consolidate"
+        done = consolidate(deps, chunked)
+        stats["consolidate"] = done.model_dump(
+            include={"created", "merged", "superseded", "relations", "promoted"}
+        )
+        stage = "reflect"
+        reflected = reflect(deps, done)
+        stats["reflect"] = reflected.model_dump(include={"reflection_id", "handoff_id", "procedures"})
+    except BaseException as exc:
+        exc.stage = stage  # type: ignore[attr-defined]
+        raise
+    return stats
+
+
+def _ref(ref: SessionRef) -> dict[str, Any]:
+    return {"team_id": ref.team_id, "session_id": ref.session_id, "force": ref.force}
+
+
+class InlinePipelineRunner:
+    def __init__(self, deps: PipelineDeps) -> None:
+        self.deps = deps
+        self._queue: queue.Queue[SessionRef | None] = queue.Queue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._pending: set[tuple[str, str]] = set()
+        self._idle = threading.Condition(self._lock)
+        self._busy = 0
+
+    def start(self, team_id: str, session_id: str, force: bool = False) -> None:
+        """Queue a session for learning; returns at once."""
+        with self._lock:
+            if (team_id, session_id) in self._pending and not force:
+                return
+            self._pending.add((team_id, session_id))
+            self._busy += 1
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._work, name="cairn-pipeline", daemon=True)
+                self._thread.start()
+        self._queue.put(SessionRef(team_id=team_id, session_id=session_id, force=force))
+
+    def run(self, team_id: str, session_id: str, force: bool = False):
+        """Learn from a session now, in this thread; returns the session with its final status."""
+        ref = SessionRef(team_id=team_id, session_id=session_id, force=force)
+        before = mark(self.deps, ref, "processing")
+        if before is None:
+            return None
+        try:
+            stats = run_stages(self.deps, ref)
+        except Exception as exc:
+            stage = getattr(exc, "stage", "pipeline")
+            log.warning(
+                "learning from session %s failed in %s: %s",
+                session_id,
+                stage,
+                exc,
+                exc_info=not hasattr(exc, "code"),
+            )
+            return mark(self.deps, ref, "failed", error=failure(stage, exc))
+        after = self.deps.sessions.get(team_id, session_id)
+        if after is not None and after.transcript_keys != before.transcript_keys:
+            mark(self.deps, ref, "received", **stats, error=None)
+            self.start(team_id, session_id)  # a part arrived meanwhile: learn again with it
+            return self.deps.sessions.get(team_id, session_id)
+        return mark(self.deps, ref, "learned", **stats, error=None)
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Block until every queued session has been processed (tests, `--wait` in-process)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._busy == 0, timeout)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop the worker after the session it is learning (the store is closed right after)."""
+        self._queue.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _work(self) -> None:
+        while True:
+            ref = self._queue.get()
+            if ref is None:
+                return
+            with self._lock:
+                self._pending.discard((ref.team_id, ref.session_id))
+            try:
+                self.run(ref.team_id, ref.session_id, ref.force)
+            except Exception:  # never let one session stop the worker
+                log.exception("pipeline worker error on session %s", ref.session_id)
+            finally:
+                with self._idle:
+                    self._busy -= 1
+                    self._idle.notify_all()

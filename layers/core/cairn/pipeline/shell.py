@@ -1,0 +1,189 @@
+"""Shell tool calls in a transcript: which calls ran a command, what the command was, what kind of step.
+
+Agents name their shell tool differently (Claude Code `Bash`, Codex `shell`/`exec_command`/`local_shell`)
+and pass the command as a string, a JSON string or an argv list. The learning stages ask only: which
+command, did it succeed, and is it a test/build/run/... step or mere exploration (ls, cat, grep).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+
+from cairn.pipeline.models import EventDoc
+from cairn.transcripts.model import Role
+
+SHELL_TOOLS = frozenset(
+    {
+        "bash",
+        "shell",
+        "exec_command",
+        "local_shell",
+        "shell_command",
+        "container.exec",
+        "run_shell_command",
+        "run_terminal_cmd",
+        "terminal",
+        "execute_command",
+    }
+)
+EDIT_TOOLS = frozenset(
+    {"edit", "multiedit", "write", "apply_patch", "str_replace_based_edit_tool", "notebookedit"}
+)
+MAX_COMMAND_CHARS = 300
+
+_CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern))
+    for name, pattern in (
+        (
+            "scaffold",
+            r"\b(create-next-app|create-react-app|create-vite|npm create|npm init|pnpm create|yarn create"
+            r"|cargo new|cargo init|rails new|django-admin startproject|uv init|poetry new)\b",
+        ),
+        (
+            "test",
+            r"\b(pytest|tox|nox|jest|vitest|mocha|rspec|phpunit|go test|cargo test|ctest|npm (?:run )?test"
+            r"|pnpm (?:run )?test|yarn test|bun test|make test|mvn test|gradlew? test"
+            r"|python3? -m (?:pytest|unittest)"
+            r"|dotnet test)\b",
+        ),
+        (
+            "typecheck",
+            r"\b(tsc|mypy|pyright|ruff|eslint|flake8|pylint|clippy|golangci-lint|npm run lint"
+            r"|pnpm (?:run )?lint|yarn lint|cargo check)\b",
+        ),
+        (
+            "build",
+            r"\b(npm run build|pnpm (?:run )?build|yarn build|next build|vite build|webpack|cargo build"
+            r"|go build|mvn (?:package|install)|gradlew? build|python3? -m build|docker build|cdk synth"
+            r"|make)\b",
+        ),
+        (
+            "run",
+            r"\b(npm run dev|npm start|pnpm (?:run )?dev|pnpm start|yarn dev|yarn start|next dev|uvicorn"
+            r"|gunicorn|flask run|manage\.py runserver|cargo run|go run|docker compose up|docker-compose up"
+            r"|rails s(?:erver)?)\b",
+        ),
+        (
+            "deploy",
+            r"\b(alembic upgrade|prisma migrate|manage\.py migrate|cdk deploy|terraform apply"
+            r"|kubectl apply|serverless deploy|sam deploy)\b",
+        ),
+        (
+            "install",
+            r"\b(npm (?:install|i|ci)|pnpm (?:add|install|i)|yarn add|yarn install|pip3? install"
+            r"|uv (?:add|sync|pip install)|poetry (?:add|install)|cargo add|go get|bundle install)\b",
+        ),
+    )
+)
+# steps that run, build or verify something: what "a command that worked" means
+VERIFYING = frozenset({"test", "typecheck", "build", "run", "deploy"})
+
+
+@dataclass(frozen=True, slots=True)
+class ShellCall:
+    call: EventDoc
+    result: EventDoc | None
+    command: str
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None and not self.result.is_error
+
+    @property
+    def failed(self) -> bool:
+        return self.result is not None and self.result.is_error
+
+    @property
+    def category(self) -> str | None:
+        return categorise(self.command)
+
+    @property
+    def key(self) -> str:
+        return command_key(self.command)
+
+
+def is_shell(event: EventDoc) -> bool:
+    return event.role is Role.TOOL_CALL and (event.tool_name or "").lower() in SHELL_TOOLS
+
+
+def is_edit(event: EventDoc) -> bool:
+    return event.role is Role.TOOL_CALL and (event.tool_name or "").lower() in EDIT_TOOLS
+
+
+def command_of(event: EventDoc) -> str | None:
+    """The command line a shell tool call ran, or None when there is none to read."""
+    raw = event.tool_input
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return raw.strip() or None
+    if not isinstance(raw, dict):
+        return None
+    value = raw.get("command", raw.get("cmd"))
+    if isinstance(value, list):
+        parts = [str(p) for p in value]
+        if (
+            len(parts) >= 3
+            and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh")
+            and parts[1] in ("-lc", "-c")
+        ):
+            return parts[2].strip() or None
+        return shlex.join(parts) or None
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def edited_path(event: EventDoc) -> str | None:
+    raw = event.tool_input
+    if isinstance(raw, dict):
+        path = raw.get("file_path") or raw.get("path") or raw.get("notebook_path")
+        return str(path) if path else None
+    return None
+
+
+def categorise(command: str) -> str | None:
+    for name, pattern in _CATEGORIES:
+        if pattern.search(command):
+            return name
+    return None
+
+
+def command_key(command: str) -> str:
+    """Two runs of "the same command" compare equal: whitespace folded."""
+    return " ".join(command.split())
+
+
+def is_learnable_command(command: str) -> bool:
+    """Short, single-line commands only: heredocs and scripts are one-offs, not procedures."""
+    return len(command) <= MAX_COMMAND_CHARS and "\n" not in command and "<<" not in command
+
+
+def shell_calls(events: list[EventDoc]) -> list[ShellCall]:
+    """Shell calls in order, each paired with its result (matched by tool_call_id)."""
+    results = {e.tool_call_id: e for e in events if e.role is Role.TOOL_RESULT and e.tool_call_id}
+    calls = []
+    for e in events:
+        if is_shell(e):
+            command = command_of(e)
+            if command:
+                calls.append(ShellCall(e, results.get(e.tool_call_id or ""), command))
+    return calls
+
+
+def is_agent_mechanics_error(text: str) -> bool:
+    """Errors about the agent's own tool protocol (e.g. "File has not been read yet"), not the project."""
+    return "<tool_use_error>" in text or text.strip() in ("", "Error")
+
+
+def first_error_line(text: str, limit: int = 240) -> str:
+    """The most telling line of an error output: one that says error/failed, else the last non-noise line."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    noise = re.compile(r"^(npm warn|npm WARN|warning:|\s*at\s|>\s)", re.I)
+    useful = [ln for ln in lines if not noise.match(ln)]
+    for ln in useful:
+        if re.search(r"\b(error|failed|failure|exception|cannot|not found|traceback)\b", ln, re.I):
+            return ln[:limit]
+    return (useful[-1] if useful else (lines[-1] if lines else ""))[:limit]

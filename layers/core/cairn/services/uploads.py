@@ -1,0 +1,161 @@
+"""Transcript uploads: hand out a presigned upload confined to the caller's team, then record what arrived.
+
+A client (the capture hooks, `cairn ingest`) asks for an upload of one transcript *part* of one session;
+parts are append-only slices of the agent's transcript, numbered from 1. The object key is built here,
+from the caller's Principal and a slug of the project, never from a key the client sends, so a key of
+one team can only ever write under `teams/<its team>/`. The session is recorded (or updated) when the
+upload is granted; the part is added to it once the object is actually stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.models import KeyScope, Principal, Session, utcnow
+from cairn.domain.ports import BlobStore, SessionRepository, UploadTarget
+from cairn.services.memories import require
+
+TRANSCRIPT_CONTENT_TYPE = "application/gzip"
+AGENTS = frozenset({"claude-code", "codex", "cursor", "gemini-cli", "opencode", "generic"})
+MAX_PARTS = 10_000
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_SLUG_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+_PART_KEY = re.compile(
+    r"^teams/(?P<team>[^/]+)/projects/(?P<slug>[^/]+)/sessions/(?P<session>[^/]+)/transcript-(?P<part>\d+)\.jsonl\.gz$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class UploadRequest:
+    agent: str
+    session_id: str
+    project: str
+    part: int
+    size: int
+    content_type: str = TRANSCRIPT_CONTENT_TYPE
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptPart:
+    """What an object key of a transcript part names."""
+
+    team_id: str
+    project_slug: str
+    session_id: str
+    part: int
+
+    @property
+    def session_prefix(self) -> str:
+        return f"teams/{self.team_id}/projects/{self.project_slug}/sessions/{self.session_id}/"
+
+
+def project_slug(project: str) -> str:
+    """A readable, key-safe name for a project key, unique thanks to a short hash of the exact key."""
+    readable = _SLUG_UNSAFE.sub("-", project.strip().lower()).strip("-.")[:60] or "project"
+    digest = hashlib.sha256(project.strip().encode()).hexdigest()[:10]
+    return f"{readable}-{digest}"
+
+
+def session_prefix(team_id: str, project: str, session_id: str) -> str:
+    return f"teams/{team_id}/projects/{project_slug(project)}/sessions/{session_id}/"
+
+
+def transcript_key(team_id: str, project: str, session_id: str, part: int) -> str:
+    return f"{session_prefix(team_id, project, session_id)}transcript-{part}.jsonl.gz"
+
+
+def parse_transcript_key(key: str) -> TranscriptPart | None:
+    m = _PART_KEY.match(key)
+    if m is None:
+        return None
+    return TranscriptPart(m["team"], m["slug"], m["session"], int(m["part"]))
+
+
+def check_session_id(session_id: str) -> None:
+    if not _SESSION_ID.match(session_id or ""):
+        raise InvalidInput("session_id must be 1-128 letters, digits, '.', '_' or '-'", session_id=session_id)
+
+
+class UploadService:
+    def __init__(
+        self,
+        blobs: BlobStore,
+        sessions: SessionRepository,
+        max_upload_bytes: int,
+        url_ttl_s: int,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self._blobs = blobs
+        self._sessions = sessions
+        self._max = max_upload_bytes
+        self._ttl = url_ttl_s
+        self._clock = clock
+
+    def request_upload(self, caller: Principal, req: UploadRequest) -> UploadTarget:
+        require(caller, KeyScope.WRITE)
+        agent = req.agent.strip().lower()
+        if agent not in AGENTS:
+            raise InvalidInput(f"unknown agent {req.agent!r}", allowed=sorted(AGENTS))
+        check_session_id(req.session_id)
+        project = req.project.strip()
+        if not project or len(project) > 300:
+            raise InvalidInput("project must be 1-300 characters")
+        if not 1 <= req.part <= MAX_PARTS:
+            raise InvalidInput(f"part must be between 1 and {MAX_PARTS}")
+        if req.content_type != TRANSCRIPT_CONTENT_TYPE:
+            raise InvalidInput(f"content_type must be {TRANSCRIPT_CONTENT_TYPE}", got=req.content_type)
+        if not 1 <= req.size <= self._max:
+            raise InvalidInput(f"bytes must be between 1 and {self._max}", limit=self._max)
+        self._record_session(caller, agent, req.session_id, project)
+        key = transcript_key(caller.team_id, project, req.session_id, req.part)
+        return self._blobs.presign_upload(key, min(req.size, self._max), TRANSCRIPT_CONTENT_TYPE, self._ttl)
+
+    def _record_session(self, caller: Principal, agent: str, session_id: str, project: str) -> Session:
+        now = self._clock()
+        existing = self._sessions.get(caller.team_id, session_id)
+        if existing is None:
+            session = Session(
+                id=session_id,
+                team_id=caller.team_id,
+                project=project,
+                agent=agent,
+                member=caller.member,
+                started_at=now,
+                status="received",
+                updated_at=now,
+            )
+        elif existing.project != project:
+            raise Conflict(
+                "this session was uploaded for another project",
+                session_id=session_id,
+                project=existing.project,
+            )
+        else:
+            session = replace(existing, updated_at=now)
+        self._sessions.put(session)
+        return session
+
+    def part_stored(self, key: str) -> Session | None:
+        """Record a stored transcript part on its session (the team comes from the key, which we signed)."""
+        part = parse_transcript_key(key)
+        if part is None:
+            return None
+        session = self._sessions.get(part.team_id, part.session_id)
+        if session is None:
+            return None
+        keys = tuple(sorted(set(session.transcript_keys) | {key}, key=_part_number))
+        now = self._clock()
+        # a new part means there is something new to learn, whatever the last run said
+        updated = replace(session, transcript_keys=keys, ended_at=now, updated_at=now, status="received")
+        self._sessions.put(updated)
+        return updated
+
+
+def _part_number(key: str) -> int:
+    part = parse_transcript_key(key)
+    return part.part if part else 0
