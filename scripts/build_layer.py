@@ -6,7 +6,7 @@
 pip downloads manylinux wheels for CPython 3.12 on x86_64 (the Lambda runtime and architecture set in
 infra/platform.py) from the exact lock ``infra/layer/requirements.txt`` with ``--no-deps`` (the lock is the
 whole closure), then ``layers/core/cairn`` is copied next to them. ``cdk deploy`` packages ``build/layer``
-with ``Code.from_asset``. Needs PyPI; prints the unzipped size (Lambda's limit is 250 MB for function + layers).
+with ``Code.from_asset``. Needs PyPI; prints the unzipped size (Lambda's limit: 250 MB for function + layers).
 """
 
 from __future__ import annotations

@@ -1,0 +1,107 @@
+"""API Gateway: routing, REQUEST authorizer, throttling, logging."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk.assertions import Match
+
+from tests.infra.conftest import function_by_service, resources
+
+pytestmark = pytest.mark.infra
+
+
+def _paths(template: dict) -> dict[str, str]:
+    """logical id of each API Gateway resource -> its full path."""
+    api_resources = resources(template, "AWS::ApiGateway::Resource")
+    paths: dict[str, str] = {}
+
+    def path_of(logical_id: str) -> str:
+        if logical_id not in api_resources:  # the RestApi root
+            return ""
+        props = api_resources[logical_id]["Properties"]
+        parent_id = props["ParentId"].get("Ref")
+        return f"{path_of(parent_id) if parent_id else ''}/{props['PathPart']}"
+
+    for logical_id in api_resources:
+        paths[logical_id] = path_of(logical_id)
+    return paths
+
+
+def _methods(template: dict) -> list[tuple[str, str, dict]]:
+    paths = _paths(template)
+    out = []
+    for method in resources(template, "AWS::ApiGateway::Method").values():
+        props = method["Properties"]
+        resource_id = props["ResourceId"]
+        path = paths[resource_id["Ref"]] if "Ref" in resource_id else "/"
+        out.append((props["HttpMethod"], path, props))
+    return out
+
+
+def test_every_method_except_get_health_requires_the_request_authorizer(synth):
+    for template in synth.json.values():
+        methods = _methods(template)
+        assert {(m, p) for m, p, _ in methods} == {("ANY", "/"), ("ANY", "/{proxy+}"), ("GET", "/v1/health")}
+        for http_method, path, props in methods:
+            if (http_method, path) == ("GET", "/v1/health"):
+                assert props["AuthorizationType"] == "NONE"
+                assert "AuthorizerId" not in props
+            else:
+                assert props["AuthorizationType"] == "CUSTOM", path
+                assert props["AuthorizerId"] == {"Ref": Match.any_value()} or "Ref" in props["AuthorizerId"]
+
+
+def test_authorizer_is_a_request_authorizer_on_the_authorization_header_cached_300_seconds(dev):
+    dev.has_resource_properties(
+        "AWS::ApiGateway::Authorizer",
+        {
+            "Type": "REQUEST",
+            "IdentitySource": "method.request.header.Authorization",
+            "AuthorizerResultTtlInSeconds": 300,
+        },
+    )
+
+
+def test_root_and_greedy_path_proxy_to_the_api_lambda(synth):
+    template = synth.json["dev"]
+    api_id, _ = function_by_service(template, "cairn-api")
+    for _, _, props in _methods(template):
+        integration = props["Integration"]
+        assert integration["Type"] == "AWS_PROXY"
+        assert api_id in str(integration["Uri"])
+
+
+def test_usage_plan_and_stage_throttle_at_the_environment_rates(dev, prod):
+    for template, rate, burst in ((dev, 10, 20), (prod, 100, 200)):
+        template.has_resource_properties(
+            "AWS::ApiGateway::UsagePlan",
+            {
+                "Throttle": {"RateLimit": rate, "BurstLimit": burst},
+                "ApiStages": [Match.object_like({"ApiId": Match.any_value()})],
+            },
+        )
+        template.has_resource_properties(
+            "AWS::ApiGateway::Stage",
+            {
+                "MethodSettings": Match.array_with(
+                    [Match.object_like({"ThrottlingRateLimit": rate, "ThrottlingBurstLimit": burst})]
+                )
+            },
+        )
+
+
+def test_usage_plan_keys_come_from_the_authorizer(dev):
+    dev.has_resource_properties("AWS::ApiGateway::RestApi", {"ApiKeySourceType": "AUTHORIZER"})
+
+
+def test_stage_writes_json_access_logs_and_traces(dev):
+    dev.has_resource_properties(
+        "AWS::ApiGateway::Stage",
+        {
+            "TracingEnabled": True,
+            "AccessLogSetting": {
+                "DestinationArn": Match.any_value(),
+                "Format": Match.string_like_regexp("requestId"),
+            },
+        },
+    )

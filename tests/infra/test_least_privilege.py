@@ -1,0 +1,77 @@
+"""Each function's role holds only what its job needs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.infra.conftest import actions_of, function_by_service, resources, role_statements
+
+pytestmark = pytest.mark.infra
+
+DYNAMO_WRITES = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
+PIPELINE_STAGES = ("parse", "chunk", "extract", "consolidate", "reflect")
+
+
+def _actions(synth, service: str, handler: str | None = None) -> set[str]:
+    template = synth.json["dev"]
+    _, fn = function_by_service(template, service, handler)
+    return actions_of(role_statements(template, fn))
+
+
+def _statements(synth, service: str) -> list[dict]:
+    template = synth.json["dev"]
+    _, fn = function_by_service(template, service)
+    return role_statements(template, fn)
+
+
+def test_indexer_reads_the_stream_and_writes_opensearch_but_cannot_touch_s3_or_write_the_table(synth):
+    actions = _actions(synth, "cairn-indexer")
+    assert {"dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:DescribeStream"} <= actions
+    assert "es:ESHttpPut" in actions
+    assert not {a for a in actions if a.startswith("s3:")}
+    assert not actions & DYNAMO_WRITES
+
+
+def test_authorizer_can_only_read_the_table(synth):
+    actions = _actions(synth, "cairn-authorizer")
+    assert {"dynamodb:GetItem", "dynamodb:Query"} <= actions
+    assert not actions & DYNAMO_WRITES
+    service_prefixes = {a.split(":")[0] for a in actions}
+    assert service_prefixes <= {"dynamodb", "xray"}, service_prefixes
+
+
+def test_only_the_api_and_the_indexer_may_call_opensearch(synth):
+    template = synth.json["dev"]
+    callers = set()
+    for _, fn in resources(template, "AWS::Lambda::Function").items():
+        if any(a.startswith("es:") for a in actions_of(role_statements(template, fn))):
+            callers.add(fn["Properties"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"])
+    assert callers == {"cairn-api", "cairn-indexer"}
+
+
+def test_api_may_put_transcripts_under_teams_for_presigned_uploads_but_not_read_or_delete_them(synth):
+    statements = _statements(synth, "cairn-api")
+    s3_statements = [s for s in statements if any(a.startswith("s3:") for a in actions_of([s]))]
+    assert actions_of(s3_statements) == {"s3:PutObject"}
+    (put,) = s3_statements
+    assert "/teams/*" in str(put["Resource"])
+    assert {"dynamodb:PutItem", "dynamodb:Query"} <= actions_of(statements)
+    assert "states:StartExecution" in actions_of(statements)
+
+
+def test_pipeline_stages_use_the_table_and_read_transcripts_and_only_parse_chunk_extract_write_blobs(
+    synth,
+):
+    for stage in PIPELINE_STAGES:
+        actions = _actions(synth, "cairn-pipeline", f"handler.{stage}")
+        assert {"dynamodb:PutItem", "dynamodb:Query", "s3:GetObject", "kms:Decrypt"} <= actions, stage
+        assert ("s3:PutObject" in actions) == (stage in ("parse", "chunk", "extract")), stage
+        assert not {a for a in actions if a.startswith("es:")}, stage
+        assert "s3:DeleteObject" not in actions
+
+
+def test_no_role_is_granted_service_wide_wildcard_actions(synth):
+    for template in synth.json.values():
+        for policy in resources(template, "AWS::IAM::Policy").values():
+            for action in actions_of(policy["Properties"]["PolicyDocument"]["Statement"]):
+                assert not action.endswith(":*") and action != "*", action

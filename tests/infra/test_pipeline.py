@@ -1,0 +1,123 @@
+"""Step Functions learning pipeline, its trigger and its dead-letter queue."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk.assertions import Match
+
+from tests.infra.conftest import resources
+
+pytestmark = pytest.mark.infra
+
+STAGES = ["Parse", "Chunk", "Extract", "Consolidate", "Reflect"]
+
+
+def _definition(template: dict) -> dict:
+    (machine,) = resources(template, "AWS::StepFunctions::StateMachine").values()
+    body = machine["Properties"]["DefinitionString"]
+    if isinstance(body, dict):  # Fn::Join of literals and GetAtt tokens
+        body = "".join(part if isinstance(part, str) else "TOKEN" for part in body["Fn::Join"][1])
+    return json.loads(body)
+
+
+def _all_states(definition: dict) -> dict[str, dict]:
+    states = dict(definition["States"])
+    for state in definition["States"].values():
+        if state["Type"] == "Map":
+            states.update(_all_states(state["ItemProcessor"]))
+    return states
+
+
+@pytest.fixture(scope="module")
+def definition(synth) -> dict:
+    return _definition(synth.json["dev"])
+
+
+def test_stages_run_parse_chunk_map_extract_consolidate_reflect_in_order(definition):
+    states = definition["States"]
+    assert states[states[definition["StartAt"]]["Next"]] is states["Parse"]
+    assert states["Parse"]["Next"] == "Chunk"
+    assert states["Chunk"]["Next"] == "ExtractChunks"
+    assert states["ExtractChunks"]["Type"] == "Map"
+    assert states["ExtractChunks"]["ItemsPath"] == "$.chunk.chunks"
+    assert states["ExtractChunks"]["ItemProcessor"]["StartAt"] == "Extract"
+    assert states["ExtractChunks"]["Next"] == "Consolidate"
+    assert states["Consolidate"]["Next"] == "Reflect"
+
+
+def test_every_lambda_task_retries_with_exponential_backoff_and_catches_all_errors(definition):
+    states = _all_states(definition)
+    tasks = {name: s for name, s in states.items() if s["Type"] == "Task" and name in STAGES}
+    assert sorted(tasks) == sorted(STAGES)
+    for name, task in tasks.items():
+        assert task["Retry"], name
+        assert any(r.get("BackoffRate", 1) > 1 and r["MaxAttempts"] >= 2 for r in task["Retry"]), name
+        assert any("States.TaskFailed" in r["ErrorEquals"] for r in task["Retry"]), name
+        assert [c["ErrorEquals"] for c in task["Catch"]] == [["States.ALL"]], name
+
+
+def test_every_failure_path_ends_in_the_dead_letter_queue_then_fails(definition):
+    states = definition["States"]
+    for name in ("Parse", "Chunk", "ExtractChunks", "Consolidate", "Reflect"):
+        assert states[name]["Catch"][0]["Next"] == "SendToDeadLetter", name
+    dlq = states["SendToDeadLetter"]
+    assert dlq["Resource"].endswith(":states:::sqs:sendMessage")
+    assert states[dlq["Next"]]["Type"] == "Fail"
+    # a chunk that keeps failing fails the Map, whose catch sends to the DLQ
+    inner = definition["States"]["ExtractChunks"]["ItemProcessor"]["States"]
+    assert inner[inner["Extract"]["Catch"][0]["Next"]]["Type"] == "Fail"
+
+
+def test_definition_is_jsonpath_not_jsonata(synth, definition):
+    assert definition.get("QueryLanguage", "JSONPath") == "JSONPath"
+    assert "JSONata" not in json.dumps(synth.json["dev"]["Resources"])
+
+
+def test_state_machine_is_standard_traced_and_logs_every_event(dev):
+    dev.has_resource_properties(
+        "AWS::StepFunctions::StateMachine",
+        {
+            "StateMachineType": "STANDARD",
+            "TracingConfiguration": {"Enabled": True},
+            "LoggingConfiguration": Match.object_like({"Level": "ALL"}),
+        },
+    )
+
+
+def test_transcript_uploads_under_teams_with_jsonl_gz_suffix_start_the_pipeline(dev):
+    dev.has_resource_properties(
+        "AWS::Events::Rule",
+        {
+            "EventPattern": {
+                "source": ["aws.s3"],
+                "detail-type": ["Object Created"],
+                "detail": {
+                    "bucket": {"name": [{"Ref": Match.string_like_regexp("StorageTranscripts")}]},
+                    "object": {"key": [{"wildcard": "teams/*.jsonl.gz"}]},
+                },
+            },
+            "Targets": [
+                Match.object_like(
+                    {
+                        "Arn": {"Ref": Match.string_like_regexp("StateMachine")},
+                        "DeadLetterConfig": {"Arn": Match.any_value()},
+                    }
+                )
+            ],
+        },
+    )
+
+
+def test_dead_letter_queues_are_kms_encrypted_and_refuse_plain_http(synth):
+    for template in synth.json.values():
+        queues = resources(template, "AWS::SQS::Queue")
+        assert len(queues) == 2
+        for queue in queues.values():
+            assert "KmsMasterKeyId" in queue["Properties"]
+        for policy in resources(template, "AWS::SQS::QueuePolicy").values():
+            assert any(
+                s["Effect"] == "Deny" and s.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}
+                for s in policy["Properties"]["PolicyDocument"]["Statement"]
+            )
