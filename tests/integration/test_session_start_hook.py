@@ -251,3 +251,26 @@ def _pipe_with(data: bytes) -> int:
     os.write(w, data)
     os.close(w)
     return r
+
+
+@pytest.mark.parametrize(("agent", "fixture"), [("claude-code", "claude_code"), ("codex", "codex")])
+def test_the_command_install_hooks_writes_runs_the_hook(
+    agent, fixture, tmp_path, hook_env, repo, container, team_a
+):
+    from cairn.cli.agents import AGENTS
+    from cairn.cli.agents.base import Wiring
+    from cairn.cli.install import apply
+
+    _remember(container, team_a, MemoryKind.PREFERENCE, "Prefer table-driven tests")
+    home = tmp_path / "agent-home"
+    apply(AGENTS[agent].hook_edits(Wiring(home=home, python=sys.executable)))
+    settings = home / (".claude/settings.json" if agent == "claude-code" else ".codex/hooks.json")
+    group = json.loads(settings.read_text())["hooks"]["SessionStart"][0]
+    command = group["hooks"][0]["command"]
+    stdin = json.dumps(_payload(fixture, repo)).encode()
+    # agents run hook commands through a shell
+    proc = subprocess.run(
+        ["/bin/sh", "-c", command], input=stdin, env=hook_env, capture_output=True, timeout=30
+    )
+    assert proc.returncode == 0
+    assert "Prefer table-driven tests" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
