@@ -14,6 +14,7 @@ os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
 os.environ.setdefault("CDK_DISABLE_VERSION_CHECK", "1")
 
 pytest.importorskip("aws_cdk", reason="aws-cdk-lib is not installed (pip install -e '.[cdk]')")
+pytest.importorskip("cdk_nag", reason="cdk-nag is not installed (pip install 'cdk-nag==2.38.2')")
 
 ENVIRONMENTS = ("dev", "prod")
 FUNCTION_DIRS = ("api", "authorizer", "indexer", "pipeline")
