@@ -12,6 +12,7 @@ from pydantic import Field, field_validator
 
 from cairn.api.schemas import MAX_QUERY_CHARS, ProjectKey, Strict, Tag, _details_size
 from cairn.domain.models import MemoryKind, Scope
+from cairn.services.context import DEFAULT_BUDGET, MAX_BUDGET, MAX_PROMPT_CHARS, MIN_BUDGET
 from cairn.services.feedback import Signal
 from cairn.services.memories import MAX_CONTENT_CHARS, PREDICATES
 from cairn.services.procedures import Outcome
@@ -39,7 +40,8 @@ class RememberArgs(_Args):
     )
     kind: MemoryKind = Field(
         default=MemoryKind.FACT,
-        description="preference | fact | pattern | procedure | decision | episode | reflection | handoff.",
+        description="What it is. Procedures keep `steps` in details; decisions `rationale` and "
+        "`alternatives`; episodes `outcome`.",
     )
     project: Project | None = None
     scope: Scope = Field(
@@ -197,7 +199,10 @@ class ContextArgs(Strict):
     agent: str = Field(
         default="generic", max_length=64, description="The agent asking, e.g. claude-code, codex."
     )
-    budget_tokens: int = Field(default=1_500, ge=100, le=8_000)
+    budget_tokens: int = Field(default=DEFAULT_BUDGET, ge=MIN_BUDGET, le=MAX_BUDGET)
+    prompt: str | None = Field(
+        default=None, max_length=MAX_PROMPT_CHARS, description="The task at hand, to rank what is relevant."
+    )
 
 
 class FeedbackArgs(Strict):

@@ -310,8 +310,13 @@ def _context(s: ToolServices, caller: Principal, x: a.ContextArgs) -> dict[str, 
         from cairn.domain.errors import Unavailable
 
         raise Unavailable("session-start context is not available on this server")
-    assembled = s.context.assemble(caller, x.project, x.agent, x.budget_tokens)
-    return {"markdown": assembled.markdown}
+    assembled = s.context.assemble(caller, x.project, x.agent, x.budget_tokens, x.prompt)
+    return {
+        "markdown": assembled.markdown,
+        "tokens": assembled.tokens,
+        "memory_ids": list(assembled.memory_ids),
+        "handoff_id": assembled.handoff_id,
+    }
 
 
 def _feedback(s: ToolServices, caller: Principal, x: a.FeedbackArgs) -> dict[str, Any]:
