@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,9 +45,12 @@ def handler_module(tmp_path, monkeypatch):
     monkeypatch.setenv("CAIRN_MODE", "local")
     monkeypatch.setenv("CAIRN_HOME", str(tmp_path / "lambda-home"))
     monkeypatch.setenv("CAIRN_ALLOWED_HOSTS", json.dumps([GATEWAY_HOST]))
-    monkeypatch.delenv("POWERTOOLS_METRICS_NAMESPACE", raising=False)
+    for name in ("POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_SERVICE_NAME"):
+        monkeypatch.setenv(name, "recorded")  # so monkeypatch restores the variable the handler defaults
+        monkeypatch.delenv(name)
     sys.modules.pop("functions.api.handler", None)
     module = importlib.import_module("functions.api.handler")
+    assert os.environ["POWERTOOLS_METRICS_NAMESPACE"] == "Cairn"
     yield module
     module.app.state.container.close()
     sys.modules.pop("functions.api.handler", None)

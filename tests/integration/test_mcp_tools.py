@@ -15,6 +15,7 @@ import anyio
 import httpx2
 import pytest
 from cairn.api.mcp_errors import FORBIDDEN, NOT_FOUND
+from cairn.domain.errors import Unavailable
 from cairn.domain.models import KeyScope, Session
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -316,15 +317,25 @@ def test_the_client_is_refused_without_a_key_or_with_a_wrong_one(live_server, er
 def test_a_failing_dependency_comes_back_as_a_tool_error_the_model_can_read(
     live_server, container, team_a, monkeypatch, era
 ):
-    def broken(*_: Any, **__: Any) -> None:
+    def exploding(*_: Any, **__: Any) -> None:
         raise RuntimeError("search engine exploded with internals")
 
-    monkeypatch.setattr(container.recall, "recall", broken)
+    def down(*_: Any, **__: Any) -> None:
+        raise Unavailable("the search index is unreachable; try again shortly")
 
     async def body(s: ClientSession) -> None:
+        monkeypatch.setattr(container.recall, "recall", exploding)
         result = await s.call_tool("recall", {"query": "anything"})
         assert result.is_error
         assert result.structured_content["error"]["code"] == "internal"
         assert "exploded" not in result.content[0].text
+
+        monkeypatch.setattr(container.recall, "recall", down)
+        result = await s.call_tool("recall", {"query": "anything"})
+        assert result.is_error
+        assert result.structured_content["error"] == {
+            "code": "unavailable",
+            "message": "the search index is unreachable; try again shortly",
+        }
 
     run(live_server, team_a.admin, era, body)

@@ -36,7 +36,7 @@ from starlette.types import Receive, Scope, Send
 from cairn import __version__
 from cairn.api.auth import presented_key
 from cairn.api.mcp_errors import http_error_body, invalid_arguments, tool_failure, unknown_tool
-from cairn.api.mcp_tools import ToolServices, ToolSpec, tool_specs
+from cairn.api.mcp_tools import ToolServices, ToolSpec, tool_definitions, tool_specs
 from cairn.domain.errors import Unauthenticated
 from cairn.domain.models import Principal
 
@@ -72,7 +72,8 @@ def _call_of(ctx: Any) -> McpCall:
 
 
 async def _list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=[spec.definition() for spec in _call_of(ctx).specs.values()])
+    with_context = _call_of(ctx).services.context is not None
+    return types.ListToolsResult(tools=list(tool_definitions(with_context)))
 
 
 async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
