@@ -13,7 +13,7 @@ from infra.config import EnvironmentConfig
 
 #: Key schema the PynamoDB adapters are written against (all string attributes, ALL projection).
 TABLE_KEYS = ("pk", "sk")
-GSI_KEYS = {"gsi1": ("gsi1pk", "gsi1sk"), "gsi2": ("gsi2pk", "gsi2sk"), "gsi3": ("gsi3pk", "gsi3sk")}
+GSI_KEYS = {f"gsi{n}": (f"gsi{n}pk", f"gsi{n}sk") for n in range(1, 6)}
 TTL_ATTRIBUTE = "expires_at_epoch"
 #: Transcript uploads that start the learning pipeline: teams/<team>/.../<session>.jsonl.gz
 TRANSCRIPT_PREFIX = "teams/"

@@ -98,7 +98,10 @@ def test_transcripts_expire_sooner_in_dev_than_in_prod_and_prod_moves_them_to_ch
     )
 
 
-def test_table_has_string_pk_sk_and_three_all_projected_string_gsis(dev):
+def test_table_has_string_pk_sk_and_the_all_projected_string_gsis_the_dynamo_adapter_queries(dev):
+    from cairn.adapters.aws.dynamo_table import GSI_COUNT
+
+    numbers = range(1, GSI_COUNT + 1)
     gsis = [
         {
             "IndexName": f"gsi{i}",
@@ -108,12 +111,10 @@ def test_table_has_string_pk_sk_and_three_all_projected_string_gsis(dev):
             ],
             "Projection": {"ProjectionType": "ALL"},
         }
-        for i in (1, 2, 3)
+        for i in numbers
     ]
-    attributes = [
-        {"AttributeName": name, "AttributeType": "S"}
-        for name in ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk", "gsi3pk", "gsi3sk")
-    ]
+    names = ["pk", "sk", *(f"gsi{i}{part}" for i in numbers for part in ("pk", "sk"))]
+    attributes = [{"AttributeName": name, "AttributeType": "S"} for name in names]
     dev.has_resource_properties(
         "AWS::DynamoDB::GlobalTable",
         {
