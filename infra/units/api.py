@@ -46,6 +46,9 @@ class Api(Construct):
                 "CAIRN_OPENSEARCH_INDEX_PREFIX": config.resource_prefix,
                 "CAIRN_EMBEDDING_DIM": str(config.embedding_dim),
                 "CAIRN_STATE_MACHINE_ARN": state_machine_arn,
+                # API Gateway already fixes which hosts reach the function; MCP's DNS-rebinding guard
+                # would otherwise refuse the execute-api and custom-domain hosts with a 421
+                "CAIRN_ALLOWED_HOSTS": '["*"]',
             },
         )
         storage.table.grant_read_write_data(self.function)

@@ -24,6 +24,7 @@ EXPECTED_ENV = {
         "CAIRN_OPENSEARCH_INDEX_PREFIX",
         "CAIRN_EMBEDDING_DIM",
         "CAIRN_STATE_MACHINE_ARN",
+        "CAIRN_ALLOWED_HOSTS",
     },
     ("cairn-authorizer", "handler.handler"): {"CAIRN_TABLE_NAME"},
     ("cairn-indexer", "handler.handler"): {

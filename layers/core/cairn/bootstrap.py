@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from cairn.domain.ports import BlobStore, Embedder, SessionRepository, TeamRepository
+from cairn.domain.ports import (
+    BlobStore,
+    Embedder,
+    MemoryRepository,
+    RelationRepository,
+    SearchIndex,
+    SessionRepository,
+    TeamRepository,
+)
 from cairn.services.keys import KeyService
 from cairn.services.memories import MemoryService
 from cairn.services.portability import PortabilityService
@@ -33,6 +41,10 @@ class Container:
     embedder: Embedder
     reindex: ReindexService
     context: Any = None  # cairn.services.context.ContextService
+    uploads: Any = None  # cairn.services.uploads.UploadService
+    pipeline: Any = None  # cairn.pipeline.stages.PipelineDeps
+    runner: Any = None  # cairn.pipeline.runner.InlinePipelineRunner (local mode)
+    indexer: Any = None  # cairn.services.indexing.MemoryIndexer (the indexer Lambda uses it)
     closers: tuple[Any, ...] = ()
 
     def close(self) -> None:
@@ -64,33 +76,63 @@ def _build_local(settings: Settings, embedder: Embedder) -> Container:
         SqliteTeamRepository,
     )
     from cairn.adapters.local.search import SqliteSearchIndex
+
+    settings.home.mkdir(parents=True, exist_ok=True)
+    db = SqliteDatabase(settings.db_path)
+    return _assemble(
+        settings,
+        embedder,
+        memories=SqliteMemoryRepository(db),
+        relations=SqliteRelationRepository(db),
+        sessions=SqliteSessionRepository(db),
+        teams=SqliteTeamRepository(db),
+        index=SqliteSearchIndex(db),
+        blobs=FilesystemBlobStore(settings.blob_root, _local_signing_key(settings), settings.base_url),
+        index_on_write=True,
+        closers=(db.close,),
+    )
+
+
+def _assemble(
+    settings: Settings,
+    embedder: Embedder,
+    *,
+    memories: MemoryRepository,
+    relations: RelationRepository,
+    sessions: SessionRepository,
+    teams: TeamRepository,
+    index: SearchIndex,
+    blobs: BlobStore,
+    index_on_write: bool,
+    closers: tuple[Any, ...],
+) -> Container:
+    """The services over a set of adapters. Locally every write is indexed inline; in AWS the
+    DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
+    from cairn.pipeline.wiring import attach_pipeline
     from cairn.services.context import ContextService
     from cairn.services.indexing import MemoryIndexer
     from cairn.services.recall import RecallService
 
-    settings.home.mkdir(parents=True, exist_ok=True)
-    db = SqliteDatabase(settings.db_path)
-    memories = SqliteMemoryRepository(db)
-    relations = SqliteRelationRepository(db)
-    sessions = SqliteSessionRepository(db)
-    teams = SqliteTeamRepository(db)
-    index = SqliteSearchIndex(db)
     indexer = MemoryIndexer(index, embedder)
-    blobs = FilesystemBlobStore(settings.blob_root, _local_signing_key(settings), settings.base_url)
-    return Container(
+    on_write = indexer if index_on_write else None
+    recall = RecallService(memories, index, embedder, relations)
+    container = Container(
         settings=settings,
-        memories=MemoryService(memories, relations, indexer),
-        recall=RecallService(memories, index, embedder, relations),
+        memories=MemoryService(memories, relations, on_write),
+        recall=recall,
         keys=KeyService(teams),
-        portability=PortabilityService(memories, relations, sessions, indexer),
+        portability=PortabilityService(memories, relations, sessions, on_write),
         sessions=sessions,
         teams=teams,
         blobs=blobs,
         embedder=embedder,
         reindex=ReindexService(teams, memories, index, indexer),
-        context=ContextService(memories, RecallService(memories, index, embedder, relations), sessions),
-        closers=(db.close,),
+        context=ContextService(memories, recall, sessions),
+        indexer=indexer,
+        closers=closers,
     )
+    attach_pipeline(container, memories, relations, index, inline=settings.mode == "local")
+    return container
 
 
 def _local_signing_key(settings: Settings) -> bytes:
@@ -103,4 +145,59 @@ def _local_signing_key(settings: Settings) -> bytes:
 
 
 def _build_aws(settings: Settings, embedder: Embedder) -> Container:
-    raise NotImplementedError("aws mode is wired in cairn.bootstrap_aws")  # replaced when the adapters land
+    from cairn.adapters.aws.dynamo import dynamo_repositories
+    from cairn.adapters.aws.opensearch import OpenSearchIndex, opensearch_client
+    from cairn.adapters.aws.s3 import S3BlobStore
+    from cairn.services.fallback_index import KeywordFallbackIndex
+
+    missing = [n for n in ("table_name", "bucket", "opensearch_endpoint") if not getattr(settings, n)]
+    if missing:
+        raise RuntimeError(f"aws mode needs CAIRN_{', CAIRN_'.join(m.upper() for m in missing)}")
+    repos = dynamo_repositories(
+        settings.table_name, host=settings.dynamo_endpoint, region=settings.aws_region
+    )
+    client = opensearch_client(
+        settings.opensearch_endpoint, settings.aws_region, auth=settings.opensearch_auth
+    )
+    index = OpenSearchIndex(client, settings.opensearch_index_prefix, settings.embedding_dim)
+    return _assemble(
+        settings,
+        embedder,
+        memories=repos.memories,
+        relations=repos.relations,
+        sessions=repos.sessions,
+        teams=repos.teams,
+        index=KeywordFallbackIndex(index, repos.memories),
+        blobs=S3BlobStore(settings.bucket),
+        index_on_write=False,
+        closers=(),
+    )
+
+
+def build_key_service(settings: Settings | None = None) -> KeyService:
+    """Just the key check, over the table alone (the authorizer Lambda is granted nothing else)."""
+    from cairn.adapters.aws.dynamo import dynamo_repositories
+
+    settings = settings or Settings()
+    if not settings.table_name:
+        raise RuntimeError("the authorizer needs CAIRN_TABLE_NAME")
+    repos = dynamo_repositories(
+        settings.table_name, host=settings.dynamo_endpoint, region=settings.aws_region
+    )
+    return KeyService(repos.teams)
+
+
+def build_stream_indexer(settings: Settings | None = None, embedder: Embedder | None = None) -> Any:
+    """The indexer Lambda's work: DynamoDB stream records -> embeddings -> OpenSearch."""
+    from cairn.adapters.aws.opensearch import OpenSearchIndex, opensearch_client
+    from cairn.adapters.aws.streams import DynamoStreamIndexer
+    from cairn.services.indexing import MemoryIndexer
+
+    settings = settings or Settings()
+    if not settings.opensearch_endpoint:
+        raise RuntimeError("the indexer needs CAIRN_OPENSEARCH_ENDPOINT")
+    client = opensearch_client(
+        settings.opensearch_endpoint, settings.aws_region, auth=settings.opensearch_auth
+    )
+    index = OpenSearchIndex(client, settings.opensearch_index_prefix, settings.embedding_dim)
+    return DynamoStreamIndexer(MemoryIndexer(index, embedder or shared_embedder()), index)

@@ -59,3 +59,24 @@ def changes_from_stream_records(
     upserts = [m for m in last.values() if m is not None]
     removals = [key for key, m in last.items() if m is None]
     return upserts, removals
+
+
+class DynamoStreamIndexer:
+    """Applies a batch of DynamoDB stream records to the search index (the indexer Lambda's work).
+
+    Raises on a failed write so Lambda retries the batch: the index must not silently drift."""
+
+    def __init__(self, indexer: Any, index: Any) -> None:
+        self._indexer = indexer  # cairn.services.indexing.MemoryIndexer
+        self._index = index
+
+    def apply(self, records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+        upserts, removals = changes_from_stream_records(records)
+        if upserts:
+            self._indexer.index(upserts)
+        by_team: dict[str, list[str]] = {}
+        for team_id, memory_id in removals:
+            by_team.setdefault(team_id, []).append(memory_id)
+        for team_id, ids in by_team.items():
+            self._index.remove(team_id, ids)
+        return {"indexed": len(upserts), "removed": len(removals)}
