@@ -12,6 +12,7 @@ Standard library only, so any python3 can run it. Settings (environment):
   CAIRN_LOCALSTACK_PORT   gateway port on 127.0.0.1 (default 4566)
   CAIRN_PYTHON313         interpreter for the venv (default: python3.13 on PATH, else pyenv's 3.13.x)
   LOCALSTACK_SERVICES     passed as SERVICES when set (keep cloudformation in it for CDK deploys)
+  CAIRN_OSMEM_JA=1        keep osmem-server's Japanese analysis (off by default: ~170 MB)
 """
 
 from __future__ import annotations
@@ -203,7 +204,11 @@ def start_osmem() -> tuple[subprocess.Popen, str]:
     ).stdout.strip()  # fmt: skip
     log_path = LOGS / "osmem.log"
     offset = log_path.stat().st_size if log_path.exists() else 0
-    process = start_group("osmem", [binary, "-addr", "127.0.0.1:0", "-no-stdin-watch"], dict(os.environ))
+    argv = [binary, "-addr", "127.0.0.1:0", "-no-stdin-watch"]
+    if os.environ.get("CAIRN_OSMEM_JA") != "1":
+        # Japanese analysis (kuromoji) costs ~170 MB once an index exists; Cairn's mappings do not use it.
+        argv.append("-no-ja")
+    process = start_group("osmem", argv, dict(os.environ))
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         with open(log_path, "rb") as handle:
@@ -296,6 +301,15 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
+def process_name(pid: int) -> str:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "?"
+    words = [Path(w.decode(errors="replace")).name for w in argv[:3] if w]
+    return " ".join(words)[:60]
+
+
 def load_state() -> dict:
     return json.loads(STATE_FILE.read_text()) if STATE_FILE.exists() else {}
 
@@ -374,7 +388,7 @@ def down(args: argparse.Namespace) -> int:
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
-        deadline = time.monotonic() + (5 if sig == signal.SIGTERM else 2)
+        deadline = time.monotonic() + (3 if sig == signal.SIGTERM else 2)
         while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
             time.sleep(0.1)
         if not any(alive(pid) for pid in pids):
@@ -401,6 +415,7 @@ def status(args: argparse.Namespace) -> int:
         "osmem": state["osmem"]["url"],
         "processes": len(pids),
         "rss_mb": round(total / 1024, 1),
+        "rss_mb_by_process": {f"{pid} {process_name(pid)}": round(rss_kb(pid) / 1024, 1) for pid in pids},
         "running_services": running,
         "edition": health.get("edition"),
         "version": health.get("version"),

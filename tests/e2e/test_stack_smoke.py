@@ -271,3 +271,61 @@ def test_opensearch_domain_is_served_by_osmem_server(aws):
         httpx.delete(f"{base}/{index}")
     finally:
         opensearch.delete_domain(DomainName=name)
+
+
+# CloudFormation (how the CDK template will be deployed)
+INLINE_HANDLER = (
+    "import os\n\n\ndef handler(event, context):\n    return {'uploads': os.environ['UPLOADS']}\n"
+)
+CFN_TEMPLATE = {
+    "Resources": {
+        "Uploads": {"Type": "AWS::S3::Bucket"},
+        "Role": {
+            "Type": "AWS::IAM::Role",
+            "Properties": {
+                "AssumeRolePolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "lambda.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ],
+                }
+            },
+        },
+        "Fn": {
+            "Type": "AWS::Lambda::Function",
+            "Properties": {
+                "Runtime": "python3.13",
+                "Handler": "index.handler",
+                "Role": {"Fn::GetAtt": ["Role", "Arn"]},
+                "Environment": {"Variables": {"UPLOADS": {"Ref": "Uploads"}}},
+                "Code": {"ZipFile": INLINE_HANDLER},
+            },
+        },
+    },
+    "Outputs": {"FunctionName": {"Value": {"Ref": "Fn"}}, "Bucket": {"Value": {"Ref": "Uploads"}}},
+}
+
+
+def test_cloudformation_deploys_a_template_whose_function_runs(aws):
+    cfn = aws("cloudformation")
+    name = unique("cairn-e2e")
+    cfn.create_stack(StackName=name, TemplateBody=json.dumps(CFN_TEMPLATE), Capabilities=["CAPABILITY_IAM"])
+    try:
+        cfn.get_waiter("stack_create_complete").wait(
+            StackName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 120}
+        )
+        outputs = {
+            o["OutputKey"]: o["OutputValue"]
+            for o in cfn.describe_stacks(StackName=name)["Stacks"][0]["Outputs"]
+        }
+
+        response, body = _invoke(aws, outputs["FunctionName"], {})
+
+        assert "FunctionError" not in response, body
+        assert body == {"uploads": outputs["Bucket"]}
+    finally:
+        cfn.delete_stack(StackName=name)
