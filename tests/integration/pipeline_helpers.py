@@ -60,3 +60,106 @@ def memories_of(api, headers, project: str, **params) -> list[dict]:
     resp = api.get("/v1/memories", headers=headers, params={"project": project, "limit": 500, **params})
     assert resp.status_code == 200, resp.text
     return resp.json()["items"]
+
+
+def claude_transcript(session_id: str, turns: list[tuple[str, object]], cwd: str = "/work/demo") -> bytes:
+    """A Claude Code JSONL transcript: (role, content) turns threaded by parentUuid, as Claude Code writes."""
+    import json
+    import uuid
+
+    lines = []
+    parent = None
+    for i, (role, content) in enumerate(turns):
+        me = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{session_id}/{i}"))
+        message: dict = {"role": role, "content": content}
+        if role == "assistant":
+            message.update({"id": f"msg_{session_id}_{i}", "type": "message", "model": "claude-test"})
+        lines.append(
+            json.dumps(
+                {
+                    "type": role,
+                    "uuid": me,
+                    "parentUuid": parent,
+                    "sessionId": session_id,
+                    "cwd": cwd,
+                    "isSidechain": False,
+                    "userType": "external",
+                    "version": "2.0.0",
+                    "timestamp": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}.000Z",
+                    "message": message,
+                }
+            )
+        )
+        parent = me
+    return ("\n".join(lines) + "\n").encode()
+
+
+def bash_turns(command: str, output: str, *, error: bool = False, call_id: str = "toolu_1") -> list:
+    """An assistant Bash call and its result, as two turns."""
+    return [
+        ("assistant", [{"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": command}}]),
+        ("user", [{"type": "tool_result", "tool_use_id": call_id, "content": output, "is_error": error}]),
+    ]
+
+
+def codex_rollout(session_id: str, cwd: str, steps: list[tuple[str, object]]) -> bytes:
+    """A Codex rollout: session_meta, then ("user", text) / ("shell", (cmd, output, exit_code)) steps."""
+    import json
+
+    ts = "2026-02-23T12:00:00.000Z"
+    lines = [
+        {
+            "timestamp": ts,
+            "type": "session_meta",
+            "payload": {
+                "id": session_id,
+                "timestamp": ts,
+                "cwd": cwd,
+                "originator": "codex_cli_rs",
+                "cli_version": "0.104.0",
+                "git": {"branch": "main", "repository_url": "git@github.com:acme/shop.git"},
+            },
+        }
+    ]
+    for i, (kind, value) in enumerate(steps):
+        if kind == "user":
+            lines.append(
+                {
+                    "timestamp": ts,
+                    "type": "response_item",
+                    "payload": {
+                        "type": "message",
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": value}],
+                    },
+                }
+            )
+            lines.append(
+                {"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": value}}
+            )
+        else:
+            cmd, output, code = value  # type: ignore[misc]
+            lines.append(
+                {
+                    "timestamp": ts,
+                    "type": "response_item",
+                    "payload": {
+                        "type": "function_call",
+                        "name": "exec_command",
+                        "arguments": json.dumps({"cmd": cmd}),
+                        "call_id": f"call_{i}",
+                    },
+                }
+            )
+            lines.append(
+                {
+                    "timestamp": ts,
+                    "type": "response_item",
+                    "payload": {
+                        "type": "function_call_output",
+                        "call_id": f"call_{i}",
+                        "output": json.dumps({"output": output, "metadata": {"exit_code": code}}),
+                    },
+                }
+            )
+    return ("\n".join(json.dumps(line) for line in lines) + "\n").encode()

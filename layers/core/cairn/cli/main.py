@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cairn.cli import config, install
+from cairn.cli import config, hooks_capture, install, pipeline_cmds  # noqa: F401 (hooks_capture registers hooks)
 from cairn.cli.admin import admin_app, reindex
 from cairn.cli.client import ApiError, CairnClient
 from cairn.cli.hook_app import hook_app
@@ -31,6 +31,7 @@ app.add_typer(apikey, name="apikey")
 app.add_typer(admin_app, name="admin")
 app.add_typer(hook_app, name="hook")
 install.register(app)
+pipeline_cmds.register(app)
 app.command("reindex")(reindex)
 out = Console()
 err = Console(stderr=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,6 +22,7 @@ from cairn.pipeline import keys as k
 from cairn.pipeline.contradictions import contradicts
 from cairn.pipeline.models import Candidate, CandidatesDoc, ChunkResult, ConsolidateResult, EventsDoc
 from cairn.pipeline.stages import PipelineDeps, candidates_key, pipeline_principal
+from cairn.redaction import _redact_value, redact
 from cairn.services.memories import MemoryPatch, NewMemory
 
 NEAR_COSINE = 0.90
@@ -63,7 +65,7 @@ def consolidate(deps: PipelineDeps, chunked: ChunkResult) -> ConsolidateResult:
     for chunk_key in chunked.chunk_keys:
         batch.extend(deps.read(candidates_key(session, chunk_key), CandidatesDoc).candidates)
     run = _Consolidation(deps, session, events)
-    outcome = run.apply(_merge_batch(batch))
+    outcome = run.apply(_merge_batch([redacted(c) for c in batch]))
     counts = {
         "created": len(outcome.created),
         "merged": len(outcome.merged),
@@ -86,6 +88,15 @@ def consolidate(deps: PipelineDeps, chunked: ChunkResult) -> ConsolidateResult:
         "application/json",
     )
     return ConsolidateResult(**base, **counts)
+
+
+def redacted(c: Candidate) -> Candidate:
+    """Defence in depth: clients redact before upload, but a memory must never carry a secret regardless."""
+    content, title = redact(c.content), redact(c.title or "")
+    details = _redact_value(c.details, Counter())
+    if not content.counts and not title.counts and details == c.details:
+        return c
+    return c.model_copy(update={"content": content.text, "title": title.text or None, "details": details})
 
 
 def _identity(c: Candidate) -> tuple[str, str]:

@@ -127,7 +127,7 @@ def _from_user(event: EventDoc) -> list[Candidate]:
         elif any(p.search(s) for p in DECISION):
             details: dict = {"source": "user"}
             if m := ALTERNATIVE.search(s):
-                details["alternatives"] = [m.group(1).strip(" .,")]
+                details["alternatives"] = [_alternative(m.group(1))]
             if m := RATIONALE.search(s):
                 details["rationale"] = m.group(1).strip(" .")
             found.append(
@@ -146,6 +146,16 @@ def _from_user(event: EventDoc) -> list[Candidate]:
                 )
             )
     return found
+
+
+_STOP = frozenset({"to", "with", "for", "in", "on", "because", "since", "and", "or", "as", "so"})
+
+
+def _alternative(phrase: str) -> str:
+    words = phrase.strip(" .,;").split()
+    while len(words) > 1 and words[-1].lower() in _STOP:
+        words.pop()
+    return " ".join(words)
 
 
 def _sentence(s: str) -> str:

@@ -34,6 +34,8 @@ PLAN_TOOLS = frozenset({"todowrite", "update_plan"})
 _NEXT_HEADING = re.compile(r"^\s*#*\s*\**\s*next steps?\b.*$", re.I | re.M)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
 MAX_ITEMS = 8
+# a text made only of redaction placeholders says nothing
+_PLACEHOLDER = re.compile(r"^(?:\s*\[REDACTED[_:][^\]]*\]\s*)+$")
 
 
 def reflect(deps: PipelineDeps, done: ConsolidateResult) -> ReflectResult:
@@ -179,11 +181,16 @@ def unresolved_errors(events: list[EventDoc]) -> list[dict[str, Any]]:
 
 def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[str, Any]:
     requests = [
-        e.text.strip() for e in events if e.role is Role.USER and not e.is_sidechain and e.text.strip()
+        e.text.strip()
+        for e in events
+        if e.role is Role.USER
+        and not e.is_sidechain
+        and e.text.strip()
+        and not _PLACEHOLDER.match(e.text.strip())
     ]
     tools: dict[str, int] = {}
     for e in events:
-        if e.role is Role.TOOL_CALL and e.tool_name:
+        if e.role is Role.TOOL_CALL and e.tool_name and not _PLACEHOLDER.match(e.tool_name):
             tools[e.tool_name] = tools.get(e.tool_name, 0) + 1
     results = {e.tool_call_id: e for e in events if e.role is Role.TOOL_RESULT and e.tool_call_id}
     files = []

@@ -136,11 +136,18 @@ def command_of(event: EventDoc) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (.+)$", re.M)
+
+
 def edited_path(event: EventDoc) -> str | None:
     raw = event.tool_input
     if isinstance(raw, dict):
         path = raw.get("file_path") or raw.get("path") or raw.get("notebook_path")
-        return str(path) if path else None
+        if path:
+            return str(path)
+        raw = raw.get("input") or raw.get("patch")
+    if isinstance(raw, str) and (m := _PATCH_FILE.search(raw)):  # Codex apply_patch
+        return m.group(1).strip()
     return None
 
 

@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import zlib
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -42,6 +43,7 @@ from cairn.pipeline.models import (
     PartSpan,
     SessionRef,
 )
+from cairn.redaction import _redact_value, redact
 from cairn.services.memories import MemoryService
 from cairn.transcripts import chunk_events, parse_transcript
 from cairn.transcripts.lines import MAX_TRANSCRIPT_BYTES
@@ -112,10 +114,19 @@ def parse(deps: PipelineDeps, ref: SessionRef) -> ParseResult:
         git_branch=parsed.git_branch,
         parts=spans,
         stats=_stats(parsed.stats),
-        events=[EventDoc.of(e) for e in parsed.events],
+        events=[_redacted(EventDoc.of(e)) for e in parsed.events],
     )
     deps.write(key, doc)
     return ParseResult(**ref.model_dump(), events_key=key, parts=len(parts), events=len(doc.events))
+
+
+def _redacted(event: EventDoc) -> EventDoc:
+    """Defence in depth: clients redact before upload, but nothing downstream of parse may see a secret."""
+    text = redact(event.text) if event.text else None
+    tool_input = _redact_value(event.tool_input, Counter()) if event.tool_input else event.tool_input
+    if (text is None or not text.counts) and tool_input == event.tool_input:
+        return event
+    return event.model_copy(update={"text": text.text if text else event.text, "tool_input": tool_input})
 
 
 def _join_parts(blobs: BlobStore, parts: list[str]) -> tuple[bytes, list[PartSpan]]:

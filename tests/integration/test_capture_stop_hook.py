@@ -1,0 +1,125 @@
+"""The stop hook as a process: it returns at once, exit 0, silent, even with the server down; nothing is lost.
+
+The hook only records the request and starts a detached worker; the worker cuts the new lines into a
+redacted, gzipped part and keeps it on disk until the server takes it. The next hook call (here: once
+the server is up) delivers the queued part and its own new one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.capture_helpers import (
+    Served,
+    closed_port_url,
+    hook_env,
+    outbox,
+    run_hook,
+    wait_for_worker,
+)
+from tests.integration.pipeline_helpers import bash_turns, claude_transcript
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+SESSION = "cap-1"
+
+
+@pytest.fixture
+def server(tmp_path):
+    served = Served(tmp_path / "server-home")
+    yield served
+    served.close()
+
+
+def test_stop_hook_with_server_down_then_up_delivers_everything(tmp_path, server):
+    home = tmp_path / "client-home"
+    transcript = tmp_path / "session.jsonl"
+    first = [
+        ("user", "Let's go with FastAPI for the HTTP layer."),
+        *bash_turns("pytest -q", "12 passed in 0.5s", call_id="t1"),
+    ]
+    transcript.write_bytes(claude_transcript(SESSION, first, cwd=str(tmp_path)))
+    payload = {
+        "session_id": SESSION,
+        "transcript_path": str(transcript),
+        "cwd": str(tmp_path),
+        "hook_event_name": "Stop",
+    }
+
+    down = hook_env(home, closed_port_url(), server.key)
+    proc, _ = run_hook("stop", payload, down)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    wait_for_worker(home)
+    assert outbox(home) == ["claude-code__cap-1__000001.json"]  # queued on disk, not lost
+
+    # the session goes on; the server comes up; the next stop delivers part 1 and the new part 2
+    second = [
+        *first,
+        ("user", "Please always run the tests with -q."),
+        *bash_turns("pytest -q tests/unit", "3 passed", call_id="t2"),
+    ]
+    transcript.write_bytes(claude_transcript(SESSION, second, cwd=str(tmp_path)))
+    proc, _ = run_hook("stop", payload, hook_env(home, server.url, server.key))
+    assert proc.returncode == 0 and proc.stdout == b""
+    wait_for_worker(home)
+    assert outbox(home) == []
+    assert server.container.runner.wait_idle(120)
+
+    session = server.container.sessions.get(server.team_id, SESSION)
+    assert [k.rsplit("/", 1)[1] for k in session.transcript_keys] == [
+        "transcript-1.jsonl.gz",
+        "transcript-2.jsonl.gz",
+    ]
+    assert session.status == "learned", session.stats
+    contents = {
+        m.content
+        for m in server.container.memories.list(_caller(server.team_id), _flt(session.project)).items
+    }
+    assert "Let's go with FastAPI for the HTTP layer." in contents
+    assert "Please always run the tests with -q." in contents
+
+
+def test_a_hook_with_garbage_on_stdin_still_exits_0_silently(tmp_path):
+    import subprocess
+    import sys
+
+    env = hook_env(tmp_path / "home", closed_port_url(), "nokey", CAIRN_CAPTURE_NO_WORKER="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "cairn.capture.hook", "stop"],
+        input=b"\x00not json{",
+        capture_output=True,
+        env=env,
+        timeout=30,
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
+def test_a_stop_without_new_lines_uploads_nothing_new(tmp_path, server):
+    home = tmp_path / "client-home"
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_bytes(claude_transcript("cap-2", [("user", "Let's use Redis for caching.")]))
+    payload = {"session_id": "cap-2", "transcript_path": str(transcript), "cwd": str(tmp_path)}
+    env = hook_env(home, server.url, server.key)
+    for _ in range(2):
+        run_hook("stop", payload, env)
+        wait_for_worker(home)
+    # a half-written last line waits for the next call too
+    with transcript.open("ab") as f:
+        f.write(b'{"type":"user","partial')
+    run_hook("session-end", payload, env)
+    wait_for_worker(home)
+    assert server.container.runner.wait_idle(60)
+    session = server.container.sessions.get(server.team_id, "cap-2")
+    assert len(session.transcript_keys) == 1
+
+
+def _caller(team_id):
+    from cairn.domain.models import KeyScope, Principal
+
+    return Principal(team_id, "t", "k", frozenset({KeyScope.READ}))
+
+
+def _flt(project):
+    from cairn.domain.models import MemoryFilter
+
+    return MemoryFilter(project=project)

@@ -1,0 +1,86 @@
+"""Consolidation across sessions: reversed decisions supersede, near duplicates merge, team-wide promotion."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.pipeline_helpers import claude_transcript, learn, memories_of
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+PROJECT = "github.com/acme/shop"
+
+
+def _say(container, api, team, session_id, text, project=PROJECT):
+    raw = claude_transcript(session_id, [("user", text), ("assistant", [{"type": "text", "text": "Noted."}])])
+    session = learn(container, api, team.headers, raw=raw, session_id=session_id, project=project)
+    assert session["status"] == "learned", session["stats"]
+    return session
+
+
+def test_a_later_session_that_reverses_a_decision_supersedes_it_and_both_stay_in_history(
+    container, api, team_a
+):
+    _say(
+        container, api, team_a, "s-first", "Let's go with PostgreSQL for the database because we need JSONB."
+    )
+    [first] = memories_of(api, team_a.headers, PROJECT, kind="decision")
+    assert first["details"]["rationale"] == "we need JSONB"
+
+    _say(
+        container,
+        api,
+        team_a,
+        "s-later",
+        "We decided to switch from PostgreSQL to SQLite to keep setup simple.",
+    )
+    [current] = memories_of(api, team_a.headers, PROJECT, kind="decision")
+    assert "switch from PostgreSQL to SQLite" in current["content"]
+    assert current["details"]["alternatives"] == ["PostgreSQL"]
+
+    history = memories_of(api, team_a.headers, PROJECT, kind="decision", include_superseded="true")
+    old = next(m for m in history if m["id"] == first["id"])
+    assert old["superseded_by"] == current["id"] and old["valid_to"] is not None
+    rels = api.get(f"/v1/memories/{current['id']}/relations", headers=team_a.headers).json()["items"]
+    assert any(r["predicate"] == "supersedes" and r["target_id"] == first["id"] for r in rels)
+
+
+def test_a_preference_against_something_supersedes_the_preference_for_it(container, api, team_a):
+    _say(container, api, team_a, "p-1", "Please always use npm for installs.")
+    _say(container, api, team_a, "p-2", "Never use npm here, we are a pnpm shop now.")
+    [current] = memories_of(api, team_a.headers, PROJECT, kind="preference")
+    assert current["content"].startswith("Never use npm")
+
+
+def test_unrelated_decisions_do_not_supersede_each_other(container, api, team_a):
+    _say(container, api, team_a, "d-1", "Let's go with PostgreSQL for the database.")
+    _say(container, api, team_a, "d-2", "Let's use Redis for the job queue.")
+    assert len(memories_of(api, team_a.headers, PROJECT, kind="decision")) == 2
+
+
+def test_the_same_preference_in_another_session_merges_and_gains_confidence(container, api, team_a):
+    _say(container, api, team_a, "m-1", "Please always run the linter before committing.")
+    [before] = memories_of(api, team_a.headers, PROJECT, kind="preference")
+    _say(container, api, team_a, "m-2", "Please always run the linter before committing!")
+    [after] = memories_of(api, team_a.headers, PROJECT, kind="preference")
+    assert after["id"] == before["id"]
+    assert after["confidence"] > before["confidence"]
+    assert after["details"]["sessions"] == ["m-1", "m-2"]
+
+
+def test_a_near_duplicate_merges_into_the_existing_memory(container, api, team_a):
+    _say(container, api, team_a, "n-1", "I prefer small pull requests with one change each.")
+    _say(container, api, team_a, "n-2", "I prefer small pull requests, with one change each")
+    prefs = memories_of(api, team_a.headers, PROJECT, kind="preference")
+    assert len(prefs) == 1 and prefs[0]["details"]["sessions"] == ["n-1", "n-2"]
+
+
+def test_a_preference_seen_in_three_projects_is_promoted_to_the_team(container, api, team_a):
+    text = "I prefer conventional commit messages."
+    for i, project in enumerate(("github.com/acme/a", "github.com/acme/b", "github.com/acme/c")):
+        _say(container, api, team_a, f"t-{i}", text, project=project)
+    team_wide = api.get("/v1/memories", headers=team_a.headers, params={"scope": "team"}).json()["items"]
+    assert [m["content"] for m in team_wide] == ["I prefer conventional commit messages."]
+    assert len(team_wide[0]["details"]["projects"]) == 3
+    # a fourth project sees it through team scope, and learning it again does not promote twice
+    _say(container, api, team_a, "t-3", text, project="github.com/acme/d")
+    assert len(api.get("/v1/memories", headers=team_a.headers, params={"scope": "team"}).json()["items"]) == 1

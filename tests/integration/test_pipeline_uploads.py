@@ -1,0 +1,102 @@
+"""The upload path: validation, size and type limits, team confinement, signed tokens, session routes."""
+
+from __future__ import annotations
+
+import gzip
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.integration.pipeline_helpers import claude_transcript, learn
+
+pytestmark = pytest.mark.integration
+BODY = {
+    "agent": "claude-code",
+    "session_id": "sess-1",
+    "project": "github.com/acme/app",
+    "part": 1,
+    "bytes": 100,
+}
+
+
+def _grant(api, headers, **changes):
+    return api.post("/v1/uploads", headers=headers, json={**BODY, **changes})
+
+
+def test_a_grant_is_confined_to_the_callers_team_prefix(api, team_a):
+    resp = _grant(api, team_a.headers)
+    assert resp.status_code == 201
+    target = resp.json()
+    assert target["key"].startswith(f"teams/{team_a.team_id}/projects/github.com-acme-app-")
+    assert target["key"].endswith("/sessions/sess-1/transcript-1.jsonl.gz")
+    assert target["method"] == "PUT" and target["max_bytes"] == 100
+    assert target["headers"] == {"Content-Type": "application/gzip"}
+
+
+@pytest.mark.parametrize(
+    ("changes", "status"),
+    [
+        ({"agent": "vim"}, 400),
+        ({"session_id": "../../etc"}, 400),
+        ({"session_id": "a/b"}, 400),
+        ({"part": 0}, 422),
+        ({"bytes": 0}, 422),
+        ({"bytes": 10**12}, 400),
+        ({"content_type": "text/plain"}, 400),
+        ({"team_id": "team_other"}, 422),
+        ({"key": "teams/x/anything"}, 422),
+    ],
+)
+def test_bad_upload_requests_get_a_clear_4xx(api, team_a, changes, status):
+    resp = _grant(api, team_a.headers, **changes)
+    assert resp.status_code == status, resp.text
+    assert resp.json()["error"]["message"]
+
+
+def test_a_read_only_key_cannot_upload(container, api, team_a):
+    reader = api.post(
+        "/v1/admin/keys", headers=team_a.headers, json={"member": "r", "scopes": ["read"]}
+    ).json()
+    resp = _grant(api, {"Authorization": f"Bearer {reader['secret']}"})
+    assert resp.status_code == 403
+
+
+def test_no_key_no_grant(api):
+    assert _grant(api, {}).status_code == 401
+
+
+def test_a_session_cannot_switch_projects(api, team_a):
+    assert _grant(api, team_a.headers).status_code == 201
+    assert _grant(api, team_a.headers, project="github.com/acme/other").status_code == 409
+
+
+def _put(api, target, data, content_type="application/gzip"):
+    return api.put(urlsplit(target["url"]).path, content=data, headers={"Content-Type": content_type})
+
+
+def test_the_put_enforces_the_granted_size_and_type(container, api, team_a):
+    data = gzip.compress(b"{}\n")
+    target = _grant(api, team_a.headers, bytes=len(data)).json()
+    assert _put(api, target, data, "text/plain").status_code == 400
+    assert _put(api, target, data + b"x" * 10).status_code == 413
+    assert not container.blobs.exists(target["key"])
+
+
+def test_a_tampered_token_is_refused(api, team_a):
+    target = _grant(api, team_a.headers).json()
+    payload, _, signature = urlsplit(target["url"]).path.rsplit("/", 1)[1].partition(".")
+    forged = f"/v1/uploads/{payload[:-2]}AA.{signature}"
+    resp = api.put(forged, content=gzip.compress(b"{}"), headers={"Content-Type": "application/gzip"})
+    assert resp.status_code == 403
+
+
+def test_another_team_cannot_see_or_reprocess_a_session(container, api, team_a, team_b):
+    raw = claude_transcript("shared-id", [("user", "Let's use Redis for the job queue.")])
+    learn(container, api, team_a.headers, raw=raw, session_id="shared-id", project="github.com/acme/app")
+    assert api.get("/v1/sessions/shared-id", headers=team_b.headers).status_code == 404
+    assert api.post("/v1/sessions/shared-id/reprocess", headers=team_b.headers, json={}).status_code == 404
+    assert api.get("/v1/sessions", headers=team_b.headers).json()["items"] == []
+    # team b uploading a session with the same id writes under its own prefix and its own session
+    target = _grant(api, team_b.headers, session_id="shared-id").json()
+    assert target["key"].startswith(f"teams/{team_b.team_id}/")
+    assert api.get("/v1/memories", headers=team_b.headers).json()["items"] == []
