@@ -310,6 +310,20 @@ def process_name(pid: int) -> str:
     return " ".join(words)[:60]
 
 
+def orphaned_dynamodb_local() -> list[int]:
+    # If LocalStack was killed hard, its DynamoDB java (own session) is re-parented, no longer a descendant;
+    # it is still ours when its command line names this state folder's DynamoDB Local.
+    marker = str(VAR_LIBS / "dynamodb-local").encode()
+    found = []
+    for cmdline in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            if marker in Path(cmdline).read_bytes():
+                found.append(int(cmdline.split("/")[2]))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 def load_state() -> dict:
     return json.loads(STATE_FILE.read_text()) if STATE_FILE.exists() else {}
 
@@ -320,6 +334,7 @@ def stack_pids(state: dict) -> list[int]:
     ]
     pids = [pid for root in roots for pid in [root, *descendants(root)]]
     pids += [int(p.name) for p in WORKER_PIDS.glob("*") if p.name.isdigit() and alive(int(p.name))]
+    pids += orphaned_dynamodb_local()
     return sorted(set(pids))
 
 
