@@ -50,7 +50,7 @@ from cairn.transcripts.lines import MAX_TRANSCRIPT_BYTES
 from cairn.transcripts.model import TranscriptEvent
 
 log = logging.getLogger(__name__)
-MAX_CHUNKS = 4_000  # keeps the chunk list of one session well under Step Functions' 256 KB payload
+MAX_CHUNKS = 3_000  # chunk ids (and per-chunk results) of one session stay under Step Functions' 256 KB
 
 
 @dataclass

@@ -1,0 +1,99 @@
+"""The Step Functions state contract, mapped onto the stage functions (the Lambda handlers call these).
+
+State (see infra/units/pipeline.py): `{"source": {"bucket", "key", ...}}` from the S3 event, then each
+stage's small result under its own name. `chunk.chunks` holds chunk ids (not keys: ids are short, so
+a few thousand fit in the 256 KB payload); the Map runs `extract` once per id; results are counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cairn.domain.errors import InvalidInput
+from cairn.pipeline import keys as k
+from cairn.pipeline.consolidate import consolidate
+from cairn.pipeline.models import ChunkResult, ConsolidateResult, ExtractInput, ParseResult, SessionRef
+from cairn.pipeline.reflect import reflect
+from cairn.pipeline.stages import PipelineDeps, chunk, extract, parse
+from cairn.pipeline.status import mark
+from cairn.services.uploads import UploadService, parse_transcript_key
+
+
+def _ref(state: dict[str, Any]) -> SessionRef:
+    key = str((state.get("source") or {}).get("key") or "")
+    part = parse_transcript_key(key)
+    if part is None:
+        raise InvalidInput("the uploaded object is not a transcript part", key=key)
+    return SessionRef(team_id=part.team_id, session_id=part.session_id)
+
+
+def parse_stage(deps: PipelineDeps, uploads: UploadService, state: dict[str, Any]) -> dict[str, Any]:
+    ref = _ref(state)
+    uploads.part_stored(state["source"]["key"])  # S3 took the upload itself: record the part now
+    if mark(deps, ref, "processing") is None:
+        raise InvalidInput("no session recorded for this upload", session_id=ref.session_id)
+    return parse(deps, ref).model_dump(mode="json")
+
+
+def chunk_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
+    result = chunk(deps, ParseResult.model_validate(state["parse"]))
+    out = result.model_dump(mode="json", exclude={"chunk_keys"})
+    out["chunks"] = [k.chunk_id_of(key) for key in result.chunk_keys]
+    return out
+
+
+def _chunk_result(deps: PipelineDeps, state: dict[str, Any]) -> ChunkResult:
+    ref = _ref(state)
+    session = deps.session(ref)
+    keys = [k.stage_key(session, "chunk", cid) for cid in state["chunk"]["chunks"]]
+    return ChunkResult(**ref.model_dump(), events_key=state["chunk"]["events_key"], chunk_keys=keys)
+
+
+def extract_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
+    ref = _ref(state)
+    key = k.stage_key(deps.session(ref), "chunk", str(state["chunk"]))
+    result = extract(deps, ExtractInput(**ref.model_dump(), chunk_key=key))
+    return {"candidates": result.candidates, "llm": result.queued_for_llm}
+
+
+def consolidate_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
+    return consolidate(deps, _chunk_result(deps, state)).model_dump(mode="json")
+
+
+def reflect_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
+    done = ConsolidateResult.model_validate(state["consolidate"])
+    result = reflect(deps, done)
+    extracted = state.get("extract") or []
+    stats = {
+        "parse": {"parts": state["parse"]["parts"], "events": state["parse"]["events"]},
+        "chunk": {"chunks": len(state["chunk"]["chunks"])},
+        "extract": {
+            "candidates": sum(e.get("candidates", 0) for e in extracted),
+            "queued_for_llm": sum(bool(e.get("llm")) for e in extracted),
+        },
+        "consolidate": done.model_dump(include={"created", "merged", "superseded", "relations", "promoted"}),
+        "reflect": result.model_dump(include={"reflection_id", "handoff_id", "procedures"}),
+    }
+    mark(deps, _ref(state), "learned", **stats, error=None)
+    return result.model_dump(mode="json")
+
+
+def fail_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
+    """For the state machine's Catch path: the session is marked failed with the caught error."""
+    error = state.get("error") or {}
+    try:
+        ref = _ref(state)
+    except InvalidInput:
+        return {"marked": False}
+    cause = str(error.get("Cause") or "")[:500]
+    mark(
+        deps,
+        ref,
+        "failed",
+        error={
+            "stage": "pipeline",
+            "code": str(error.get("Error") or "error"),
+            "message": cause or "the learning pipeline failed",
+        },
+    )
+    return {"marked": True}

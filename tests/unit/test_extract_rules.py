@@ -1,0 +1,175 @@
+"""The rule-based extractor: what a person typed and what tools confirmed, never prose or noise."""
+
+from __future__ import annotations
+
+import pytest
+from cairn.pipeline.extract_rules import RuleExtractor
+from cairn.pipeline.extractor import ExtractContext
+from cairn.pipeline.models import ChunkDoc, EventDoc
+from cairn.transcripts.model import Role
+
+pytestmark = pytest.mark.unit
+CTX = ExtractContext(project="p", agent="claude-code", session_id="s")
+
+
+class Script:
+    """Builds a chunk event by event, numbering lines like a transcript."""
+
+    def __init__(self) -> None:
+        self.events: list[EventDoc] = []
+
+    def _add(self, **kw) -> Script:
+        n = len(self.events)
+        self.events.append(EventDoc(seq=n, line_no=n + 1, **kw))
+        return self
+
+    def user(self, text: str, sidechain: bool = False) -> Script:
+        return self._add(role=Role.USER, text=text, is_sidechain=sidechain)
+
+    def assistant(self, text: str) -> Script:
+        return self._add(role=Role.ASSISTANT, text=text)
+
+    def tool(
+        self, name: str, tool_input, output: str, error: bool = False, call: str | None = None
+    ) -> Script:
+        call = call or f"c{len(self.events)}"
+        self._add(role=Role.TOOL_CALL, tool_name=name, tool_input=tool_input, tool_call_id=call)
+        return self._add(role=Role.TOOL_RESULT, text=output, is_error=error, tool_call_id=call)
+
+    def bash(self, command: str, output: str = "", error: bool = False) -> Script:
+        return self.tool("Bash", {"command": command}, output, error)
+
+    def extract(self):
+        chunk = ChunkDoc(chunk_id="c", index=0, line_start=1, line_end=len(self.events), events=self.events)
+        return RuleExtractor().extract(chunk, CTX).candidates
+
+
+def kinds(candidates):
+    return [(c.kind.value, c.content) for c in candidates]
+
+
+def test_preferences_the_user_states_are_extracted():
+    found = Script().user("I prefer tabs over spaces. Please always use pnpm, never npm.").extract()
+    assert kinds(found) == [
+        ("preference", "I prefer tabs over spaces."),
+        ("preference", "Please always use pnpm, never npm."),
+    ]
+    assert found[0].confidence == 0.8 and found[0].line_start == 1
+
+
+def test_decisions_carry_rationale_and_alternatives():
+    [d] = Script().user("Let's go with SQLite instead of Postgres because it needs no server.").extract()
+    assert d.kind.value == "decision"
+    assert d.details["alternatives"] == ["Postgres"]
+    assert d.details["rationale"] == "it needs no server"
+
+
+def test_a_fact_the_user_states_is_extracted():
+    [f] = Script().user("The staging API runs on port 8443 behind the VPN.").extract()
+    assert (f.kind.value, f.content) == ("fact", "The staging API runs on port 8443 behind the VPN.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Should we use Redis here?",
+        "Can you always run the tests first?",
+        "Thanks! Please update CLAUDE.md for current changes",
+        "ok",
+        "<cairn-context>Always use pnpm</cairn-context>",
+    ],
+)
+def test_questions_requests_and_injected_text_are_not_memories(text):
+    assert Script().user(text).extract() == []
+
+
+def test_sub_agent_prompts_and_assistant_prose_are_not_the_user_speaking():
+    found = (
+        Script()
+        .user("Use TypeScript, Tailwind CSS for styling, and always add tests.", sidechain=True)
+        .assistant("I always prefer to use small functions. Let's go with React.")
+        .extract()
+    )
+    assert found == []
+
+
+def test_pasted_code_is_not_read_as_a_preference():
+    assert Script().user("look:\n```\n# always use globals\nx = 1\n```").extract() == []
+
+
+def test_a_command_that_worked_becomes_a_procedure_with_counts():
+    found = Script().bash("pytest -q", "1 failed", error=True).bash("pytest -q", "12 passed").extract()
+    [proc] = [c for c in found if c.kind.value == "procedure" and "fixes_error" not in c.details]
+    assert proc.content == "Run the tests with `pytest -q`"
+    assert (proc.details["success_count"], proc.details["failure_count"]) == (1, 1)
+
+
+def test_exploration_commands_are_not_procedures():
+    assert Script().bash("ls -la").bash("cat README.md", "hello").bash("git status").extract() == []
+
+
+def test_an_error_followed_by_a_successful_retry_is_an_episode_and_a_fix():
+    found = (
+        Script()
+        .bash("npm test", "npm warn config\nError: Cannot find module 'zod'", error=True)
+        .tool("Edit", {"file_path": "src/schema.ts", "old_string": "a", "new_string": "b"}, "updated")
+        .bash("npm install zod", "added 1 package")
+        .bash("npm test", "Tests: 4 passed")
+        .extract()
+    )
+    [episode] = [c for c in found if c.kind.value == "episode"]
+    assert episode.content == "`npm test` failed with: Error: Cannot find module 'zod'"
+    assert episode.details["outcome"] == "fixed"
+    [fix] = [c for c in found if "fixes_error" in c.details]
+    assert fix.details["steps"] == ["edit src/schema.ts", "run `npm install zod`", "npm test"]
+    assert [(lk.predicate, lk.target_ref) for lk in fix.links] == [("fixes", episode.ref)]
+
+
+def test_tool_protocol_errors_are_noise():
+    found = (
+        Script()
+        .tool(
+            "Edit",
+            {"file_path": "a.py"},
+            "<tool_use_error>File has not been read yet.</tool_use_error>",
+            error=True,
+        )
+        .tool("Edit", {"file_path": "a.py"}, "ok")
+        .extract()
+    )
+    assert found == []
+
+
+def test_an_unfixed_error_is_left_to_the_session_reflection():
+    found = Script().bash("npm run build", "TypeError: generate is not a function", error=True).extract()
+    assert [c for c in found if c.kind.value == "episode"] == []
+
+
+def test_urls_printed_by_a_background_server_are_facts():
+    found = (
+        Script()
+        .tool(
+            "Bash",
+            {"command": "pnpm dev --port 3001", "run_in_background": True},
+            "Command running in background with ID: bash_1",
+        )
+        .tool("BashOutput", {"bash_id": "bash_1"}, "   - Local:        http://localhost:3001\n ✓ Ready")
+        .extract()
+    )
+    assert ("fact", "`pnpm dev --port 3001` serves the app at http://localhost:3001") in kinds(found)
+
+
+def test_installed_versions_are_facts():
+    found = Script().bash("pip install httpx", "Successfully installed anyio-4.4.0 httpx-0.27.0").extract()
+    [fact] = [c for c in found if c.kind.value == "fact"]
+    assert fact.details["versions"] == {"anyio": "4.4.0", "httpx": "0.27.0"}
+
+
+def test_codex_shell_calls_with_argv_lists_are_understood():
+    found = Script().tool("shell", {"command": ["bash", "-lc", "cargo test"]}, "test result: ok").extract()
+    assert [c.details["command"] for c in found] == ["cargo test"]
+
+
+def test_extraction_is_deterministic():
+    script = Script().user("Let's use uv for installs.").bash("uv run pytest", "3 passed")
+    assert script.extract() == script.extract()
