@@ -70,6 +70,9 @@ class Worker:
         os.close(response_write)
         self.requests = os.fdopen(self._request_write, "w")
         self.responses = os.fdopen(self._response_read, "r")
+        ready = json.loads(self.responses.readline())
+        assert ready["ready"] is True
+        self.init_logs = ready["logs"]
 
     def invoke(self, event: dict | str, request_id: str = "r1") -> dict | None:
         payload = event if isinstance(event, str) else json.dumps(event)
@@ -107,11 +110,15 @@ def test_worker_returns_the_handler_result_and_keeps_module_state_between_calls(
     assert body == {"calls": 2, "request_id": "req-2", "cwd": str(tmp_path), "remaining_ok": True}
 
 
+def test_worker_imports_the_handler_before_the_first_event_and_reports_its_output(worker):
+    assert worker.init_logs == "imported once\n"
+
+
 def test_worker_captures_print_and_raw_fd_output_as_the_invocation_logs(worker):
     first = worker.invoke({"n": 1})
     second = worker.invoke({"n": 2})
 
-    assert first["logs"] == "imported once\nstdout line 1\nraw stderr line\n"
+    assert first["logs"] == "stdout line 1\nraw stderr line\n"
     assert second["logs"] == "stdout line 2\nraw stderr line\n"
 
 
@@ -144,12 +151,25 @@ def test_handler_calling_exit_ends_the_worker_so_the_executor_sees_eof(worker):
     assert worker.process.wait(timeout=10) == 3
 
 
-def test_missing_module_is_an_import_error_reported_per_invocation(tmp_path):
+def test_missing_module_is_an_import_error_reported_on_every_invocation(tmp_path):
     w = Worker(tmp_path, "nowhere.handler")
     try:
+        for _ in range(2):
+            error = json.loads(w.invoke({})["payload"])
+            assert error["errorType"] == "Runtime.ImportModuleError"
+            assert "nowhere" in error["errorMessage"]
+    finally:
+        w.close()
+
+
+def test_module_raising_at_import_is_an_import_error_with_its_output_in_init_logs(tmp_path):
+    (tmp_path / "bad.py").write_text("print('half way')\nraise RuntimeError('no config')\n")
+    w = Worker(tmp_path, "bad.handler")
+    try:
+        assert w.init_logs == "half way\n"
         error = json.loads(w.invoke({})["payload"])
         assert error["errorType"] == "Runtime.ImportModuleError"
-        assert "nowhere" in error["errorMessage"]
+        assert "no config" in error["errorMessage"]
     finally:
         w.close()
 

@@ -9,6 +9,7 @@ Settings (environment of the LocalStack process):
 - ``HOST_LAMBDA_PYTHON``: interpreter for handlers (default: LocalStack's own: the venv with our project).
 - ``HOST_LAMBDA_LAYERS``: ``append`` (default; layer folders after site-packages), ``prepend`` (AWS order) or
   ``ignore``.
+- ``HOST_LAMBDA_INIT_TIMEOUT``: seconds a worker may take to import the handler (default 30).
 - ``HOST_LAMBDA_PID_DIR``: folder where worker pids are recorded so a supervisor can end them by id.
 """
 
@@ -39,7 +40,8 @@ LOG = logging.getLogger(__name__)
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 # Variables of the host worth keeping; everything else the function sees comes from LocalStack's Lambda env.
 HOST_ENV_KEPT = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
-INIT_SECONDS = 10.0
+# AWS allows 10 s of init; a shared 2-core host importing onnxruntime needs more head-room.
+INIT_SECONDS = float(os.environ.get("HOST_LAMBDA_INIT_TIMEOUT", "30"))
 KEPT_LOG_ENTRIES = 50
 
 
@@ -70,7 +72,8 @@ class HostRuntimeExecutor(RuntimeExecutor):
         self._requests = None
         self._responses = None
         self._logs: deque[str] = deque(maxlen=KEPT_LOG_ENTRIES)
-        self._warm = False
+        self._init_logs = ""
+        self._init_ms: float | None = None
         self._lock = threading.Lock()
 
     # lifecycle
@@ -141,14 +144,26 @@ class HostRuntimeExecutor(RuntimeExecutor):
         }
         with self._lock:
             if self._process is None or self._process.poll() is not None:
-                self._spawn()
+                try:
+                    self._spawn()
+                except LambdaRuntimeException as exc:
+                    error = {
+                        "errorType": "Runtime.InitError",
+                        "errorMessage": f"RequestId: {request_id} {exc}",
+                    }
+                    return InvocationResult(
+                        request_id, json.dumps(error).encode(), is_error=True, logs=str(exc)
+                    )
             ok, body, logs = self._exchange(request, timeout)
+            logs, self._init_logs = self._init_logs + logs, ""
+            init_ms, self._init_ms = self._init_ms, None
         elapsed_ms = (time.monotonic() - started) * 1000
         logs = (
             f"START RequestId: {request_id} Version: {self.function_version.id.qualifier}\n{logs}"
             f"END RequestId: {request_id}\n"
             f"REPORT RequestId: {request_id}\tDuration: {elapsed_ms:.2f} ms\t"
-            f"Memory Size: {self.function_version.config.memory_size} MB\n"
+            f"Memory Size: {self.function_version.config.memory_size} MB"
+            + (f"\tInit Duration: {init_ms:.2f} ms\n" if init_ms is not None else "\n")
         )
         self._logs.append(logs)
         return InvocationResult(request_id=request_id, payload=body.encode(), is_error=not ok, logs=logs)
@@ -160,9 +175,7 @@ class HostRuntimeExecutor(RuntimeExecutor):
             self._requests.flush()
         except (BrokenPipeError, OSError):
             return False, self._exit_error(request_id), ""
-        # The first invocation of a worker also imports the handler (AWS's separate init phase).
-        budget = timeout if self._warm else timeout + INIT_SECONDS
-        ready, _, _ = select.select([self._responses], [], [], budget)
+        ready, _, _ = select.select([self._responses], [], [], timeout)
         if not ready:
             self._kill()
             message = f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds"
@@ -171,7 +184,6 @@ class HostRuntimeExecutor(RuntimeExecutor):
         if not line:
             return False, self._exit_error(request_id), ""
         answer = json.loads(line)
-        self._warm = True
         return bool(answer["ok"]), answer["payload"], answer.get("logs", "")
 
     def _exit_error(self, request_id: str) -> str:
@@ -185,8 +197,9 @@ class HostRuntimeExecutor(RuntimeExecutor):
 
     # worker process
     def _spawn(self) -> None:
+        """Start a worker and wait for the end of its init phase (the handler import)."""
         self._kill()
-        self._warm = False
+        spawned = time.monotonic()
         request_read, request_write = os.pipe()
         response_read, response_write = os.pipe()
         env = dict(self._env, HOST_LAMBDA_PIPE_FDS=f"{request_read},{response_write}")
@@ -211,6 +224,16 @@ class HostRuntimeExecutor(RuntimeExecutor):
         self._requests = os.fdopen(request_write, "w", encoding="utf-8")
         self._responses = os.fdopen(response_read, "r", encoding="utf-8")
         self._record_pid(self._process.pid)
+        ready, _, _ = select.select([self._responses], [], [], INIT_SECONDS)
+        line = self._responses.readline() if ready else ""
+        if not line:
+            self._kill()
+            raise LambdaRuntimeException(
+                f"Host worker for {self.function_version.qualified_arn} did not finish its init within "
+                f"{INIT_SECONDS:.0f} s (HOST_LAMBDA_INIT_TIMEOUT) or exited; see HOST_LAMBDA_LOG_DIR"
+            )
+        self._init_logs = json.loads(line).get("logs", "")
+        self._init_ms = (time.monotonic() - spawned) * 1000
         LOG.debug("Started host worker %s for %s", self._process.pid, self.function_version.qualified_arn)
 
     def _kill(self) -> None:

@@ -6,7 +6,8 @@ can never corrupt the protocol; stdout and stderr are captured per invocation at
 extensions and child processes included) and sent back as the invocation's logs, like a function's CloudWatch
 stream.
 
-The module stays imported between invocations, as in a warm Lambda sandbox, so module-level state is reused.
+The handler module is imported once at start (the init phase, reported with a "ready" line before any event)
+and stays imported between invocations, as in a warm Lambda sandbox, so module-level state is reused.
 """
 
 from __future__ import annotations
@@ -62,6 +63,14 @@ class Sandbox:
     def __init__(self, handler_spec: str) -> None:
         self.handler_spec = handler_spec
         self.handler: Any = None
+        self.init_failure: _ImportFailure | None = None
+
+    def init(self) -> None:
+        """The init phase: import the handler before the first event, remembering a failure for the invoke."""
+        try:
+            self._load()
+        except _ImportFailure as failure:
+            self.init_failure = failure
 
     def _load(self) -> None:
         module_name, _, function_name = self.handler_spec.rpartition(".")
@@ -84,12 +93,11 @@ class Sandbox:
 
     def invoke(self, request: dict[str, Any]) -> tuple[bool, str]:
         request_id = request["request_id"]
-        try:
-            if self.handler is None:
-                self._load()
-            event = json.loads(request["payload"]) if request["payload"] else {}
-        except _ImportFailure as failure:
+        failure = self.init_failure
+        if failure is not None:
             return False, _error(request_id, failure.error_type, failure.message, failure.stack)
+        try:
+            event = json.loads(request["payload"]) if request["payload"] else {}
         except ValueError as exc:
             return False, _error(request_id, "Runtime.UnmarshalError", f"Unable to parse event: {exc}")
         os.environ["_X_AMZN_TRACE_ID"] = request.get("trace_id") or ""
@@ -170,6 +178,11 @@ def main() -> None:
     requests = os.fdopen(request_fd, "r", encoding="utf-8")
     responses = os.fdopen(response_fd, "w", encoding="utf-8")
     capture = CapturedOutput()
+    with capture:
+        sandbox.init()
+    # Like the runtime API's "init done": the executor times invocations only from here on.
+    responses.write(json.dumps({"ready": True, "logs": capture.text()}) + "\n")
+    responses.flush()
     for line in requests:
         request = json.loads(line)
         with capture:
