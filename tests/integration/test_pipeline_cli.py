@@ -1,0 +1,74 @@
+"""`cairn ingest --wait`, `cairn sessions`, `cairn reprocess` as processes against a real served store."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.integration.capture_helpers import Served, hook_env
+from tests.integration.pipeline_helpers import CLAUDE_FIXTURE, claude_transcript
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+@pytest.fixture
+def server(tmp_path):
+    served = Served(tmp_path / "server-home")
+    yield served
+    served.close()
+
+
+def cairn(env, *args, timeout=300):
+    proc = subprocess.run(
+        [sys.executable, "-m", "cairn.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env={**env, "COLUMNS": "200"},
+        timeout=timeout,
+        check=False,
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_ingest_wait_prints_what_was_learned_then_sessions_and_reprocess(tmp_path, server):
+    env = hook_env(tmp_path / "cli-home", server.url, server.key)
+    code, out = cairn(env, "ingest", str(CLAUDE_FIXTURE), "--project", "github.com/demo/todo", "--wait")
+    assert code == 0, out
+    assert (
+        "uploaded session fe5e1c67-53e7-4862-81ae-d0e013e3270b (claude-code, project github.com/demo/todo)"
+        in out
+    )
+    assert "http://localhost:3001" in out and "TS2307" in out
+
+    code, out = cairn(env, "sessions")
+    assert code == 0 and "fe5e1c67-53e7-4862-81ae-d0e013e3270b" in out and "learned" in out
+
+    code, out = cairn(env, "reprocess", "fe5e1c67-53e7-4862-81ae-d0e013e3270b", "--force", "--wait")
+    assert code == 0, out
+    assert "queued" in out
+
+
+def test_ingest_of_a_malformed_file_reports_the_failure(tmp_path, server):
+    env = hook_env(tmp_path / "cli-home", server.url, server.key)
+    bad = tmp_path / "broken.jsonl"
+    bad.write_text("definitely not json\n")
+    code, out = cairn(env, "ingest", str(bad), "--project", "p", "--session", "broken-1", "--wait")
+    assert code == 1
+    assert "learning failed in parse: not a transcript" in out
+
+
+def test_ingest_detects_agent_and_session_from_the_file(tmp_path, server):
+    env = hook_env(tmp_path / "cli-home", server.url, server.key)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(claude_transcript("detected-1", [("user", "Let's use Redis for the job queue.")]))
+    code, out = cairn(env, "ingest", str(path), "--project", "p", "--wait")
+    assert code == 0, out
+    assert "uploaded session detected-1 (claude-code" in out and "Redis" in out
+
+
+def test_reprocess_of_an_unknown_session_fails_clearly(tmp_path, server):
+    env = hook_env(tmp_path / "cli-home", server.url, server.key)
+    code, out = cairn(env, "reprocess", "nope")
+    assert code == 1 and "no session nope" in out
