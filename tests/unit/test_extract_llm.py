@@ -149,3 +149,49 @@ def test_the_bedrock_client_sends_a_converse_request_and_reads_the_text():
         assert json.loads(bedrock.complete("sys", "hi"))["memories"][0]["kind"] == "decision"
         with pytest.raises(LlmUnavailable):
             bedrock.complete("sys", "hi")
+
+
+def _endpoint(status: int, body: dict, seen: list):
+    import httpx
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(status, json=body)
+
+    return httpx.MockTransport(handle)
+
+
+def test_the_openai_compatible_client_asks_for_json_and_reads_the_first_choice():
+    from cairn.pipeline.extract_llm import OpenAICompatibleClient
+
+    seen: list = []
+    body = {"choices": [{"message": {"content": answer(DECISION)}}]}
+    client = OpenAICompatibleClient(
+        "local-model", "http://llm.test/v1", "k", transport=_endpoint(200, body, seen)
+    )
+    result = LlmExtractor(client).extract(CHUNK, CTX)
+    assert result.extractor == "llm:local-model" and result.candidates[0].kind.value == "decision"
+    sent = json.loads(seen[0].content)
+    assert seen[0].url.path == "/v1/chat/completions" and sent["response_format"] == {"type": "json_object"}
+    assert seen[0].headers["authorization"] == "Bearer k"
+
+
+def test_the_anthropic_client_sends_its_headers_and_a_5xx_is_an_outage():
+    from cairn.pipeline.extract_llm import AnthropicClient
+
+    seen: list = []
+    client = AnthropicClient("claude-x", "sk-test", transport=_endpoint(529, {"error": "overloaded"}, seen))
+    result = LlmExtractor(client).extract(CHUNK, CTX)
+    assert result.retry_with_llm and result.extractor == "rules-fallback"
+    assert seen[0].headers["x-api-key"] == "sk-test" and seen[0].headers["anthropic-version"] == "2023-06-01"
+
+
+def test_the_configured_extractor_is_built_by_name():
+    from cairn.pipeline.wiring import build_extractor
+
+    assert build_extractor().name == "rules"
+    assert build_extractor("openai", model="m", base_url="http://llm.test/v1").name == "llm:m"
+    with pytest.raises(ValueError, match="needs a model"):
+        build_extractor("bedrock")
+    with pytest.raises(ValueError, match="unknown"):
+        build_extractor("anthropic", model="m")

@@ -11,6 +11,30 @@ from cairn.pipeline.stages import PipelineDeps
 from cairn.services.uploads import UploadService
 
 
+def build_extractor(
+    kind: str = "rules",
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    region: str | None = None,
+) -> Extractor:
+    """The extractor a deployment asked for: "rules" (default), "bedrock", "anthropic" or "openai"."""
+    if kind == "rules":
+        return RuleExtractor()
+    from cairn.pipeline import extract_llm as llm
+
+    if not model:
+        raise ValueError(f"the {kind} extractor needs a model")
+    if kind == "bedrock":
+        return llm.LlmExtractor(llm.BedrockConverseClient(model, region=region))
+    if kind == "anthropic" and api_key:
+        return llm.LlmExtractor(llm.AnthropicClient(model, api_key, base_url or "https://api.anthropic.com"))
+    if kind == "openai" and base_url:
+        return llm.LlmExtractor(llm.OpenAICompatibleClient(model, base_url, api_key))
+    raise ValueError(f"unknown or incompletely configured extractor {kind!r}")
+
+
 def attach_pipeline(
     container: Any,
     memory_repo: Any,
@@ -37,3 +61,9 @@ def attach_pipeline(
     if inline:
         container.runner = InlinePipelineRunner(container.pipeline)
         container.closers = (container.runner.close, *container.closers)
+    elif settings.state_machine_arn and settings.bucket:
+        from cairn.pipeline.runner_sfn import StepFunctionsPipelineRunner
+
+        container.runner = StepFunctionsPipelineRunner(
+            container.pipeline, settings.state_machine_arn, settings.bucket
+        )
