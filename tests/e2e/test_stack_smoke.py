@@ -1,8 +1,8 @@
 """Smoke tests of the emulated AWS stack itself (LocalStack on the host + osmem-server), per service we use.
 
-They prove what the Cairn e2e suite relies on: S3 enforcing presigned signatures, DynamoDB Local, Lambda run
-by our host executor (direct, through API Gateway, from Step Functions) and OpenSearch domains forwarded to
-osmem-server.
+They prove what the Cairn e2e suite relies on: S3 enforcing presigned signatures, S3 → EventBridge → Step
+Functions, DynamoDB Local, Lambda run by our host executor (direct, through API Gateway, from Step Functions),
+CloudFormation, and OpenSearch domains forwarded to osmem-server.
 """
 
 from __future__ import annotations
@@ -329,3 +329,46 @@ def test_cloudformation_deploys_a_template_whose_function_runs(aws):
         assert body == {"uploads": outputs["Bucket"]}
     finally:
         cfn.delete_stack(StackName=name)
+
+
+# S3 -> EventBridge -> Step Functions (the ingestion trigger)
+def test_s3_upload_starts_a_state_machine_through_an_eventbridge_rule(aws, bucket):
+    s3, events, sfn = aws("s3"), aws("events"), aws("stepfunctions")
+    s3.put_bucket_notification_configuration(
+        Bucket=bucket, NotificationConfiguration={"EventBridgeConfiguration": {}}
+    )
+    definition = {"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}}
+    machine = sfn.create_state_machine(
+        name=unique("cairn-e2e"),
+        definition=json.dumps(definition),
+        roleArn="arn:aws:iam::000000000000:role/cairn-e2e-sfn",
+    )["stateMachineArn"]
+    rule = unique("cairn-e2e")
+    events.put_rule(
+        Name=rule,
+        EventPattern=json.dumps(
+            {
+                "source": ["aws.s3"],
+                "detail-type": ["Object Created"],
+                "detail": {"bucket": {"name": [bucket]}},
+            }
+        ),
+    )
+    events.put_targets(
+        Rule=rule,
+        Targets=[
+            {"Id": "ingest", "Arn": machine, "RoleArn": "arn:aws:iam::000000000000:role/cairn-e2e-events"}
+        ],
+    )
+    try:
+        s3.put_object(Bucket=bucket, Key="uploads/session.jsonl", Body=b"{}")
+
+        executions = wait_until(
+            lambda: sfn.list_executions(stateMachineArn=machine)["executions"], timeout=30
+        )
+        started = json.loads(sfn.describe_execution(executionArn=executions[0]["executionArn"])["input"])
+        assert started["detail"]["object"]["key"] == "uploads/session.jsonl"
+    finally:
+        events.remove_targets(Rule=rule, Ids=["ingest"])
+        events.delete_rule(Name=rule)
+        sfn.delete_state_machine(stateMachineArn=machine)
