@@ -245,3 +245,10 @@ def test_procedures_that_mostly_fail_are_not_offered_as_proven(store):
     )
     md = store.context.assemble(ALICE, P, "codex").markdown
     assert good.id in md and bad.id not in md
+
+
+def test_a_handoff_that_names_its_member_waits_for_that_member(store):
+    carol = Principal("team_a", "carol", "key_c", frozenset({KeyScope.WRITE}))
+    h = store.add(kind=MemoryKind.HANDOFF, content="carol's half-done rebase", details={"member": "carol"})
+    assert store.context.assemble(ALICE, P, "claude-code").handoff_id is None
+    assert store.context.assemble(carol, P, "claude-code").handoff_id == h.id

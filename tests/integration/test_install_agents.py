@@ -237,9 +237,9 @@ def test_capture_hooks_are_installed_when_the_capture_commands_are_registered(tm
     home = _home(tmp_path, "claude-code")
     _cli("install-hooks", "--agent", "claude-code", "--home", str(home))
     hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
-    stop = [c for c in _commands(hooks["Stop"]) if "cairn.cli.main hook stop" in c]
-    assert len(stop) == 1 and stop[0].endswith("hook stop --agent claude-code")
-    assert _commands(hooks["SessionEnd"])[0].endswith("-m cairn.cli.main hook session-end")
+    stop = [c for c in _commands(hooks["Stop"]) if "cairn.capture.hook stop" in c]
+    assert len(stop) == 1 and stop[0].endswith("-m cairn.capture.hook stop --agent claude-code")
+    assert _commands(hooks["SessionEnd"])[0].endswith("-m cairn.capture.hook session-end")
     assert "PreCompact" not in hooks
     assert "notify-send 'Claude Code' 'Done'" in _commands(hooks["Stop"])  # the user's own Stop hook stays
     _cli("uninstall", "--agent", "claude-code", "--home", str(home))

@@ -274,3 +274,40 @@ def test_the_command_install_hooks_writes_runs_the_hook(
     )
     assert proc.returncode == 0
     assert "Prefer table-driven tests" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_hook_process_imports_no_web_framework_model_runtime_or_pydantic(repo):
+    env = _env_for(f"http://127.0.0.1:{_free_port()}")
+    cmd = [sys.executable, "-X", "importtime", "-m", "cairn.cli.hooks_context", "session-start"]
+    proc = subprocess.run(
+        cmd, input=json.dumps({"cwd": str(repo)}).encode(), env=env, capture_output=True, timeout=30
+    )
+    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines()}
+    assert "cairn" in imported and "http" in imported
+    assert not imported & {
+        "fastapi",
+        "starlette",
+        "onnxruntime",
+        "numpy",
+        "tokenizers",
+        "pydantic",
+        "typer",
+        "rich",
+    }
+
+
+def test_session_start_asks_the_capture_queue_to_drain_after_printing(monkeypatch, live_server, team_a, repo):
+    from cairn.capture import queue
+
+    calls: list[str] = []
+    monkeypatch.setattr(queue, "drain_in_background", lambda: calls.append("drain") or True)
+    monkeypatch.delenv("CAIRN_HOOK_NO_DRAIN", raising=False)
+    monkeypatch.setenv("CAIRN_URL", live_server)
+    monkeypatch.setenv("CAIRN_API_KEY", team_a.admin)
+    payload = json.dumps(_payload("claude_code", repo)).encode()
+    stdin = io.BytesIO(payload)
+    stdin.isatty = lambda: False  # type: ignore[method-assign]
+    stdin.fileno = lambda: _pipe_with(payload)  # type: ignore[method-assign]
+    out = io.StringIO()
+    assert hooks_context.run_hook("session-start", "claude-code", stdin=stdin, stdout=out) == 0
+    assert "hookSpecificOutput" in out.getvalue() and calls == ["drain"]

@@ -206,7 +206,7 @@ def run_hook(
             stdout.write(text + "\n")
             stdout.flush()
         if event == "session-start":
-            spawn_drain()
+            drain_queued_uploads()
     except Exception:  # noqa: BLE001 - fail open: the agent must never be blocked or see a traceback
         return 0
     finally:
@@ -217,53 +217,24 @@ def run_hook(
 
 
 # --- queued transcript uploads --------------------------------------------------------------------
-def spawn_drain() -> None:
-    """Start uploading queued transcripts in a detached process, if the capture module is installed.
+def drain_queued_uploads() -> None:
+    """Let the capture module upload transcripts that earlier sessions left queued (e.g. server was down).
 
-    Detached and with its output on /dev/null, so the agent (which reads the hook's stdout until it
-    closes) never waits for it.
+    `drain_in_background` only looks at the spool directory and, when something waits, starts a detached
+    worker with no pipes to the agent; it never raises. Called after the context is printed.
     """
     if os.environ.get("CAIRN_HOOK_NO_DRAIN"):
         return
-    import importlib.util
-
     try:
-        if importlib.util.find_spec("cairn.capture") is None:
-            return
-    except (ImportError, ValueError):
+        from cairn.capture.queue import drain_in_background
+    except ImportError:  # capture not installed in this build
         return
-    import subprocess
-
-    subprocess.Popen(
-        [sys.executable, "-m", "cairn.cli.hooks_context", "drain"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
-
-
-def drain() -> int:
-    """Upload queued transcripts through whatever the capture module offers; never raises."""
-    try:
-        from cairn.capture import queue  # type: ignore[import-not-found]
-
-        for name in ("drain", "drain_queue", "upload_pending", "drain_in_background"):
-            fn = getattr(queue, name, None)
-            if callable(fn):
-                fn()
-                break
-    except Exception:  # noqa: BLE001, S110 - best effort, in a detached process nobody watches
-        pass
-    return 0
+    drain_in_background()
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     event = args.pop(0) if args else ""
-    if event == "drain":
-        return drain()
     agent: str | None = None
     budget: int | None = None
     try:

@@ -21,7 +21,8 @@ from typing import Any
 SERVER_NAME = "cairn"
 # what our hook commands look like, whichever interpreter or wrapper runs them
 _OURS = re.compile(
-    r"cairn\.cli\.hooks_context|cairn\.cli\.main\s+hook\b|(?:^|[\s/\\\"'])cairn(?:\.exe)?\s+hook\b"
+    r"cairn\.cli\.hooks_context|cairn\.capture\.hook\b|cairn\.cli\.main\s+hook\b"
+    r"|(?:^|[\s/\\\"'])cairn(?:\.exe)?\s+hook\b"
 )
 
 
@@ -65,10 +66,11 @@ class Wiring:
         return f"{shlex.quote(self.python)} -m cairn.cli.hooks_context {event} --agent {agent}"
 
     def capture_command(self, event: str, agent: str) -> str | None:
+        """The capture module's own entry point, which skips the `cairn` CLI start-up as ours does."""
         if event not in self.capture:
             return None
         flag = f" --agent {agent}" if self.capture[event] else ""
-        return f"{shlex.quote(self.python)} -m cairn.cli.main hook {event}{flag}"
+        return f"{shlex.quote(self.python)} -m cairn.capture.hook {event}{flag}"
 
 
 def is_ours(command: object) -> bool:
