@@ -7,6 +7,8 @@ the server is up) delivers the queued part and its own new one.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.integration.capture_helpers import (
@@ -123,3 +125,45 @@ def _flt(project):
     from cairn.domain.models import MemoryFilter
 
     return MemoryFilter(project=project)
+
+
+def test_the_session_start_drain_delivers_what_an_earlier_stop_queued(tmp_path, server, monkeypatch):
+    from cairn.capture import queue
+
+    home = tmp_path / "client-home"
+    transcript = tmp_path / "q.jsonl"
+    transcript.write_bytes(claude_transcript("cap-3", [("user", "Let's use Postgres for reporting.")]))
+    payload = {"session_id": "cap-3", "transcript_path": str(transcript), "cwd": str(tmp_path)}
+    run_hook("stop", payload, hook_env(home, closed_port_url(), server.key))
+    wait_for_worker(home)
+    assert len(outbox(home)) == 1
+
+    monkeypatch.setenv("CAIRN_HOME", str(home))
+    monkeypatch.setenv("CAIRN_URL", server.url)
+    monkeypatch.setenv("CAIRN_API_KEY", server.key)
+    assert queue.drain_in_background() is True  # what the session-start hook calls: detached, returns at once
+    deadline = time.monotonic() + 60
+    while outbox(home) and time.monotonic() < deadline:  # the detached worker needs a moment to start
+        time.sleep(0.05)
+    wait_for_worker(home)
+    assert outbox(home) == []
+    assert queue.drain_in_background() is False  # nothing left to do: no process started
+    assert server.container.runner.wait_idle(60)
+    assert server.container.sessions.get(server.team_id, "cap-3").status == "learned"
+
+
+def test_the_cli_form_of_the_hook_also_exits_0_silently(tmp_path):
+    import subprocess
+    import sys
+
+    env = hook_env(tmp_path / "home", closed_port_url(), "k", CAIRN_CAPTURE_NO_WORKER="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "cairn.cli.main", "hook", "stop", "--agent", "codex"],
+        input=b'{"session_id": "x", "transcript_path": ""}',
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    assert len(list((tmp_path / "home" / "capture" / "requests").glob("*.json"))) == 1
