@@ -430,6 +430,10 @@ def _pending_handoffs(found: Iterable[Memory], member: str, project: str, agent:
     for m in found:
         if m.kind is not MemoryKind.HANDOFF or m.project != project or not m.is_current:
             continue
+        # checkpoints are restored on request, never handed over; a handoff taken through MCP
+        # (`HandoffService.take_handoff`) is marked delivered in its details rather than closed
+        if m.details.get("checkpoint") or "checkpoint" in m.tags or m.details.get("delivered_at"):
+            continue
         owner = m.details.get("member") or m.owner
         if owner and owner != member:
             continue
