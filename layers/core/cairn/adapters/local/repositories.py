@@ -95,6 +95,8 @@ CREATE TABLE IF NOT EXISTS memories (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS memories_by_created ON memories (team_id, created_us DESC, id DESC);
 CREATE INDEX IF NOT EXISTS memories_by_project ON memories (team_id, project, created_us DESC);
+CREATE INDEX IF NOT EXISTS memories_by_kind_v2
+    ON memories (team_id, kind, created_us DESC, id DESC, project, scope, owner, superseded_by, valid_to);
 CREATE INDEX IF NOT EXISTS memories_by_hash ON memories (team_id, content_hash);
 CREATE INDEX IF NOT EXISTS memories_by_session ON memories (team_id, session_id);
 """
@@ -175,24 +177,50 @@ UPDATE memories SET project = :project, kind = :kind, scope = :scope, owner = :o
 WHERE team_id = :team_id AND id = :id
 """
 
+
 # `MemoryFilter.admits` as SQL, clause for clause and in the same order. Set-valued parameters are JSON
 # arrays, or NULL when admits would skip the test (its truthiness: an empty set means "any", not "none").
 # The personal clause uses IS because admits compares with !=, under which a None owner equals a None member.
-_MEMORY_LIST = """
-SELECT id, created_us, data FROM memories
-WHERE team_id = :team_id
-  AND (:include_superseded OR (superseded_by IS NULL AND valid_to IS NULL))
-  AND (:kinds IS NULL OR kind IN (SELECT value FROM json_each(:kinds)))
-  AND (:scopes IS NULL OR scope IN (SELECT value FROM json_each(:scopes)))
-  AND (:unfiltered OR scope != 'personal' OR owner IS :member)
-  AND (:project IS NULL OR project = :project OR (:include_team_scope AND scope = 'team'))
-  AND (:tags IS NULL OR EXISTS (
-        SELECT 1 FROM json_each(data, '$.tags') AS t WHERE t.value IN (SELECT value FROM json_each(:tags))))
-  AND (:session_id IS NULL OR session_id = :session_id)
-  AND (:after_us IS NULL OR created_us < :after_us OR (created_us = :after_us AND id < :after_id))
-ORDER BY created_us DESC, id DESC
-LIMIT :limit
-"""
+def _memory_list_sql(params: dict[str, Any]) -> str:
+    """The listing query with only the clauses whose filter is set.
+
+    Generic `(:x IS NULL OR ...)` clauses would keep SQLite from choosing the kind or project index,
+    so a listing of a rare kind (handoffs, episodes) would walk every row of the team."""
+    where = ["team_id = :team_id"]
+    if not params["include_superseded"]:
+        where.append("superseded_by IS NULL AND valid_to IS NULL")
+    if params["kinds"] is not None:
+        # literal IN lists (not json_each) so the planner can walk the kind index, one range per kind
+        kinds = json.loads(params["kinds"])
+        params.update({f"kind{i}": k for i, k in enumerate(kinds)})
+        where.append(f"kind IN ({', '.join(f':kind{i}' for i in range(len(kinds)))})")
+    if params["scopes"] is not None:
+        where.append("scope IN (SELECT value FROM json_each(:scopes))")
+    if not params["unfiltered"]:
+        where.append("(scope != 'personal' OR owner IS :member)")
+    if params["project"] is not None:
+        where.append(
+            "(project = :project OR scope = 'team')" if params["include_team_scope"] else "project = :project"
+        )
+    if params["tags"] is not None:
+        where.append(
+            "EXISTS (SELECT 1 FROM json_each(data, '$.tags') AS t"
+            " WHERE t.value IN (SELECT value FROM json_each(:tags)))"
+        )
+    if params["session_id"] is not None:
+        where.append("session_id = :session_id")
+    if params["after_us"] is not None:
+        where.append("(created_us < :after_us OR (created_us = :after_us AND id < :after_id))")
+    # with a kind filter the kind index reads only those rows; the planner would otherwise prefer the
+    # time index (no sort) and fetch every row of the team to test its kind
+    # (a covering index: the rows are chosen and sorted from the index, and only `limit` rows are read)
+    order = " ORDER BY created_us DESC, id DESC LIMIT :limit"
+    if params["kinds"] is not None and params["tags"] is None:
+        # every clause is a constant of this function; values are bound parameters
+        inner = "SELECT id FROM memories INDEXED BY memories_by_kind_v2 WHERE " + " AND ".join(where)
+        outer = "SELECT id, created_us, data FROM memories WHERE team_id = :team_id"
+        return f"{outer} AND id IN ({inner}{order}){order}"
+    return "SELECT id, created_us, data FROM memories WHERE " + " AND ".join(where) + order
 
 
 def _json_set(values: Any) -> str | None:
@@ -290,7 +318,7 @@ class SqliteMemoryRepository:
             "limit": limit + 1,
         }
         with self._db.read() as conn:
-            rows = conn.execute(_MEMORY_LIST, params).fetchall()
+            rows = conn.execute(_memory_list_sql(params), params).fetchall()
         return _page(rows, limit, "created_us", decode_memory)
 
     def find_by_hash(self, team_id: str, project: str | None, content_hash: str) -> Memory | None:
