@@ -6,7 +6,7 @@ an ``EnvironmentConfig`` and never branch on the environment's name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_logs as logs
@@ -47,6 +47,9 @@ class EnvironmentConfig:
     noncurrent_version_expiry_days: int = 7
     # Search
     embedding_dim: int = 384
+    # Deployed to the LocalStack emulator (localstack/deploy.py), not to AWS: the few template differences the
+    # emulator needs, each explained in localstack/README.md. Never true for an AWS environment.
+    emulated: bool = False
 
     @property
     def stack_name(self) -> str:
@@ -85,23 +88,8 @@ _DEV = EnvironmentConfig(
 
 ENVIRONMENTS: dict[str, EnvironmentConfig] = {
     "dev": _DEV,
-    # For LocalStack (CloudFormation deploy of the synthesized template here): dev-sized, no alarms.
-    "local": EnvironmentConfig(
-        name="local",
-        removal_policy=RemovalPolicy.DESTROY,
-        log_retention=logs.RetentionDays.ONE_DAY,
-        alarms_enabled=False,
-        opensearch_instance_type="t3.small.search",
-        opensearch_data_nodes=1,
-        opensearch_volume_gb=10,
-        opensearch_availability_zones=1,
-        throttle_rate_limit=50,
-        throttle_burst_limit=100,
-        log_level="DEBUG",
-        extract_max_concurrency=2,
-        transcript_expiry_days=7,
-        noncurrent_version_expiry_days=1,
-    ),
+    # For LocalStack (localstack/deploy.py): dev exactly, plus what the emulator needs (`emulated`).
+    "local": replace(_DEV, name="local", emulated=True),
     "staging": EnvironmentConfig(
         name="staging",
         removal_policy=RemovalPolicy.DESTROY,

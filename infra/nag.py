@@ -73,7 +73,7 @@ def acknowledge_findings(stack: CairnStack) -> None:
         _ack(
             fn,
             "IAM5",
-            "Queries on the table's GSIs (gsi1-gsi3) of this one table.",
+            "Queries on the table's GSIs (gsi1-gsi5) of this one table.",
             [_logical("StorageTable", "/index/*")],
         )
 
@@ -95,6 +95,13 @@ def acknowledge_findings(stack: CairnStack) -> None:
 
     for fn in (stack.api.function, stack.indexer.function):
         _ack(fn, "IAM5", "es:ESHttp* on the index paths of this one OpenSearch domain.", [domain_paths])
+    _ack(
+        stack.pipeline.functions["consolidate"],
+        "IAM5",
+        "Read-only queries (GET/HEAD/POST for _search/_msearch) on the memories index of this one domain; "
+        "the wildcard covers the index's request paths.",
+        [RegexAppliesTo(regex=r"/^Resource::arn:<AWS::Partition>:es:.*:domain\/[^/]+\/[^/*]+-memories\*$/")],
+    )
 
     _ack(
         stack.indexer.function,

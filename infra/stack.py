@@ -43,7 +43,7 @@ class CairnStack(Stack):
         storage = Storage(self, "Storage", config=config)
         search = Search(self, "Search", config=config)
         indexer = Indexer(self, "Indexer", config=config, runtime=runtime, storage=storage, search=search)
-        pipeline = Pipeline(self, "Pipeline", config=config, runtime=runtime, storage=storage)
+        pipeline = Pipeline(self, "Pipeline", config=config, runtime=runtime, storage=storage, search=search)
         auth = Auth(self, "Auth", config=config, runtime=runtime, storage=storage)
         api = Api(
             self,

@@ -10,7 +10,9 @@ at 256 KB) that is stored under the stage's own name::
 
 ``extract`` runs once per element of ``$.chunk.chunks`` and receives ``{"source", "parse", "chunk", "index"}``
 where ``chunk`` is that element. Failures are retried with backoff, then caught: the state (with ``$.error``)
-is sent to the encrypted dead-letter queue and the execution fails.
+marks the session failed (``handler.fail``), is sent to the encrypted dead-letter queue, and the execution
+fails. ``consolidate`` searches the index for near-duplicates, so the stages get the OpenSearch endpoint and
+consolidate alone may query it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from infra.config import EnvironmentConfig
+from infra.units.search import Search
 from infra.units.shared_layer import SharedRuntime
 from infra.units.storage import TRANSCRIPT_PREFIX, TRANSCRIPT_SUFFIX, Storage
 
@@ -36,15 +39,18 @@ class Stage:
     name: str
     writes_blobs: bool  # writes intermediate objects (normalised events, chunks, extraction results)
     timeout: Duration
+    searches_index: bool = False  # queries OpenSearch (near-duplicate search)
 
 
 STAGES = (
     Stage("parse", writes_blobs=True, timeout=Duration.minutes(5)),
     Stage("chunk", writes_blobs=True, timeout=Duration.minutes(5)),
     Stage("extract", writes_blobs=True, timeout=Duration.minutes(10)),
-    Stage("consolidate", writes_blobs=False, timeout=Duration.minutes(10)),
+    Stage("consolidate", writes_blobs=False, timeout=Duration.minutes(10), searches_index=True),
     Stage("reflect", writes_blobs=False, timeout=Duration.minutes(5)),
 )
+#: The Catch path's first step: marks the session failed so `cairn sessions` does not show it processing.
+FAIL_STAGE = Stage("fail", writes_blobs=False, timeout=Duration.minutes(1))
 
 #: Task errors retried with exponential backoff (Lambda service errors are retried by CDK's default retrier).
 RETRY_ERRORS = ["States.TaskFailed", "States.Timeout"]
@@ -59,6 +65,7 @@ class Pipeline(Construct):
         config: EnvironmentConfig,
         runtime: SharedRuntime,
         storage: Storage,
+        search: Search,
     ) -> None:
         super().__init__(scope, construct_id)
         self.dead_letter = sqs.Queue(
@@ -72,7 +79,7 @@ class Pipeline(Construct):
         )
 
         self.functions = {}
-        for stage in STAGES:
+        for stage in (*STAGES, FAIL_STAGE):
             fn = runtime.function(
                 self,
                 f"{stage.name.capitalize()}Function",
@@ -86,8 +93,12 @@ class Pipeline(Construct):
                     "CAIRN_TABLE_NAME": storage.table.table_name,
                     "CAIRN_BUCKET": storage.bucket.bucket_name,
                     "CAIRN_EMBEDDING_DIM": str(config.embedding_dim),
+                    "CAIRN_OPENSEARCH_ENDPOINT": search.endpoint_url,
+                    "CAIRN_OPENSEARCH_INDEX_PREFIX": config.resource_prefix,
                 },
             )
+            if stage.searches_index:
+                search.grant_search(fn.role)  # type: ignore[arg-type]
             storage.table.grant_read_write_data(fn)
             storage.grant_blob_read(fn)
             if stage.writes_blobs:
@@ -108,6 +119,12 @@ class Pipeline(Construct):
             ),
             result_path=sfn.JsonPath.DISCARD,
         ).next(failed)
+        # mark the session failed, then dead-letter; if marking itself fails, still dead-letter
+        notify = (
+            self._task("fail", result_path=sfn.JsonPath.DISCARD)
+            .add_catch(notify, errors=["States.ALL"], result_path="$.fail_error")
+            .next(notify)
+        )
 
         source = sfn.Pass(
             self,

@@ -26,6 +26,8 @@ class Search(Construct):
         super().__init__(scope, construct_id)
         self.config = config
         self._principals: list[iam.IRole] = []
+        # the memories index of OpenSearchIndex(prefix=config.resource_prefix): "<prefix>-memories"
+        self._index_pattern = f"{config.resource_prefix}-memories*"
         stack = Stack.of(self)
         self.domain_arn = stack.format_arn(
             service="es", resource="domain", resource_name=config.opensearch_domain_name
@@ -102,7 +104,9 @@ class Search(Construct):
 
     @property
     def endpoint_url(self) -> str:
-        return f"https://{self.domain.domain_endpoint}"
+        # LocalStack serves every domain over plain HTTP on its gateway (EnforceHTTPS is not emulated).
+        scheme = "http" if self.config.emulated else "https"
+        return f"{scheme}://{self.domain.domain_endpoint}"
 
     def grant_http(self, role: iam.IRole) -> None:
         """es:ESHttp* on this domain only, in the role's policy and in the domain's resource policy."""
@@ -112,6 +116,17 @@ class Search(Construct):
             iam.PolicyStatement(
                 actions=["es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"],
                 resources=[self.domain_arn, f"{self.domain_arn}/*"],
+            )
+        )
+
+    def grant_search(self, role: iam.IRole) -> None:
+        """Read-only queries (search, _msearch) on this domain; no index or document writes."""
+        self._principals.append(role)
+        self._cfn_domain.access_policies = self._access_policy()
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost"],
+                resources=[f"{self.domain_arn}/{self._index_pattern}"],
             )
         )
 

@@ -34,8 +34,14 @@ EXPECTED_ENV = {
         "CAIRN_EMBEDDING_DIM",
     },
     **{
-        ("cairn-pipeline", f"handler.{stage}"): {"CAIRN_TABLE_NAME", "CAIRN_BUCKET", "CAIRN_EMBEDDING_DIM"}
-        for stage in ("parse", "chunk", "extract", "consolidate", "reflect")
+        ("cairn-pipeline", f"handler.{stage}"): {
+            "CAIRN_TABLE_NAME",
+            "CAIRN_BUCKET",
+            "CAIRN_EMBEDDING_DIM",
+            "CAIRN_OPENSEARCH_ENDPOINT",
+            "CAIRN_OPENSEARCH_INDEX_PREFIX",
+        }
+        for stage in ("parse", "chunk", "extract", "consolidate", "reflect", "fail")
     },
 }
 

@@ -40,13 +40,18 @@ def test_authorizer_can_only_read_the_table(synth):
     assert service_prefixes <= {"dynamodb", "xray"}, service_prefixes
 
 
-def test_only_the_api_and_the_indexer_may_call_opensearch(synth):
+def test_only_the_api_the_indexer_and_the_consolidate_stage_may_call_opensearch(synth):
     template = synth.json["dev"]
     callers = set()
     for _, fn in resources(template, "AWS::Lambda::Function").items():
         if any(a.startswith("es:") for a in actions_of(role_statements(template, fn))):
-            callers.add(fn["Properties"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"])
-    assert callers == {"cairn-api", "cairn-indexer"}
+            props = fn["Properties"]
+            callers.add((props["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"], props["Handler"]))
+    assert callers == {
+        ("cairn-api", "handler.handler"),
+        ("cairn-indexer", "handler.handler"),
+        ("cairn-pipeline", "handler.consolidate"),
+    }
 
 
 def test_api_may_put_transcripts_under_teams_for_presigned_uploads_but_not_read_or_delete_them(synth):
@@ -66,7 +71,11 @@ def test_pipeline_stages_use_the_table_and_read_transcripts_and_only_parse_chunk
         actions = _actions(synth, "cairn-pipeline", f"handler.{stage}")
         assert {"dynamodb:PutItem", "dynamodb:Query", "s3:GetObject", "kms:Decrypt"} <= actions, stage
         assert ("s3:PutObject" in actions) == (stage in ("parse", "chunk", "extract")), stage
-        assert not {a for a in actions if a.startswith("es:")}, stage
+        es = {a for a in actions if a.startswith("es:")}
+        # consolidate looks for near-duplicates in the index; no stage may write to it
+        assert es == (
+            {"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost"} if stage == "consolidate" else set()
+        ), stage
         assert "s3:DeleteObject" not in actions
 
 

@@ -58,10 +58,14 @@ def test_every_lambda_task_retries_with_exponential_backoff_and_catches_all_erro
         assert [c["ErrorEquals"] for c in task["Catch"]] == [["States.ALL"]], name
 
 
-def test_every_failure_path_ends_in_the_dead_letter_queue_then_fails(definition):
+def test_every_failure_path_marks_the_session_failed_then_dead_letters_then_fails(definition):
     states = definition["States"]
     for name in ("Parse", "Chunk", "ExtractChunks", "Consolidate", "Reflect"):
-        assert states[name]["Catch"][0]["Next"] == "SendToDeadLetter", name
+        assert states[name]["Catch"][0]["Next"] == "Fail", name
+    mark_failed = states["Fail"]
+    assert mark_failed["Type"] == "Task" and mark_failed["Next"] == "SendToDeadLetter"
+    # if marking the session fails too, the state is still dead-lettered
+    assert mark_failed["Catch"][0]["Next"] == "SendToDeadLetter"
     dlq = states["SendToDeadLetter"]
     assert dlq["Resource"].endswith(":states:::sqs:sendMessage")
     assert states[dlq["Next"]]["Type"] == "Fail"
