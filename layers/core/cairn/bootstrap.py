@@ -108,7 +108,7 @@ def _assemble(
 ) -> Container:
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
-    from cairn.pipeline.wiring import attach_pipeline
+    from cairn.pipeline.wiring import attach_pipeline, build_extractor
     from cairn.services.context import ContextService
     from cairn.services.indexing import MemoryIndexer
     from cairn.services.recall import RecallService
@@ -131,7 +131,16 @@ def _assemble(
         indexer=indexer,
         closers=closers,
     )
-    attach_pipeline(container, memories, relations, index, inline=settings.mode == "local")
+    extractor = build_extractor(
+        settings.extractor,
+        model=settings.extractor_model,
+        base_url=settings.extractor_base_url,
+        api_key=settings.extractor_api_key.get_secret_value() if settings.extractor_api_key else None,
+        region=settings.aws_region,
+    )
+    attach_pipeline(
+        container, memories, relations, index, extractor=extractor, inline=settings.mode == "local"
+    )
     return container
 
 

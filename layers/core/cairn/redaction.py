@@ -352,7 +352,9 @@ _STRUCTURAL_KEYS = frozenset(
 )
 
 
-def _redact_value(value: Any, counts: Counter[str], key: str | None = None) -> Any:
+def redact_value(value: Any, counts: Counter[str], key: str | None = None) -> Any:
+    """Redact every string inside a JSON-like value (dicts, lists), leaving structural ids alone;
+    `counts` is updated with what was redacted."""
     if isinstance(value, str):
         if key in _STRUCTURAL_KEYS:
             return value
@@ -360,9 +362,9 @@ def _redact_value(value: Any, counts: Counter[str], key: str | None = None) -> A
         counts.update(result.counts)
         return result.text
     if isinstance(value, dict):
-        return {k: _redact_value(v, counts, k) for k, v in value.items()}
+        return {k: redact_value(v, counts, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_redact_value(v, counts, key) for v in value]
+        return [redact_value(v, counts, key) for v in value]
     return value
 
 
@@ -396,7 +398,7 @@ def _redact_line(raw: bytes, counts: Counter[str]) -> bytes:
         counts.update(result.counts)
         return result.text.encode("utf-8") if result.counts else raw
     line_counts: Counter[str] = Counter()
-    redacted = _redact_value(obj, line_counts)
+    redacted = redact_value(obj, line_counts)
     if not line_counts:
         return raw
     counts.update(line_counts)

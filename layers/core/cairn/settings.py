@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -29,6 +29,12 @@ class Settings(BaseSettings):
     max_upload_bytes: int = 64 * 1_048_576
     upload_url_ttl_s: int = 300
     allowed_hosts: list[str] = ["127.0.0.1", "localhost", "127.0.0.1:*", "localhost:*"]
+
+    # the learning pipeline's extractor: deterministic rules, or an LLM (falls back to rules when down)
+    extractor: Literal["rules", "bedrock", "anthropic", "openai"] = "rules"
+    extractor_model: str | None = None
+    extractor_base_url: str | None = None
+    extractor_api_key: SecretStr | None = None
 
     # aws mode (names set by the CDK stack on every Lambda)
     table_name: str | None = None

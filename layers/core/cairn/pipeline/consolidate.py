@@ -22,7 +22,7 @@ from cairn.pipeline import keys as k
 from cairn.pipeline.contradictions import contradicts
 from cairn.pipeline.models import Candidate, CandidatesDoc, ChunkResult, ConsolidateResult, EventsDoc
 from cairn.pipeline.stages import PipelineDeps, candidates_key, pipeline_principal
-from cairn.redaction import _redact_value, redact
+from cairn.redaction import redact, redact_value
 from cairn.services.memories import MemoryPatch, NewMemory
 
 NEAR_COSINE = 0.90
@@ -93,7 +93,7 @@ def consolidate(deps: PipelineDeps, chunked: ChunkResult) -> ConsolidateResult:
 def redacted(c: Candidate) -> Candidate:
     """Defence in depth: clients redact before upload, but a memory must never carry a secret regardless."""
     content, title = redact(c.content), redact(c.title or "")
-    details = _redact_value(c.details, Counter())
+    details = redact_value(c.details, Counter())
     if not content.counts and not title.counts and details == c.details:
         return c
     return c.model_copy(update={"content": content.text, "title": title.text or None, "details": details})

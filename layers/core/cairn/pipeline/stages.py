@@ -43,7 +43,7 @@ from cairn.pipeline.models import (
     PartSpan,
     SessionRef,
 )
-from cairn.redaction import _redact_value, redact
+from cairn.redaction import redact, redact_value
 from cairn.services.memories import MemoryService
 from cairn.transcripts import chunk_events, parse_transcript
 from cairn.transcripts.lines import MAX_TRANSCRIPT_BYTES
@@ -123,7 +123,7 @@ def parse(deps: PipelineDeps, ref: SessionRef) -> ParseResult:
 def _redacted(event: EventDoc) -> EventDoc:
     """Defence in depth: clients redact before upload, but nothing downstream of parse may see a secret."""
     text = redact(event.text) if event.text else None
-    tool_input = _redact_value(event.tool_input, Counter()) if event.tool_input else event.tool_input
+    tool_input = redact_value(event.tool_input, Counter()) if event.tool_input else event.tool_input
     if (text is None or not text.counts) and tool_input == event.tool_input:
         return event
     return event.model_copy(update={"text": text.text if text else event.text, "tool_input": tool_input})
