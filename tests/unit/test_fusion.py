@@ -1,16 +1,18 @@
-"""Reciprocal-rank fusion and the decay multipliers shared by every search engine."""
+"""Reciprocal-rank fusion, the decay multipliers and pseudo-relevance feedback: ranking without I/O."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from cairn.domain.models import Memory, MemoryKind
 from cairn.search.fusion import (
     access_factor,
     half_life_decay,
     recency_factor,
     reciprocal_rank_fusion,
 )
+from cairn.services.recall import feedback_ranking
 
 pytestmark = pytest.mark.unit
 
@@ -71,3 +73,25 @@ def test_a_recent_access_refreshes_an_old_memory():
 def test_access_factor_grows_slowly_with_use():
     assert access_factor(0, 0.1) == 1.0
     assert 1.0 < access_factor(10, 0.1) < access_factor(100, 0.1) < 1.5
+
+
+def memories(*contents: str) -> list[Memory]:
+    return [Memory(id=f"m{i}", team_id="t", kind=MemoryKind.FACT, content=c) for i, c in enumerate(contents)]
+
+
+def test_feedback_finds_a_memory_sharing_words_with_the_top_hits_but_not_with_the_query():
+    pool = memories(
+        "the deploy broke: terraform state lock stuck",
+        "terraform state lock stuck again after the deploy",
+        "unrelated note about lunch",
+        "force-unlock the terraform state lock",  # no query word at all
+    )
+    ranking = feedback_ranking("why did the deploy break", pool, feedback_docs=2, expansion_terms=5)
+    assert ranking[:2] == ["m0", "m1"]
+    assert "m3" in ranking
+    assert "m2" not in ranking
+
+
+def test_feedback_over_an_empty_pool_or_a_query_of_stop_words_ranks_nothing():
+    assert feedback_ranking("deploy", [], feedback_docs=3, expansion_terms=5) == []
+    assert feedback_ranking("what is it?", memories("what is it"), feedback_docs=3, expansion_terms=5) == []

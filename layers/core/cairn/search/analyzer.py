@@ -52,34 +52,34 @@ def _stemmer() -> Stemmer.Stemmer:
 
 
 def _fold(text: str) -> str:
+    if text.isascii():  # the common case; NFKD and the per-character scan cost more than all the rest
+        return text.replace("`", "'")
     decomposed = unicodedata.normalize("NFKD", text.translate(_APOSTROPHES))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _is_identifier(word: str) -> bool:
     """camelCase or PascalCase with an inner capital: `parseHttpURL`, `HTTPServer`, not `Caroline`."""
-    return any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
+    tail = word[1:]
+    return tail != tail.lower() and word != word.upper()
 
 
-def _words(text: str) -> Iterable[str]:
+def _words(text: str) -> list[str]:
     """Lower-cased words; an identifier such as `parseHttpURL` gives its parts and itself whole."""
+    out: list[str] = []
     for raw in _WORD.findall(_fold(text)):
         if raw[-2:] in ("'s", "'S"):
             raw = raw[:-2]
         if _is_identifier(raw):
-            yield from (p.lower() for p in _CAMEL.findall(raw))
-        yield raw.lower()
+            out.extend(p.lower() for p in _CAMEL.findall(raw))
+        out.append(raw.lower())
+    return out
 
 
 def analyze(text: str) -> list[str]:
     """Index terms of `text`, in order, duplicates kept (term frequency matters to BM25)."""
-    kept: list[str] = []
-    for word in _words(text):
-        if word in STOP_WORDS:
-            continue
-        word = word.replace("'", "")
-        if word:
-            kept.append(word[:_MAX_TERM])
+    kept = [w.replace("'", "") for w in _words(text) if w not in STOP_WORDS]
+    kept = [w[:_MAX_TERM] for w in kept if w]
     return _stemmer().stemWords(kept) if kept else []
 
 
