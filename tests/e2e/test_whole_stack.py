@@ -1,0 +1,367 @@
+"""The deployed ``Cairn-local`` stack on LocalStack, end to end, through its public surfaces only.
+
+What runs: the CDK template deployed by ``localstack/deploy.py`` (API Gateway REST -> API Lambda, S3 ->
+EventBridge -> Step Functions -> stage Lambdas, DynamoDB + stream -> indexer Lambda -> OpenSearch/osmem,
+SQS dead-letter queue). What drives it: the operator's ``cairn admin create-team`` (CAIRN_MODE=aws against
+the deployed table), the agent hooks ``cairn hook stop`` / ``cairn hook session-start`` as processes
+configured with the API URL and a key, the official ``mcp`` client, and plain HTTP. AWS APIs are used only
+to observe (the state machine's executions, the dead-letter queue, the kept S3 object) and to call the
+authorizer Lambda, which LocalStack community's gateway does not call itself.
+
+Run with ``localstack/run-e2e.sh`` (up, deploy, this suite, down) or, against a stack already up and
+deployed, ``pytest -m e2e tests/e2e/test_whole_stack.py``. Waits are bounded polls: generous deadlines only
+keep a broken stack from hanging the run; no assertion is about speed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.e2e.conftest import ENDPOINT, REGION
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+STATE_HOME = Path(os.environ.get("CAIRN_LOCALSTACK_HOME", REPO / ".localstack"))
+DEPLOY_FILE = STATE_HOME / "run" / "deploy.json"
+FIXTURE = (
+    REPO.parent
+    / "shared/fixtures/transcripts/claude-code/claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+)
+CAIRN = str(Path(sys.executable).with_name("cairn"))
+AGENT = "claude-code"
+#: Only keep a broken stack from hanging the run (the pipeline takes ~15-60 s here).
+PIPELINE_DEADLINE_S = 420.0
+KEY_PATTERN = re.compile(r"\bcairn_[A-Za-z0-9_-]{20,}")
+TEAM_PATTERN = re.compile(r"\bteam (team_[a-z0-9]+)\b")
+
+
+# --- the deployed stack ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def stack(localstack, aws) -> dict[str, Any]:
+    if not DEPLOY_FILE.exists():
+        pytest.skip(f"Cairn-local is not deployed ({DEPLOY_FILE} missing): run localstack/deploy.py")
+    info = json.loads(DEPLOY_FILE.read_text())
+    try:
+        status = aws("cloudformation").describe_stacks(StackName=info["stack"])["Stacks"][0]["StackStatus"]
+    except Exception as exc:  # noqa: BLE001 - any answer but a deployed stack means: skip with the reason
+        pytest.skip(f"{info['stack']} is not deployed on {ENDPOINT} ({exc}): run localstack/deploy.py")
+    if status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
+        pytest.skip(f"{info['stack']} is {status}: run localstack/deploy.py")
+    return info
+
+
+def operator_env(stack: dict[str, Any]) -> dict[str, str]:
+    """What docs/deploy.md tells an operator to export, pointed at LocalStack."""
+    outputs = stack["outputs"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAIRN_", "AWS_"))}
+    env.update(
+        CAIRN_MODE="aws",
+        CAIRN_ENV="local",
+        CAIRN_TABLE_NAME=outputs["TableName"],
+        CAIRN_BUCKET=outputs["BucketName"],
+        CAIRN_OPENSEARCH_ENDPOINT=outputs["OpenSearchEndpoint"],
+        CAIRN_OPENSEARCH_INDEX_PREFIX="cairn-local",
+        CAIRN_OPENSEARCH_AUTH="none",
+        CAIRN_EMBEDDING_DIM="384",
+        AWS_ENDPOINT_URL=ENDPOINT,
+        AWS_REGION=REGION,
+        AWS_DEFAULT_REGION=REGION,
+        AWS_ACCESS_KEY_ID="test",
+        AWS_SECRET_ACCESS_KEY="test",
+        COLUMNS="400",  # rich wraps the printed key otherwise
+    )
+    return env
+
+
+def create_team(stack: dict[str, Any], name: str, admin: str) -> tuple[str, str]:
+    """`cairn admin create-team` against the deployed table; returns (team id, admin key)."""
+    done = subprocess.run(
+        [CAIRN, "admin", "create-team", name, "--admin", admin],
+        env=operator_env(stack),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = " ".join(done.stdout.split())
+    team, key = TEAM_PATTERN.search(text), KEY_PATTERN.search(text)
+    assert team and key, done.stdout
+    return team.group(1), key.group(0)
+
+
+# --- an agent's machine ---------------------------------------------------------------------------
+class Agent:
+    """A user's Cairn home (config.toml with the API URL and key) and a project folder."""
+
+    def __init__(self, root: Path, api_url: str, key: str, project: str) -> None:
+        self.home = root / "cairn-home"
+        self.project_dir = root / "project"
+        self.home.mkdir(parents=True)
+        self.project_dir.mkdir(parents=True)
+        (self.project_dir / ".cairn.toml").write_text(f'project = "{project}"\n')
+        (self.home / "config.toml").write_text(f'[server]\nurl = "{api_url}"\napi_key = "{key}"\n')
+        self.api_url, self.key, self.project = api_url, key, project
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("CAIRN_", "AWS_"))}
+        env["CAIRN_HOME"] = str(self.home)
+        return env
+
+    def hook(self, event: str, payload: dict[str, Any], **extra_env: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [CAIRN, "hook", event, "--agent", AGENT],
+            input=json.dumps(payload),
+            env={**self.env(), **extra_env},
+            cwd=payload["cwd"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    def stop(self, session_id: str, transcript: Path) -> None:
+        """The stop hook as the agent runs it; then wait for its detached worker to deliver the part."""
+        payload = {
+            "session_id": session_id,
+            "transcript_path": str(transcript),
+            "cwd": str(self.project_dir),
+            "hook_event_name": "Stop",
+        }
+        done = self.hook("stop", payload)
+        assert done.returncode == 0 and done.stdout == ""
+        capture = self.home / "capture"
+
+        def delivered() -> bool:
+            queued = [*capture.glob("requests/*.json"), *capture.glob("spool/outbox/*.json")]
+            log = capture / "worker.log"
+            return not queued and log.exists() and "delivered" in log.read_text()
+
+        poll(delivered, 120, "the stop hook's worker to deliver the transcript")
+        assert not list(capture.glob("spool/dead/*")), (capture / "worker.log").read_text()
+
+    def session_start(self, cwd: Path | None = None) -> str:
+        """What the session-start hook prints in ``cwd`` (default: this agent's project folder)."""
+        payload = {
+            "session_id": str(uuid.uuid4()),
+            "cwd": str(cwd or self.project_dir),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }
+        done = self.hook("session-start", payload, CAIRN_HOOK_NO_DRAIN="1")
+        assert done.returncode == 0
+        return done.stdout
+
+    def api(self) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.api_url, headers={"Authorization": f"Bearer {self.key}"}, timeout=60
+        )
+
+
+def poll(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 1.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what} after {timeout:.0f}s")
+        time.sleep(interval)
+
+
+def wait_for_session(agent: Agent, session_id: str) -> dict[str, Any]:
+    """The session as the API reports it, once the pipeline has finished with it (learned or failed)."""
+
+    def finished() -> dict[str, Any] | None:
+        with agent.api() as api:
+            resp = api.get(f"/v1/sessions/{session_id}")
+        if resp.status_code == 200 and resp.json()["status"] in ("learned", "failed"):
+            return resp.json()
+        return None
+
+    return poll(finished, PIPELINE_DEADLINE_S, f"session {session_id} to be learned or failed", 2.0)
+
+
+def mcp_call(agent: Agent, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def main() -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {agent.key}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            streamable_http_client(agent.api_url + "/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool(tool, arguments)
+            assert not result.is_error, result.content
+            return result.structured_content
+
+    return anyio.run(main)
+
+
+# --- one learned session, shared by the tests -----------------------------------------------------
+@pytest.fixture(scope="module")
+def team_a(stack, tmp_path_factory) -> Agent:
+    _, key = create_team(stack, f"e2e-a-{uuid.uuid4().hex[:6]}", "alice")
+    return Agent(tmp_path_factory.mktemp("team-a"), stack["api_url"], key, f"e2e/{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture(scope="module")
+def team_b(stack, tmp_path_factory) -> Agent:
+    _, key = create_team(stack, f"e2e-b-{uuid.uuid4().hex[:6]}", "bob")
+    return Agent(tmp_path_factory.mktemp("team-b"), stack["api_url"], key, f"e2e/{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture(scope="module")
+def learned(team_a, tmp_path_factory) -> dict[str, Any]:
+    """The real fixture transcript, stopped by team A's agent and run through the deployed pipeline."""
+    if not FIXTURE.exists():
+        pytest.skip(f"fixture transcript {FIXTURE} is missing")
+    session_id = str(uuid.uuid4())
+    transcript = tmp_path_factory.mktemp("transcripts") / f"{session_id}.jsonl"
+    shutil.copyfile(FIXTURE, transcript)
+    team_a.stop(session_id, transcript)
+    session = wait_for_session(team_a, session_id)
+    return {"session_id": session_id, "session": session}
+
+
+@pytest.fixture(scope="module")
+def indexed(team_a, learned) -> dict[str, Any]:
+    """Recall over MCP once the stream indexer has filled the search index with the learned memories."""
+
+    def found() -> dict[str, Any] | None:
+        answer = mcp_call(team_a, "recall", {"query": "npm run build", "project": team_a.project})
+        sessions = {hit.get("session_id") for hit in answer["hits"]}
+        return answer if learned["session_id"] in sessions else None
+
+    return poll(found, 180, "recall to find the learned memories", 3.0)
+
+
+# --- the tests ------------------------------------------------------------------------------------
+def test_a_stopped_session_is_learned_by_the_deployed_state_machine(aws, stack, learned):
+    session = learned["session"]
+    assert session["status"] == "learned", session.get("stats")
+    stats = session["stats"]
+    assert stats["parse"]["events"] > 0 and stats["chunk"]["chunks"] > 0
+    assert stats["consolidate"]["created"] > 0
+    assert stats["reflect"]["handoff_id"] and stats["reflect"]["reflection_id"]
+    # started by the upload itself: S3 -> EventBridge rule -> the stack's state machine
+    sfn = aws("stepfunctions")
+    executions = sfn.list_executions(stateMachineArn=stack["outputs"]["StateMachineArn"])["executions"]
+    mine = [
+        e
+        for e in executions
+        if learned["session_id"] in sfn.describe_execution(executionArn=e["executionArn"])["input"]
+    ]
+    assert [e["status"] for e in mine] == ["SUCCEEDED"]
+
+
+def test_the_learned_memories_are_served_by_the_api(team_a, learned):
+    with team_a.api() as api:
+        params = {"project": team_a.project, "limit": 100, "include_superseded": True}
+        items = api.get("/v1/memories", params=params).json()["items"]
+    kinds = {m["kind"] for m in items}
+    assert {"handoff", "reflection"} <= kinds
+    assert kinds - {"handoff", "reflection"}, "the extract stage produced no memory of its own"
+    assert all(m["provenance"]["session_id"] == learned["session_id"] for m in items)
+
+
+def test_recall_over_mcp_finds_learned_memories_through_the_search_index(indexed):
+    assert indexed["hits"]
+    # osmem answers BM25 but not k-NN: recall says the semantic leg failed; the keyword fallback (index
+    # unreachable) would mean the indexer or OpenSearch path is broken.
+    degraded = indexed["degraded"] or ""
+    assert "keyword fallback" not in degraded and "unavailable" not in degraded, degraded
+    assert any("npm run build" in h["content"] for h in indexed["hits"])
+
+
+def test_session_start_prints_the_handoff_of_the_learned_session(team_a, indexed):
+    with team_a.api() as api:  # a warm API function: the hook gives up after 3 s and prints nothing
+        assert api.get("/v1/whoami").status_code == 200
+    printed = team_a.session_start()
+
+    context = json.loads(printed)["hookSpecificOutput"]
+    assert context["hookEventName"] == "SessionStart"
+    assert "Where you left off" in context["additionalContext"]
+    assert "npm run build" in context["additionalContext"]
+
+
+def test_another_teams_key_sees_none_of_it(team_a, team_b, learned, indexed):
+    session_id = learned["session_id"]
+    handoff_id = learned["session"]["stats"]["reflect"]["handoff_id"]
+    with team_b.api() as api:
+        assert api.get(f"/v1/sessions/{session_id}").status_code == 404
+        assert api.get(f"/v1/memories/{handoff_id}").status_code == 404
+        assert api.get("/v1/memories", params={"limit": 50}).json()["items"] == []
+    for project in (team_a.project, None):
+        args = {"query": "npm run build", **({"project": project} if project else {})}
+        assert mcp_call(team_b, "recall", args)["hits"] == []
+    # team B's agent in team A's project folder: no context from team A
+    assert "npm run build" not in team_b.session_start(cwd=team_a.project_dir)
+
+
+def test_a_malformed_transcript_is_dead_lettered_and_its_original_kept(aws, stack, team_a, tmp_path):
+    session_id = str(uuid.uuid4())
+    garbage = b"this is not a transcript\n{not json either\n"
+    transcript = tmp_path / f"{session_id}.jsonl"
+    transcript.write_bytes(garbage)
+    team_a.stop(session_id, transcript)
+
+    session = wait_for_session(team_a, session_id)
+    assert session["status"] == "failed"
+    sqs = aws("sqs")
+    queue = next(url for name, url in stack["queues"].items() if name.startswith("PipelineDeadLetter"))
+
+    def dead_letter() -> dict[str, Any] | None:
+        answer = sqs.receive_message(
+            QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=2, VisibilityTimeout=0
+        )
+        for message in answer.get("Messages", []):
+            body = json.loads(message["Body"])
+            if session_id in body["source"]["key"]:
+                return body
+        return None
+
+    body = poll(dead_letter, 120, "the dead-letter message of the malformed transcript")
+    assert body["error"]["Error"] and body["execution"]
+    [key] = session["transcript_keys"]
+    assert body["source"]["key"] == key
+    kept = aws("s3").get_object(Bucket=stack["outputs"]["BucketName"], Key=key)["Body"].read()
+    assert gzip.decompress(kept) == garbage
+
+
+def test_the_authorizer_lambda_allows_a_team_key_and_refuses_any_other(aws, stack, team_a):
+    # LocalStack community's gateway does not call REQUEST authorizers, so the deployed one is invoked
+    # with the event API Gateway would send.
+    function = next(name for logical, name in stack["functions"].items() if logical.startswith("Auth"))
+    method_arn = f"arn:aws:execute-api:{REGION}:000000000000:{stack['api_id']}/local/GET/v1/memories"
+
+    def authorize(key: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        event = {"type": "REQUEST", "methodArn": method_arn, "headers": {"Authorization": f"Bearer {key}"}}
+        response = aws("lambda").invoke(FunctionName=function, Payload=json.dumps(event).encode())
+        return response, json.loads(response["Payload"].read())
+
+    response, allowed = authorize(team_a.key)
+    assert "FunctionError" not in response, allowed
+    statement = allowed["policyDocument"]["Statement"][0]
+    assert statement["Effect"] == "Allow"
+    assert statement["Resource"].endswith(f"{stack['api_id']}/local/*/*")
+    assert allowed["context"]["member"] == "alice"
+    response, refused = authorize("cairn_" + "x" * 40)
+    assert response.get("FunctionError") and refused["errorMessage"] == "Unauthorized"
