@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Bring the emulated AWS stack up, run the e2e suite against it, always bring it down; exits with pytest's code.
-# Extra arguments go to pytest (e.g. -k presigned). PYTHON picks the interpreter that runs pytest.
+# The whole e2e run in one command: bring the emulated AWS stack up, deploy Cairn-local (the CDK template) to
+# it, run the e2e suite, always bring it down; exits with pytest's code (1 if bring-up or deploy failed).
+# Extra arguments go to pytest (e.g. -k malformed). PYTHON picks the interpreter that runs deploy and pytest
+# (it needs the project's dev extra: aws-cdk-lib, boto3, mcp).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(dirname "$here")"
@@ -8,4 +10,5 @@ python="${PYTHON:-$repo/.venv/bin/python}"
 
 python3 "$here/stack.py" up || { python3 "$here/stack.py" down; exit 1; }
 trap 'python3 "$here/stack.py" down' EXIT
+(cd "$repo" && "$python" localstack/deploy.py) || exit 1
 (cd "$repo" && "$python" -m pytest -m e2e tests/e2e "$@")

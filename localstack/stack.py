@@ -411,6 +411,7 @@ def down(args: argparse.Namespace) -> int:
     for pid_file in WORKER_PIDS.glob("*"):
         pid_file.unlink()
     STATE_FILE.unlink(missing_ok=True)
+    (RUN / "deploy.json").unlink(missing_ok=True)  # deploy.py's record: the stack was in memory
     left = [pid for pid in pids if alive(pid)]
     log(f"down ({len(pids)} processes ended)" + (f"; still alive: {left}" if left else ""))
     return 1 if left else 0
