@@ -14,32 +14,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from cairn.domain.blob_keys import check_key
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.ports import UploadTarget
 
 MAX_PRESIGN_EXPIRY_S = 3600  # presigned uploads are for a hook that uploads at once: keep them short
 _MISSING = {"404", "NoSuchKey", "NotFound"}
-
-
-def check_key(key: str, *, prefix: bool = False) -> None:
-    """The same key rules as every BlobStore: relative slash paths with no empty, '.' or '..' segment.
-
-    S3 itself would store such keys, but they mean something else on the filesystem store and in
-    prefix checks (`teams/a/../b/`), so refusing them keeps a key confined to the prefix it names.
-    """
-    if not isinstance(key, str):
-        raise InvalidInput("blob key must be a string")
-    if prefix and not key:
-        return  # the empty prefix lists everything
-    if not key:
-        raise InvalidInput("blob key must not be empty")
-    if "\x00" in key or "\\" in key or key.startswith("/"):
-        raise InvalidInput("blob key must be a relative path without NUL or backslash", key=key)
-    segments = key.split("/")
-    if prefix and key.endswith("/"):
-        segments.pop()
-    if any(s in ("", ".", "..") for s in segments):
-        raise InvalidInput("blob key has an empty, '.' or '..' segment", key=key)
 
 
 class S3BlobStore:

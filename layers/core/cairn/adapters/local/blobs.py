@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cairn.domain.blob_keys import check_key
 from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from cairn.domain.models import utcnow
 from cairn.domain.ports import UploadTarget
@@ -32,24 +33,6 @@ class UploadGrant:
     key: str
     max_bytes: int
     content_type: str
-
-
-def check_key(key: str, *, prefix: bool = False) -> None:
-    """Keys are relative, slash-separated paths; anything that could name a file outside the root,
-    or two keys naming one file (`a//b`, `a/./b`), is refused. A list prefix may end with a slash."""
-    if not isinstance(key, str):
-        raise InvalidInput("blob key must be a string")
-    if prefix and not key:
-        return  # the empty prefix lists everything
-    if not key:
-        raise InvalidInput("blob key must not be empty")
-    if "\x00" in key or "\\" in key or key.startswith("/"):
-        raise InvalidInput("blob key must be a relative path without NUL or backslash", key=key)
-    segments = key.split("/")
-    if prefix and key.endswith("/"):
-        segments.pop()
-    if any(s in ("", ".", "..") for s in segments):
-        raise InvalidInput("blob key has an empty, '.' or '..' segment", key=key)
 
 
 def _b64(data: bytes) -> str:
