@@ -330,6 +330,22 @@ def scale_run(
     }
 
 
+# Each variant changes the defaults of RecallTuning; "_dated" writes memories at their session's date.
+ABLATIONS: dict[str, dict] = {
+    "textbook RRF (k=60), no feedback": {"rrf_k": 60.0, "prf_weight": 0.0},
+    "no feedback": {"prf_weight": 0.0},
+    "lexical leg only": {"semantic_weight": 0.0, "prf_weight": 0.0},
+    "semantic leg only": {"lexical_weight": 0.0, "prf_weight": 0.0},
+    "feedback weight 1.0": {"prf_weight": 1.0},
+    "feedback pool 100": {"pool": 100},
+    "feedback from 3 docs": {"prf_docs": 3},
+    "access boost 0.02": {"access_weight": 0.02},
+    "dated memories, recency floor 0.95 (default)": {"_dated": True},
+    "dated memories, recency floor 0.8": {"_dated": True, "recency_floor": 0.8},
+    "dated memories, recency decay off": {"_dated": True, "recency_floor": 1.0},
+}
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 
@@ -351,11 +367,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--cached-queries", action="store_true", help="cache query vectors (tuning only)")
     parser.add_argument("--dated", action="store_true", help="memories written at their session's date")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE")
-    parser.add_argument(
-        "--ablations",
-        type=Path,
-        help='JSON file {"name": {"field": value, ...}}; "_dated": true writes memories at session dates',
-    )
+    parser.add_argument("--ablations", action="store_true", help="also run the ABLATIONS table")
     args = parser.parse_args(argv)
 
     tuning = parse_tuning(args.overrides)
@@ -378,7 +390,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             "p50_ms": round(report["p50_ms"], 2),
             "p95_ms": round(report["p95_ms"], 2),
         }
-        for name, values in json.loads(args.ablations.read_text()).items() if args.ablations else ():
+        for name, values in ABLATIONS.items() if args.ablations else ():
+            values = dict(values)
             dated = values.pop("_dated", args.dated)
             fresh = build_stores(convs, Path(tmp), embedder, dated)  # access counts start from zero
             label = f"ablation {name}: {values}" + (" (dated)" if dated else "")

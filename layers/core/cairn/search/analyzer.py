@@ -34,8 +34,12 @@ STOP_WORDS = frozenset(_STOP_LIST.split())
 
 # Words of letters or digits; an apostrophe inside a word is kept so contractions meet the stop list.
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-# Boundaries inside identifiers: fooBar, HTTPServer, utf8Decode, v2
+# A word with a lower-to-upper step (parseHttp) or capitals running into lower case (HTTPServer)
+_INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+_IDENTIFIER = re.compile(r"\b[^\W_]*(?:[a-z0-9][A-Z]|[A-Z]{2}[a-z])[^\W_]*")
+# Boundaries inside identifiers: fooBar, HTTPServer, utf8Decode
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
+_POSSESSIVE = re.compile(r"'s\b")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 # Stems longer than this are identifiers or garbage; truncating keeps pathological input bounded.
 _MAX_TERM = 64
@@ -58,22 +62,18 @@ def _fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-def _is_identifier(word: str) -> bool:
-    """camelCase or PascalCase with an inner capital: `parseHttpURL`, `HTTPServer`, not `Caroline`."""
-    tail = word[1:]
-    return tail != tail.lower() and word != word.upper()
-
-
 def _words(text: str) -> list[str]:
-    """Lower-cased words; an identifier such as `parseHttpURL` gives its parts and itself whole."""
-    out: list[str] = []
-    for raw in _WORD.findall(_fold(text)):
-        if raw[-2:] in ("'s", "'S"):
-            raw = raw[:-2]
-        if _is_identifier(raw):
-            out.extend(p.lower() for p in _CAMEL.findall(raw))
-        out.append(raw.lower())
-    return out
+    """Lower-cased words; an identifier such as `parseHttpURL` also gives its parts.
+
+    Whole-text regexes rather than a loop over words: this runs over every pooled memory on each
+    recall, and per-word Python calls were most of the analyzer's time.
+    """
+    folded = _fold(text)
+    words = _WORD.findall(_POSSESSIVE.sub("", folded.lower()))
+    if _INNER_CAPITAL.search(folded):
+        for identifier in _IDENTIFIER.findall(folded):
+            words.extend(part.lower() for part in _CAMEL.findall(identifier))
+    return words
 
 
 def analyze(text: str) -> list[str]:
