@@ -227,7 +227,7 @@ def build_stores(
 
 
 def percentile(values: Sequence[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+    return float(np.percentile(np.asarray(values), q)) if len(values) else float("nan")
 
 
 def evaluate(
@@ -293,9 +293,19 @@ def synthetic(turns: Sequence[Turn], count: int, seed: int = 7) -> list[str]:
 
 
 def scale_run(
-    convs: Sequence[Conversation], n: int, tmp: Path, embedder: CachedEmbedder, tuning: RecallTuning
+    convs: Sequence[Conversation],
+    n: int,
+    tmp: Path,
+    embedder: CachedEmbedder,
+    tuning: RecallTuning,
+    rounds: int,
 ) -> dict:
-    """Recall latency over one team of `n` memories: every turn of every conversation plus fillers."""
+    """Recall latency over one team of `n` memories: every turn of every conversation plus fillers.
+
+    Every question is recalled once per round. The first round gives the plain figures; the best of
+    the rounds per question approximates the latency without other jobs preempting this process on a
+    shared machine (it also finds the feedback step's analysis cache warmer, worth < 1 ms).
+    """
     turns = [t for c in convs for t in c.turns]
     fillers = [Turn(f"S{i}", "synthetic", text) for i, text in enumerate(synthetic(turns, n - len(turns)))]
     store = build_store(tmp / "scale.sqlite3", "all", turns + fillers, embedder)
@@ -304,13 +314,17 @@ def scale_run(
     questions = [q.text for c in convs for q in c.questions]
     for q in questions[:20]:  # warm-up: the first query builds the vector matrix, first pages load
         service.recall(store.team_id, q, flt, limit=20)
-    wall, cpu, embed, search = [], [], [], []
+    wall = np.full((rounds, len(questions)), np.nan)
+    cpu = np.full((rounds, len(questions)), np.nan)
     load_before = os.getloadavg()[0]
-    for q in questions:
-        t0, c0 = time.perf_counter(), time.thread_time()
-        service.recall(store.team_id, q, flt, limit=20)
-        wall.append((time.perf_counter() - t0) * 1000)
-        cpu.append((time.thread_time() - c0) * 1000)
+    for r in range(rounds):
+        for i, q in enumerate(questions):
+            t0, c0 = time.perf_counter(), time.thread_time()
+            service.recall(store.team_id, q, flt, limit=20)
+            wall[r, i] = (time.perf_counter() - t0) * 1000
+            cpu[r, i] = (time.thread_time() - c0) * 1000
+    load = (load_before + os.getloadavg()[0]) / 2
+    embed, search = [], []
     for q in questions[:200]:  # the parts, timed apart from the end-to-end figures above
         t0 = time.perf_counter()
         vector = embedder.embed_query(q)
@@ -318,15 +332,18 @@ def scale_run(
         store.index.search(store.team_id, q, vector, flt, tuning.k_lexical, tuning.k_semantic)
         embed.append((t1 - t0) * 1000)
         search.append((time.perf_counter() - t1) * 1000)
+    best = wall.min(axis=0)
     return {
         "memories": len(turns) + len(fillers),
-        "recall_p50_ms": percentile(wall, 50),
-        "recall_p95_ms": percentile(wall, 95),
-        "cpu_p50_ms": percentile(cpu, 50),
-        "cpu_p95_ms": percentile(cpu, 95),
+        "recall_p50_ms": percentile(wall[0], 50),
+        "recall_p95_ms": percentile(wall[0], 95),
+        "cpu_p50_ms": percentile(cpu[0], 50),
+        "cpu_p95_ms": percentile(cpu[0], 95),
+        "best_p50_ms": percentile(best, 50),
+        "best_p95_ms": percentile(best, 95),
         "embed_p50_ms": percentile(embed, 50),
         "index_search_p50_ms": percentile(search, 50),
-        "load": (load_before + os.getloadavg()[0]) / 2,
+        "load": load,
     }
 
 
@@ -364,6 +381,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--scale", type=int, default=0, help="also time recall over one team of N memories")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of questions in the scale run")
     parser.add_argument("--cached-queries", action="store_true", help="cache query vectors (tuning only)")
     parser.add_argument("--dated", action="store_true", help="memories written at their session's date")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE")
@@ -397,14 +415,24 @@ def main(argv: Sequence[str] | None = None) -> None:
             label = f"ablation {name}: {values}" + (" (dated)" if dated else "")
             print_report(label, evaluate(convs, fresh, embedder, replace(tuning, **values)))
         if args.scale:
-            scale = scale_run(convs, args.scale, Path(tmp), embedder, tuning)
+            scale = scale_run(convs, args.scale, Path(tmp), embedder, tuning, args.rounds)
             embedder.save()
-            print(f"\nscale run: one team of {scale['memories']} memories (LoCoMo turns + synthetic fillers)")
             print(
-                f"  recall(limit=20) wall p50 {scale['recall_p50_ms']:.1f} ms,"
+                f"\nscale run: one team of {scale['memories']} memories (LoCoMo turns + synthetic fillers),"
+            )
+            print(
+                f"  {report['n']} questions x {args.rounds} rounds,"
+                f" recall(limit=20) end to end, query embedding included;"
+                f" load average during the run {scale['load']:.1f} on {os.cpu_count()} CPUs"
+            )
+            print(
+                f"  first round: wall p50 {scale['recall_p50_ms']:.1f} ms,"
                 f" p95 {scale['recall_p95_ms']:.1f} ms;"
-                f" CPU p50 {scale['cpu_p50_ms']:.1f} ms, p95 {scale['cpu_p95_ms']:.1f} ms"
-                f" (query embedding included; load average during the run {scale['load']:.1f})"
+                f" CPU time p50 {scale['cpu_p50_ms']:.1f} ms, p95 {scale['cpu_p95_ms']:.1f} ms"
+            )
+            print(
+                f"  best of {args.rounds} per question: wall p50 {scale['best_p50_ms']:.1f} ms,"
+                f" p95 {scale['best_p95_ms']:.1f} ms"
             )
             print(
                 f"  parts, wall p50: query embedding {scale['embed_p50_ms']:.1f} ms,"
@@ -414,7 +442,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "scale_memories": scale["memories"],
                 "scale_p50_ms": round(scale["recall_p50_ms"], 2),
                 "scale_p95_ms": round(scale["recall_p95_ms"], 2),
-                "scale_cpu_p95_ms": round(scale["cpu_p95_ms"], 2),
+                "scale_best_p95_ms": round(scale["best_p95_ms"], 2),
+                "scale_load": round(scale["load"], 1),
             }
     print(json.dumps(result))
 
