@@ -270,13 +270,23 @@ def test_a_stopped_session_is_learned_by_the_deployed_state_machine(aws, stack, 
     assert stats["reflect"]["handoff_id"] and stats["reflect"]["reflection_id"]
     # started by the upload itself: S3 -> EventBridge rule -> the stack's state machine
     sfn = aws("stepfunctions")
-    executions = sfn.list_executions(stateMachineArn=stack["outputs"]["StateMachineArn"])["executions"]
-    mine = [
-        e
-        for e in executions
-        if learned["session_id"] in sfn.describe_execution(executionArn=e["executionArn"])["input"]
-    ]
-    assert [e["status"] for e in mine] == ["SUCCEEDED"]
+
+    def finished_executions() -> list[str] | None:
+        # reflect has marked the session learned a moment before the execution itself ends
+        pages = sfn.get_paginator("list_executions").paginate(
+            stateMachineArn=stack["outputs"]["StateMachineArn"]
+        )
+        mine = [
+            execution
+            for page in pages
+            for execution in page["executions"]
+            if learned["session_id"]
+            in sfn.describe_execution(executionArn=execution["executionArn"])["input"]
+        ]
+        statuses = [execution["status"] for execution in mine]
+        return statuses if statuses and "RUNNING" not in statuses else None
+
+    assert poll(finished_executions, 60, "the session's execution to end") == ["SUCCEEDED"]
 
 
 def test_the_learned_memories_are_served_by_the_api(team_a, learned):
@@ -336,12 +346,15 @@ def test_a_malformed_transcript_is_dead_lettered_and_its_original_kept(aws, stac
     queue = next(url for name, url in stack["queues"].items() if name.startswith("PipelineDeadLetter"))
 
     def dead_letter() -> dict[str, Any] | None:
+        # Other runs' messages may wait in the queue too: they stay hidden for a while once seen, so each
+        # receive reads further into the queue; ours is taken off it.
         answer = sqs.receive_message(
-            QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=2, VisibilityTimeout=0
+            QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=2, VisibilityTimeout=60
         )
         for message in answer.get("Messages", []):
             body = json.loads(message["Body"])
             if session_id in body["source"]["key"]:
+                sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
                 return body
         return None
 
