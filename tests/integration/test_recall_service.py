@@ -10,7 +10,7 @@ from cairn.adapters.embedding import OnnxMiniLmEmbedder
 from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.repositories import SqliteMemoryRepository, SqliteRelationRepository
 from cairn.adapters.local.search import SqliteSearchIndex
-from cairn.domain.errors import InvalidInput
+from cairn.domain.errors import InvalidInput, Unavailable
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Relation, Scope
 from cairn.services.indexing import MemoryIndexer
 from cairn.services.recall import RecallService
@@ -177,6 +177,23 @@ def test_an_embedder_failure_degrades_to_keywords_and_says_so(stack):
     assert top_ids(result)[0] == "m-lint"
     assert result.hits[0].semantic_rank is None
     assert "semantic" in result.degraded
+
+
+class DownIndex:
+    """A search engine that is unreachable."""
+
+    def search(self, *args, **kwargs):
+        raise Unavailable("search engine unreachable")
+
+
+def test_an_unavailable_index_degrades_to_keywords_over_the_repository_and_says_so(stack):
+    stack.add("m-bob", "ruff settings for bob only", scope=Scope.PERSONAL, owner="bob")
+    service = RecallService(stack.memories, DownIndex(), stack.embedder, stack.relations, clock=lambda: NOW)
+    result = service.recall(TEAM, "ruff linting?", MemoryFilter(project="proj", member="alice"))
+    assert top_ids(result) == ["m-lint"]
+    assert result.hits[0].lexical_rank == 1
+    assert "search index unavailable" in result.degraded
+    assert stack.memories.get(TEAM, "m-lint").access_count == 1
 
 
 @pytest.mark.parametrize("query", ["?", '"', "AND OR NOT", "*", "(", "col:val", "🦀", "x" * 10_000])
