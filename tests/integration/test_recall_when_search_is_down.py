@@ -8,7 +8,6 @@ from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.repositories import SqliteMemoryRepository
 from cairn.bootstrap import shared_embedder
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Scope, content_hash
-from cairn.services.fallback_index import KeywordFallbackIndex
 from cairn.services.recall import RecallService
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -43,14 +42,14 @@ def recall_over_a_down_engine(tmp_path):
     down = OpenSearchIndex(
         opensearch_client(f"http://127.0.0.1:{_closed_port()}", auth="none", timeout=0.5), "cairn", 384
     )
-    return RecallService(repo, KeywordFallbackIndex(down, repo), shared_embedder())
+    return RecallService(repo, down, shared_embedder())
 
 
 def test_recall_degrades_to_keywords_and_says_so(recall_over_a_down_engine):
     result = recall_over_a_down_engine.recall(
         "team_a", "which port does redis use?", MemoryFilter(project="p")
     )
-    assert result.degraded and "keyword fallback" in result.degraded
+    assert result.degraded and "search index unavailable" in result.degraded
     assert [h.memory.content for h in result.hits][:1] == ["The cache is Redis 7 on port 6380"]
 
 

@@ -157,7 +157,6 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
     from cairn.adapters.aws.dynamo import dynamo_repositories
     from cairn.adapters.aws.opensearch import OpenSearchIndex, opensearch_client
     from cairn.adapters.aws.s3 import S3BlobStore
-    from cairn.services.fallback_index import KeywordFallbackIndex
 
     missing = [n for n in ("table_name", "bucket", "opensearch_endpoint") if not getattr(settings, n)]
     if missing:
@@ -176,7 +175,7 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
         relations=repos.relations,
         sessions=repos.sessions,
         teams=repos.teams,
-        index=KeywordFallbackIndex(index, repos.memories),
+        index=index,  # RecallService falls back to keywords over the table when OpenSearch is down
         blobs=S3BlobStore(settings.bucket),
         index_on_write=False,
         closers=(),
