@@ -18,6 +18,7 @@ import logging
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -33,6 +34,8 @@ log = logging.getLogger(__name__)
 MAX_LIMIT = 100
 MAX_QUERY_CHARS = 10_000
 FALLBACK_POOL = 500  # newest memories scanned when the search index is unavailable
+# One shared worker: query embedding overlaps the BM25 leg; more workers would only queue on the cores.
+_EMBEDDING_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-embed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +80,7 @@ class RecallService:
         clock: Callable[[], datetime] = utcnow,
         tuning: RecallTuning | None = None,
         record_access: bool = True,
+        overlap_embedding: bool = True,
     ) -> None:
         self._memories = memories
         self._index = index
@@ -85,6 +89,7 @@ class RecallService:
         self._clock = clock
         self._tuning = tuning or RecallTuning()
         self._record_access = record_access
+        self._overlap = overlap_embedding
 
     def recall(self, team_id: str, query: str, flt: MemoryFilter, limit: int = 10) -> RecallResult:
         """The `limit` best memories of the team for `query` that `flt` admits, best first."""
@@ -96,9 +101,8 @@ class RecallService:
         t = self._tuning
         degraded: list[str] = []
 
-        vector = self._embed(query, degraded)
         try:
-            candidates = self._index.search(team_id, query, vector, flt, t.k_lexical, t.k_semantic)
+            candidates = self._search(team_id, query, flt, degraded)
         except Unavailable as exc:
             log.warning("search index unavailable, recalling by keywords over recent memories: %s", exc)
             degraded.append(
@@ -127,6 +131,24 @@ class RecallService:
         return RecallResult(hits=tuple(hits), degraded="; ".join(degraded) or None)
 
     # -- steps --------------------------------------------------------------------------------------
+
+    def _search(self, team_id: str, query: str, flt: MemoryFilter, degraded: list[str]) -> Candidates:
+        """Both legs. With `overlap_embedding`, the BM25 leg runs while the query is being embedded
+        (both release the GIL), and the k-NN leg follows as its own `search` call."""
+        t = self._tuning
+        if not self._overlap:
+            vector = self._embed(query, degraded)
+            return self._index.search(team_id, query, vector, flt, t.k_lexical, t.k_semantic)
+        pending = _EMBEDDING_THREAD.submit(self._embed, query, degraded)
+        try:
+            lexical = self._index.search(team_id, query, None, flt, t.k_lexical, 0)
+        finally:
+            vector = pending.result()
+        if vector is None:
+            return lexical
+        semantic = self._index.search(team_id, "", vector, flt, 0, t.k_semantic)
+        reasons = "; ".join(r for r in (lexical.degraded, semantic.degraded) if r) or None
+        return Candidates(lexical=lexical.lexical, semantic=semantic.semantic, degraded=reasons)
 
     def _embed(self, query: str, degraded: list[str]) -> list[float] | None:
         try:
