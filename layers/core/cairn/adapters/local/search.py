@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -64,6 +65,7 @@ _LEXICAL_SELECT = (
 
 
 _MASKS_PER_TEAM = 64  # a team asks with a handful of filters (its projects x members); bounded anyway
+_CACHED_TEAMS = 16  # 10k memories of 384-d are 15 MB; local mode rarely serves more than a few teams
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +82,15 @@ class _TeamVectors:
     session_id: np.ndarray
     is_current: np.ndarray  # bool
     tags: tuple[frozenset[str], ...]
-    masks: dict[MemoryFilter, np.ndarray] = field(default_factory=dict)  # filters recently asked for
+    # the one mutable part: masks of the filters recently asked for, valid as long as this snapshot
+    masks: dict[MemoryFilter, np.ndarray] = field(default_factory=dict)
 
 
 class SqliteSearchIndex:
     def __init__(self, db: SqliteDatabase) -> None:
         self._db = db
         self._db.ensure_schema(_SCHEMA)
-        self._cache: dict[tuple[str, int], _TeamVectors] = {}
+        self._cache: OrderedDict[tuple[str, int], _TeamVectors] = OrderedDict()  # least recent first
         self._cache_lock = threading.Lock()
 
     # -- writes -------------------------------------------------------------------------------------
@@ -206,7 +209,7 @@ class SqliteSearchIndex:
         self, team_id: str, query: np.ndarray, flt: MemoryFilter, k: int
     ) -> tuple[tuple[str, float], ...]:
         team = self._vectors(team_id, len(query))
-        if team is None or not len(team.ids):
+        if not len(team.ids):
             return ()
         mask = team.masks.get(flt)
         if mask is None:
@@ -226,7 +229,7 @@ class SqliteSearchIndex:
         ranked = sorted((-float(scores[i]), str(team.ids[i])) for i in top)
         return tuple((memory_id, -negated) for negated, memory_id in ranked)
 
-    def _vectors(self, team_id: str, dim: int) -> _TeamVectors | None:
+    def _vectors(self, team_id: str, dim: int) -> _TeamVectors:
         with self._db.read() as conn:
             row = conn.execute(
                 "SELECT generation FROM search_generation WHERE team_id = ?", (team_id,)
@@ -235,6 +238,7 @@ class SqliteSearchIndex:
             with self._cache_lock:
                 cached = self._cache.get((team_id, dim))
                 if cached is not None and cached.generation == generation:
+                    self._cache.move_to_end((team_id, dim))
                     return cached
             rows = conn.execute(
                 "SELECT d.memory_id, d.kind, d.scope, d.project, d.owner, d.tags, d.session_id,"
@@ -245,6 +249,9 @@ class SqliteSearchIndex:
         team = _build_vectors(generation, rows, dim)
         with self._cache_lock:
             self._cache[(team_id, dim)] = team
+            self._cache.move_to_end((team_id, dim))
+            while len(self._cache) > _CACHED_TEAMS:
+                self._cache.popitem(last=False)
         return team
 
 
