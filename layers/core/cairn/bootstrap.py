@@ -115,7 +115,9 @@ def _assemble(
 
     indexer = MemoryIndexer(index, embedder)
     on_write = indexer if index_on_write else None
-    recall = RecallService(memories, index, embedder, relations)
+    # locally the query embedding overlaps the BM25 query (two index calls); in AWS both legs go to
+    # OpenSearch in one _msearch round trip, so the embedding comes first
+    recall = RecallService(memories, index, embedder, relations, overlap_embedding=settings.mode == "local")
     container = Container(
         settings=settings,
         memories=MemoryService(memories, relations, on_write),
