@@ -80,7 +80,6 @@ def operator_env(stack: dict[str, Any]) -> dict[str, str]:
         CAIRN_BUCKET=outputs["BucketName"],
         CAIRN_OPENSEARCH_ENDPOINT=outputs["OpenSearchEndpoint"],
         CAIRN_OPENSEARCH_INDEX_PREFIX="cairn-local",
-        CAIRN_OPENSEARCH_AUTH="none",
         CAIRN_EMBEDDING_DIM="384",
         AWS_ENDPOINT_URL=ENDPOINT,
         AWS_REGION=REGION,
