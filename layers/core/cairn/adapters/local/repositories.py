@@ -24,6 +24,7 @@ from cairn.domain.codec import (
     decode_relation,
     decode_session,
     decode_team,
+    dt_in,
     dt_out,
     encode_key,
     encode_memory,
@@ -68,9 +69,10 @@ def _check_limit(limit: int) -> None:
         raise InvalidInput("limit must be at least 1", limit=limit)
 
 
-def _page(rows: list[sqlite3.Row], limit: int, sort_column: str, decode) -> Page[Any]:
-    """Rows were fetched with limit + 1, so an extra row means there is a next page."""
-    items = tuple(decode(json.loads(r["data"])) for r in rows[:limit])
+def _page(rows: list[sqlite3.Row], limit: int, sort_column: str, decode, raw: bool = False) -> Page[Any]:
+    """Rows were fetched with limit + 1, so an extra row means there is a next page; `decode` takes the
+    record's JSON, or with `raw` the whole row."""
+    items = tuple(decode(r) if raw else decode(json.loads(r["data"])) for r in rows[:limit])
     if len(rows) <= limit:
         return Page(items=items)
     last = rows[limit - 1]
@@ -91,6 +93,8 @@ CREATE TABLE IF NOT EXISTS memories (
     valid_to TEXT,
     created_us INTEGER NOT NULL,
     data TEXT NOT NULL,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    last_accessed_at TEXT,
     PRIMARY KEY (team_id, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS memories_by_created ON memories (team_id, created_us DESC, id DESC);
@@ -160,20 +164,48 @@ def _memory_columns(m: Memory) -> dict[str, Any]:
         "valid_to": dt_out(m.valid_to),
         "created_us": _us(m.created_at),
         "data": _dump(encode_memory(m)),
+        "access_count": m.access_count,
+        "last_accessed_at": dt_out(m.last_accessed_at),
     }
+
+
+# access statistics live in their own columns (the copy inside `data` is not read back), so recording an
+# access is one UPDATE instead of a JSON decode and re-encode per memory on every recall
+_MEMORY_COLUMNS = "data, access_count, last_accessed_at"
+
+
+def _add_access_columns(db: SqliteDatabase) -> None:
+    """Stores made before the access columns existed get them, seeded from the JSON records."""
+    with db.read() as conn:
+        have = {r["name"] for r in conn.execute("PRAGMA table_info(memories)")}
+    if "access_count" in have:
+        return
+    with db.transaction() as conn:
+        conn.execute("ALTER TABLE memories ADD COLUMN access_count INTEGER NOT NULL DEFAULT 0")
+        conn.execute("ALTER TABLE memories ADD COLUMN last_accessed_at TEXT")
+        conn.execute(
+            "UPDATE memories SET access_count = json_extract(data, '$.access_count'),"
+            " last_accessed_at = json_extract(data, '$.last_accessed_at')"
+        )
+
+
+def _decode_memory_row(row: sqlite3.Row) -> Memory:
+    m = decode_memory(json.loads(row["data"]))
+    return replace(m, access_count=row["access_count"], last_accessed_at=dt_in(row["last_accessed_at"]))
 
 
 _MEMORY_INSERT = """
 INSERT INTO memories (team_id, id, project, kind, scope, owner, session_id, content_hash,
-                      superseded_by, valid_to, created_us, data)
+                      superseded_by, valid_to, created_us, data, access_count, last_accessed_at)
 VALUES (:team_id, :id, :project, :kind, :scope, :owner, :session_id, :content_hash,
-        :superseded_by, :valid_to, :created_us, :data)
+        :superseded_by, :valid_to, :created_us, :data, :access_count, :last_accessed_at)
 """
 
 _MEMORY_UPDATE = """
 UPDATE memories SET project = :project, kind = :kind, scope = :scope, owner = :owner,
     session_id = :session_id, content_hash = :content_hash, superseded_by = :superseded_by,
-    valid_to = :valid_to, created_us = :created_us, data = :data
+    valid_to = :valid_to, created_us = :created_us, data = :data, access_count = :access_count,
+    last_accessed_at = :last_accessed_at
 WHERE team_id = :team_id AND id = :id
 """
 
@@ -218,9 +250,9 @@ def _memory_list_sql(params: dict[str, Any]) -> str:
     if params["kinds"] is not None and params["tags"] is None:
         # every clause is a constant of this function; values are bound parameters
         inner = "SELECT id FROM memories INDEXED BY memories_by_kind_v2 WHERE " + " AND ".join(where)
-        outer = "SELECT id, created_us, data FROM memories WHERE team_id = :team_id"
+        outer = f"SELECT id, created_us, {_MEMORY_COLUMNS} FROM memories WHERE team_id = :team_id"
         return f"{outer} AND id IN ({inner}{order}){order}"
-    return "SELECT id, created_us, data FROM memories WHERE " + " AND ".join(where) + order
+    return f"SELECT id, created_us, {_MEMORY_COLUMNS} FROM memories WHERE " + " AND ".join(where) + order
 
 
 def _json_set(values: Any) -> str | None:
@@ -248,7 +280,7 @@ def _filter_params(flt: MemoryFilter | None) -> dict[str, Any]:
 
 
 _FIND_BY_HASH = """
-SELECT data FROM memories
+SELECT data, access_count, last_accessed_at FROM memories
 WHERE team_id = :team_id AND content_hash = :content_hash
   AND superseded_by IS NULL AND valid_to IS NULL
   AND (project = :project OR (:project IS NULL AND scope = 'team'))
@@ -262,6 +294,7 @@ class SqliteMemoryRepository:
         self._db = db
         # delete() removes relations in the same transaction, so the table must exist either way
         db.ensure_schema(MEMORY_DDL + RELATION_DDL)
+        _add_access_columns(db)
 
     def add(self, memory: Memory) -> None:
         try:
@@ -279,17 +312,18 @@ class SqliteMemoryRepository:
     def get(self, team_id: str, memory_id: str) -> Memory | None:
         with self._db.read() as conn:
             row = conn.execute(
-                "SELECT data FROM memories WHERE team_id = ? AND id = ?", (team_id, memory_id)
+                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE team_id = ? AND id = ?", (team_id, memory_id)
             ).fetchone()
-        return None if row is None else decode_memory(json.loads(row["data"]))
+        return None if row is None else _decode_memory_row(row)
 
     def get_many(self, team_id: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
         with self._db.read() as conn:
             rows = conn.execute(
-                "SELECT data FROM memories WHERE team_id = ? AND id IN (SELECT value FROM json_each(?))",
+                f"SELECT {_MEMORY_COLUMNS} FROM memories"
+                " WHERE team_id = ? AND id IN (SELECT value FROM json_each(?))",
                 (team_id, json.dumps(list(memory_ids))),
             ).fetchall()
-        found = (decode_memory(json.loads(r["data"])) for r in rows)
+        found = (_decode_memory_row(r) for r in rows)
         return {m.id: m for m in found}
 
     def delete(self, team_id: str, memory_id: str) -> bool:
@@ -319,28 +353,21 @@ class SqliteMemoryRepository:
         }
         with self._db.read() as conn:
             rows = conn.execute(_memory_list_sql(params), params).fetchall()
-        return _page(rows, limit, "created_us", decode_memory)
+        return _page(rows, limit, "created_us", _decode_memory_row, raw=True)
 
     def find_by_hash(self, team_id: str, project: str | None, content_hash: str) -> Memory | None:
         params = {"team_id": team_id, "project": project, "content_hash": content_hash}
         with self._db.read() as conn:
             row = conn.execute(_FIND_BY_HASH, params).fetchone()
-        return None if row is None else decode_memory(json.loads(row["data"]))
+        return None if row is None else _decode_memory_row(row)
 
     def record_access(self, team_id: str, memory_ids: Sequence[str], at: datetime) -> None:
-        # read-modify-write inside one transaction: the counters live in the JSON record
         with self._db.transaction() as conn:
-            rows = conn.execute(
-                "SELECT data FROM memories WHERE team_id = ? AND id IN (SELECT value FROM json_each(?))",
-                (team_id, json.dumps(list(memory_ids))),
-            ).fetchall()
-            for row in rows:
-                m = decode_memory(json.loads(row["data"]))
-                bumped = replace(m, access_count=m.access_count + 1, last_accessed_at=at)
-                conn.execute(
-                    "UPDATE memories SET data = ? WHERE team_id = ? AND id = ?",
-                    (_dump(encode_memory(bumped)), team_id, m.id),
-                )
+            conn.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?"
+                " WHERE team_id = ? AND id IN (SELECT value FROM json_each(?))",
+                (dt_out(at), team_id, json.dumps(list(dict.fromkeys(memory_ids)))),
+            )
 
     def iter_team(self, team_id: str) -> Iterator[Memory]:
         # keyset batches so the shared connection is not held while the caller consumes items
