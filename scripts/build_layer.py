@@ -150,6 +150,18 @@ def directory_size(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
 
 
+def _require_recent_pip() -> None:
+    """pip before 24 checks Requires-Python against the running interpreter even with --python-version,
+    so building the 3.12 layer from a 3.11 venv fails on numpy; say so instead of failing inside pip."""
+    from importlib.metadata import version
+
+    if int(version("pip").split(".")[0]) < 24:
+        raise SystemExit(
+            f"pip {version('pip')} is too old to build the layer for Python {PYTHON_VERSION}: "
+            "run `.venv/bin/pip install -U pip` first"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -157,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="layer folder (default build/layer)")
     parser.add_argument("--lock", action="store_true", help="re-resolve requirements.in into the lock file")
     args = parser.parse_args(argv)
+    _require_recent_pip()
     if args.lock:
         lock()
         return 0
