@@ -5,13 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import platformdirs
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-
-def default_home() -> Path:
-    return Path(platformdirs.user_data_dir("cairn", appauthor=False))
+from cairn.userdirs import default_home
 
 
 class Settings(BaseSettings):

@@ -6,17 +6,9 @@ agent's critical path.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-
-def cairn_home() -> Path:
-    home = os.environ.get("CAIRN_HOME")
-    if not home:
-        import platformdirs
-
-        home = platformdirs.user_data_dir("cairn", appauthor=False)
-    return Path(home)
+from cairn.userdirs import cairn_home
 
 
 def capture_dir() -> Path:

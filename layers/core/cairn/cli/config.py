@@ -7,21 +7,20 @@ readable only by the user because it holds an API key.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import tomli_w
 
-from cairn.settings import default_home
+from cairn import userdirs
 
 
 def home() -> Path:
-    return Path(os.environ.get("CAIRN_HOME") or default_home())
+    return userdirs.cairn_home()
 
 
 def config_path() -> Path:
-    return home() / "config.toml"
+    return userdirs.config_path()
 
 
 @dataclass(frozen=True)
@@ -31,17 +30,8 @@ class ClientConfig:
 
 
 def load() -> ClientConfig:
-    path = config_path()
-    data: dict = {}
-    if path.exists():
-        try:
-            data = tomllib.loads(path.read_text()).get("server", {})
-        except tomllib.TOMLDecodeError:
-            data = {}
-    return ClientConfig(
-        url=os.environ.get("CAIRN_URL") or data.get("url"),
-        api_key=os.environ.get("CAIRN_API_KEY") or data.get("api_key"),
-    )
+    url, api_key = userdirs.server_and_key()
+    return ClientConfig(url=url, api_key=api_key)
 
 
 def save(url: str, api_key: str) -> Path:

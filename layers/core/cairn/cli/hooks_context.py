@@ -18,17 +18,16 @@ import signal
 import sys
 import threading
 import time
-import tomllib
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 from urllib.parse import urlencode, urlsplit
+
+from cairn.userdirs import server_and_key
 
 DEADLINE_S = 3.0
 MAX_STDIN_BYTES = 1_048_576
 EVENTS = ("session-start", "user-prompt")
 AGENTS = ("claude-code", "codex", "gemini-cli", "cursor", "plain")
-DEFAULT_URL = "http://127.0.0.1:8787"
 
 
 class _Timeout(Exception):
@@ -75,20 +74,8 @@ def render(agent: str, event: str, markdown: str) -> str:
 
 # --- config and HTTP ------------------------------------------------------------------------------
 def client_config(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
-    """(url, key) exactly as `cairn.cli.config.load` resolves them, without importing pydantic."""
-    environ = os.environ if environ is None else environ
-    data: dict[str, Any] = {}
-    home = environ.get("CAIRN_HOME")
-    if not home:
-        import platformdirs
-
-        home = platformdirs.user_data_dir("cairn", appauthor=False)
-    try:
-        data = tomllib.loads((Path(home) / "config.toml").read_text()).get("server", {})
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        data = {}
-    url = environ.get("CAIRN_URL") or data.get("url") or DEFAULT_URL
-    return str(url), environ.get("CAIRN_API_KEY") or data.get("api_key")
+    """(url, key) as the CLI resolves them (`cairn.userdirs`), without importing pydantic."""
+    return server_and_key(environ)
 
 
 def get_json(url: str, key: str | None, path: str, params: dict[str, Any], timeout: float) -> Any:
