@@ -23,7 +23,6 @@ from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_logs as logs
-from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
@@ -68,15 +67,7 @@ class Pipeline(Construct):
         search: Search,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.dead_letter = sqs.Queue(
-            self,
-            "DeadLetter",
-            encryption=sqs.QueueEncryption.KMS,
-            encryption_master_key=storage.key,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
-            removal_policy=config.removal_policy,
-        )
+        self.dead_letter = storage.dead_letter_queue(self, config)
 
         self.functions = {}
         for stage in (*STAGES, FAIL_STAGE):

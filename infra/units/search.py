@@ -9,7 +9,6 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_opensearchservice as opensearch
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.config import EnvironmentConfig
@@ -158,15 +157,7 @@ class Indexer(Construct):
         search: Search,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.dead_letter = sqs.Queue(
-            self,
-            "DeadLetter",
-            encryption=sqs.QueueEncryption.KMS,
-            encryption_master_key=storage.key,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
-            removal_policy=config.removal_policy,
-        )
+        self.dead_letter = storage.dead_letter_queue(self, config)
         self.function = runtime.function(
             self,
             "Function",

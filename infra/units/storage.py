@@ -7,6 +7,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.config import EnvironmentConfig
@@ -93,6 +94,18 @@ class Storage(Construct):
             event_bridge_configuration=s3.CfnBucket.EventBridgeConfigurationProperty(
                 event_bridge_enabled=True
             )
+        )
+
+    def dead_letter_queue(self, scope: Construct, config: EnvironmentConfig) -> sqs.Queue:
+        """An SQS dead-letter queue encrypted with this unit's key, kept 14 days (the maximum)."""
+        return sqs.Queue(
+            scope,
+            "DeadLetter",
+            encryption=sqs.QueueEncryption.KMS,
+            encryption_master_key=self.key,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+            removal_policy=config.removal_policy,
         )
 
     def grant_blob_read(self, grantee: iam.IGrantable) -> None:
