@@ -62,7 +62,7 @@ def memories_of(api, headers, project: str, **params) -> list[dict]:
     return resp.json()["items"]
 
 
-def claude_transcript(session_id: str, turns: list[tuple[str, object]], cwd: str = "/work/demo") -> bytes:
+def claude_transcript(session_id: str, turns: list[tuple[str, object]], cwd: str = "/home/dev/demo") -> bytes:
     """A Claude Code JSONL transcript: (role, content) turns threaded by parentUuid, as Claude Code writes."""
     import json
     import uuid
