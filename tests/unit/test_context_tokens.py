@@ -2,7 +2,7 @@
 
 import pytest
 from cairn.domain.errors import InvalidInput
-from cairn.services.context import normalise_agent
+from cairn.services.agents import normalise_agent
 from cairn.services.tokens import count_many, count_tokens
 
 pytestmark = pytest.mark.unit

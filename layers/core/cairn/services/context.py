@@ -32,6 +32,8 @@ from cairn.domain.models import (
     utcnow,
 )
 from cairn.domain.ports import MemoryRepository, SessionRepository
+from cairn.services.agents import normalise_agent, normalise_agent_or_none
+from cairn.services.handoffs import is_waiting_handoff
 from cairn.services.memories import require
 from cairn.services.tokens import count_many
 
@@ -52,17 +54,6 @@ MAX_PROJECT_CHARS = 300
 ERROR_TAGS = frozenset({"error", "unresolved"})
 RESOLVED_TAGS = frozenset({"resolved", "fixed"})
 FAILED_OUTCOMES = frozenset({"failure", "failed", "fail", "error", "errored"})
-_AGENT_ALIASES = {
-    "claude": "claude-code",
-    "claude_code": "claude-code",
-    "claudecode": "claude-code",
-    "codex-cli": "codex",
-    "codex_cli": "codex",
-    "gemini": "gemini-cli",
-    "gemini_cli": "gemini-cli",
-    "open-code": "opencode",
-}
-_AGENT_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _WS = re.compile(r"\s+")
 _MARKER = re.compile(r"</?\s*cairn-context\s*>", re.I)
 
@@ -87,15 +78,6 @@ class _Section:
     title: str
     cap: int
     lines: list[_Line] = field(default_factory=list)
-
-
-def normalise_agent(agent: str) -> str:
-    """The agent names hooks send ("claude", "codex-cli"...) folded to one spelling; refuses junk."""
-    name = (agent or "").strip().lower()
-    name = _AGENT_ALIASES.get(name, name)
-    if not _AGENT_RE.match(name):
-        raise InvalidInput("agent must be a short name such as claude-code, codex or gemini-cli")
-    return name
 
 
 class ContextService:
@@ -407,37 +389,19 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def normalise_agent_or_none(raw: object) -> str | None:
-    if not raw:
-        return None
-    try:
-        return normalise_agent(str(raw))
-    except InvalidInput:
-        return None
-
-
-def _handoff_agent(m: Memory) -> str | None:
-    return normalise_agent_or_none(m.details.get("agent") or m.provenance.agent)
-
-
 def _pending_handoffs(found: Iterable[Memory], member: str, project: str, agent: str) -> list[Memory]:
-    """Current handoffs of this project for this agent (or any agent) and member (or anyone), newest first.
+    """Handoffs of this project waiting for this agent (`handoffs.is_waiting_handoff`, the one rule MCP's
+    handoff tools follow too) and for this member, newest first.
 
     A handoff that names its member (`details.member`, or the owner of a personal one) is someone's own
     thread of work: it waits for them, not for the first teammate who opens the project.
     """
     out = []
     for m in found:
-        if m.kind is not MemoryKind.HANDOFF or m.project != project or not m.is_current:
-            continue
-        # checkpoints are restored on request, never handed over; a handoff taken through MCP
-        # (`HandoffService.take_handoff`) is marked delivered in its details rather than closed
-        if m.details.get("checkpoint") or "checkpoint" in m.tags or m.details.get("delivered_at"):
+        if m.project != project or not is_waiting_handoff(m, agent):
             continue
         owner = m.details.get("member") or m.owner
-        if owner and owner != member:
-            continue
-        if _handoff_agent(m) in (None, agent):
+        if not owner or owner == member:
             out.append(m)
     return out
 

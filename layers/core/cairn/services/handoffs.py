@@ -32,7 +32,7 @@ from cairn.domain.models import (
     Provenance,
     utcnow,
 )
-from cairn.services.context import normalise_agent, normalise_agent_or_none
+from cairn.services.agents import normalise_agent, normalise_agent_or_none
 from cairn.services.memories import MemoryPatch, MemoryService, NewMemory
 
 CHECKPOINT_TAG = "checkpoint"
