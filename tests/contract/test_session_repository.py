@@ -136,3 +136,51 @@ def test_another_team_cannot_get_or_list_a_session(stores, team_a_session):
 def test_another_teams_session_with_the_same_id_leaves_this_teams_session_alone(stores, team_a_session):
     stores.sessions.put(replace(team_a_session, team_id=TEAM_B, status="failed"))
     assert stores.sessions.get(TEAM_A, team_a_session.id) == team_a_session
+
+
+def test_update_creates_a_session_that_does_not_exist_yet(stores):
+    s = session()
+    stored = stores.sessions.update(TEAM_A, s.id, lambda existing: s if existing is None else None)
+    assert stored == s
+    assert stores.sessions.get(TEAM_A, s.id) == s
+
+
+def test_update_stores_nothing_when_the_change_returns_none(stores):
+    s = session(status="learned")
+    stores.sessions.put(s)
+    assert stores.sessions.update(TEAM_A, s.id, lambda existing: None) is None
+    assert stores.sessions.update(TEAM_A, "ses-absent", lambda existing: existing) is None
+    assert stores.sessions.get(TEAM_A, s.id) == s
+    assert stores.sessions.get(TEAM_A, "ses-absent") is None
+
+
+def test_concurrent_updates_of_one_session_lose_nothing(stores):
+    import threading
+
+    s = session()
+    stores.sessions.put(s)
+    keys = [f"teams/{TEAM_A}/projects/p/sessions/{s.id}/transcript-{n}.jsonl.gz" for n in range(1, 9)]
+    start = threading.Barrier(len(keys))
+
+    def add(key: str) -> None:
+        start.wait()
+        stores.sessions.update(
+            TEAM_A,
+            s.id,
+            lambda cur: replace(cur, transcript_keys=tuple(sorted({*cur.transcript_keys, key}))),
+        )
+
+    threads = [threading.Thread(target=add, args=(k,)) for k in keys]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert stores.sessions.get(TEAM_A, s.id).transcript_keys == tuple(sorted(keys))
+
+
+def test_an_update_sees_what_another_writer_stored_before_it(stores):
+    s = session(status="processing")
+    stores.sessions.put(s)
+    stores.sessions.update(TEAM_A, s.id, lambda cur: replace(cur, transcript_keys=("k1",)))
+    done = stores.sessions.update(TEAM_A, s.id, lambda cur: replace(cur, status="learned"))
+    assert done.transcript_keys == ("k1",) and done.status == "learned"

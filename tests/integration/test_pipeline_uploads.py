@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.integration.pipeline_helpers import claude_transcript, learn
+from tests.integration.pipeline_helpers import claude_transcript, learn, memories_of, upload
 
 pytestmark = pytest.mark.integration
 BODY = {
@@ -100,3 +100,32 @@ def test_another_team_cannot_see_or_reprocess_a_session(container, api, team_a, 
     target = _grant(api, team_b.headers, session_id="shared-id").json()
     assert target["key"].startswith(f"teams/{team_b.team_id}/")
     assert api.get("/v1/memories", headers=team_b.headers).json()["items"] == []
+
+
+def test_a_part_stored_while_its_session_is_learned_is_kept_and_learned_next(
+    container, api, team_a, monkeypatch
+):
+    from cairn.pipeline import runner
+
+    first = claude_transcript("race-1", [("user", "Let's go with FastAPI for the HTTP layer.")])
+    second = claude_transcript("race-1", [("user", "Please always run the tests with -q.")])
+    real_run_stages = runner.run_stages
+    calls = []
+
+    def run_stages_while_a_part_arrives(deps, ref):
+        calls.append(deps.sessions.get(ref.team_id, ref.session_id).transcript_keys)
+        if len(calls) == 1:
+            upload(api, team_a.headers, raw=second, session_id="race-1", project="acme/app", part=2)
+        return real_run_stages(deps, ref)
+
+    monkeypatch.setattr(runner, "run_stages", run_stages_while_a_part_arrives)
+    session = learn(container, api, team_a.headers, raw=first, session_id="race-1", project="acme/app")
+
+    assert [k.rsplit("/", 1)[1] for k in session["transcript_keys"]] == [
+        "transcript-1.jsonl.gz",
+        "transcript-2.jsonl.gz",
+    ]
+    assert session["status"] == "learned"
+    assert len(calls) == 2  # learned again with the part that came in meanwhile
+    contents = {m["content"] for m in memories_of(api, team_a.headers, "acme/app")}
+    assert {"Let's go with FastAPI for the HTTP layer.", "Please always run the tests with -q."} <= contents

@@ -7,7 +7,7 @@ every adapter of a port to the same behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -80,6 +80,14 @@ class SessionRepository(Protocol):
         """Create or replace."""
 
     def get(self, team_id: str, session_id: str) -> Session | None: ...
+
+    def update(
+        self, team_id: str, session_id: str, change: Callable[[Session | None], Session | None]
+    ) -> Session | None:
+        """Read-modify-write as one step: `change` gets the stored session (None if absent) and returns
+        what to store (None: store nothing). If another writer gets in between, `change` runs again on
+        the newer session, so concurrent uploads and pipeline runs never lose each other's fields.
+        Returns what was stored, or None."""
 
     def list(
         self, team_id: str, project: str | None = None, limit: int = 50, cursor: str | None = None

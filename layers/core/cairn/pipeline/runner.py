@@ -17,7 +17,7 @@ from cairn.pipeline.consolidate import consolidate
 from cairn.pipeline.models import ExtractInput, SessionRef
 from cairn.pipeline.reflect import reflect
 from cairn.pipeline.stages import PipelineDeps, chunk, extract, parse
-from cairn.pipeline.status import failure, mark
+from cairn.pipeline.status import failure, finish, mark
 
 log = logging.getLogger(__name__)
 
@@ -97,12 +97,10 @@ class InlinePipelineRunner:
                 exc_info=not hasattr(exc, "code"),
             )
             return mark(self.deps, ref, "failed", error=failure(stage, exc))
-        after = self.deps.sessions.get(team_id, session_id)
-        if after is not None and after.transcript_keys != before.transcript_keys:
-            mark(self.deps, ref, "received", **stats, error=None)
+        after = finish(self.deps, ref, before.transcript_keys, **stats, error=None)
+        if after is not None and after.status == "received":
             self.start(team_id, session_id)  # a part arrived meanwhile: learn again with it
-            return self.deps.sessions.get(team_id, session_id)
-        return mark(self.deps, ref, "learned", **stats, error=None)
+        return after
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
         """Block until every queued session has been processed (tests, `--wait` in-process)."""

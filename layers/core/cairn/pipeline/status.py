@@ -12,14 +12,31 @@ from cairn.pipeline.stages import PipelineDeps
 
 
 def mark(deps: PipelineDeps, ref: SessionRef, status: str, **stats: Any) -> Session | None:
-    session = deps.sessions.get(ref.team_id, ref.session_id)
-    if session is None:
-        return None
-    merged = {} if status == "processing" else dict(session.stats)
-    merged.update(stats)
-    updated = replace(session, status=status, stats=merged, updated_at=deps.clock())
-    deps.sessions.put(updated)
-    return updated
+    """Set the status (and merge stats) atomically: a part recorded meanwhile keeps its place."""
+
+    def set_status(session: Session | None) -> Session | None:
+        if session is None:
+            return None
+        merged = {} if status == "processing" else dict(session.stats)
+        merged.update(stats)
+        return replace(session, status=status, stats=merged, updated_at=deps.clock())
+
+    return deps.sessions.update(ref.team_id, ref.session_id, set_status)
+
+
+def finish(
+    deps: PipelineDeps, ref: SessionRef, learned_from: tuple[str, ...], **stats: Any
+) -> Session | None:
+    """Mark a run done: `learned` if it saw every part, else `received` again (a part came in meanwhile)."""
+
+    def settle(session: Session | None) -> Session | None:
+        if session is None:
+            return None
+        status = "learned" if session.transcript_keys == learned_from else "received"
+        merged = {**session.stats, **stats}
+        return replace(session, status=status, stats=merged, updated_at=deps.clock())
+
+    return deps.sessions.update(ref.team_id, ref.session_id, settle)
 
 
 def failure(stage: str, exc: BaseException) -> dict[str, Any]:

@@ -117,43 +117,44 @@ class UploadService:
 
     def _record_session(self, caller: Principal, agent: str, session_id: str, project: str) -> Session:
         now = self._clock()
-        existing = self._sessions.get(caller.team_id, session_id)
-        if existing is None:
-            session = Session(
-                id=session_id,
-                team_id=caller.team_id,
-                project=project,
-                agent=agent,
-                member=caller.member,
-                started_at=now,
-                status="received",
-                updated_at=now,
-            )
-        elif existing.project != project:
-            raise Conflict(
-                "this session was uploaded for another project",
-                session_id=session_id,
-                project=existing.project,
-            )
-        else:
-            session = replace(existing, updated_at=now)
-        self._sessions.put(session)
-        return session
+
+        def record(existing: Session | None) -> Session:
+            if existing is None:
+                return Session(
+                    id=session_id,
+                    team_id=caller.team_id,
+                    project=project,
+                    agent=agent,
+                    member=caller.member,
+                    started_at=now,
+                    status="received",
+                    updated_at=now,
+                )
+            if existing.project != project:
+                raise Conflict(
+                    "this session was uploaded for another project",
+                    session_id=session_id,
+                    project=existing.project,
+                )
+            return replace(existing, updated_at=now)
+
+        return self._sessions.update(caller.team_id, session_id, record)
 
     def part_stored(self, key: str) -> Session | None:
         """Record a stored transcript part on its session (the team comes from the key, which we signed)."""
         part = parse_transcript_key(key)
         if part is None:
             return None
-        session = self._sessions.get(part.team_id, part.session_id)
-        if session is None:
-            return None
-        keys = tuple(sorted(set(session.transcript_keys) | {key}, key=_part_number))
         now = self._clock()
-        # a new part means there is something new to learn, whatever the last run said
-        updated = replace(session, transcript_keys=keys, ended_at=now, updated_at=now, status="received")
-        self._sessions.put(updated)
-        return updated
+
+        def add_part(session: Session | None) -> Session | None:
+            if session is None:
+                return None
+            keys = tuple(sorted(set(session.transcript_keys) | {key}, key=_part_number))
+            # a new part means there is something new to learn, whatever the last run said
+            return replace(session, transcript_keys=keys, ended_at=now, updated_at=now, status="received")
+
+        return self._sessions.update(part.team_id, part.session_id, add_part)
 
 
 def _part_number(key: str) -> int:

@@ -7,7 +7,7 @@ the key-hash GSI is the only way in without knowing the team, which is what auth
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from pynamodb.exceptions import PutError
 
@@ -36,6 +36,7 @@ SESSION_SK = "S"
 TEAM_SK = "TEAM"
 KEY_SK = "KEY#"
 TEAMS_PARTITION = "TEAMS"
+UPDATE_ATTEMPTS = 20
 
 
 class DynamoSessionRepository:
@@ -44,8 +45,41 @@ class DynamoSessionRepository:
         self._page_size = page_size
 
     def put(self, session: Session) -> None:
+        self._item(session).save()
+
+    def get(self, team_id: str, session_id: str) -> Session | None:
+        data = self._stored_data(team_id, session_id)
+        return None if data is None else decode_session(json.loads(data))
+
+    def update(
+        self, team_id: str, session_id: str, change: Callable[[Session | None], Session | None]
+    ) -> Session | None:
+        # optimistic: the write is conditional on the item being exactly what `change` saw
+        for _ in range(UPDATE_ATTEMPTS):
+            seen = self._stored_data(team_id, session_id)
+            updated = change(None if seen is None else decode_session(json.loads(seen)))
+            if updated is None:
+                return None
+            item = self._item(updated)
+            unchanged = self._t.item.pk.does_not_exist() if seen is None else self._t.item.data == seen
+            try:
+                item.save(condition=unchanged)
+            except PutError as exc:
+                if condition_failed(exc):
+                    continue
+                raise
+            return updated
+        raise Conflict("the session kept changing while it was being updated", id=session_id)
+
+    def _stored_data(self, team_id: str, session_id: str) -> str | None:
+        try:
+            return self._t.item.get(f"{team_id}#S#{session_id}", SESSION_SK, consistent_read=True).data
+        except self._t.item.DoesNotExist:
+            return None
+
+    def _item(self, session: Session):
         t, order = session.team_id, f"{ts_key(session.updated_at)}#{session.id}"
-        self._t.item(
+        return self._t.item(
             f"{t}#S#{session.id}",
             SESSION_SK,
             type="session",
@@ -55,14 +89,7 @@ class DynamoSessionRepository:
             gsi1sk=order,
             gsi2pk=f"{t}#SP#{session.project or NONE}",
             gsi2sk=order,
-        ).save()
-
-    def get(self, team_id: str, session_id: str) -> Session | None:
-        try:
-            item = self._t.item.get(f"{team_id}#S#{session_id}", SESSION_SK, consistent_read=True)
-        except self._t.item.DoesNotExist:
-            return None
-        return decode_session(json.loads(item.data))
+        )
 
     def list(
         self, team_id: str, project: str | None = None, limit: int = 50, cursor: str | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -462,25 +462,43 @@ class SqliteSessionRepository:
 
     def put(self, session: Session) -> None:
         with self._db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO sessions (team_id, id, project, updated_us, data) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (team_id, id) DO UPDATE SET "
-                "project = excluded.project, updated_us = excluded.updated_us, data = excluded.data",
-                (
-                    session.team_id,
-                    session.id,
-                    session.project,
-                    _us(session.updated_at),
-                    _dump(encode_session(session)),
-                ),
-            )
+            self._write(conn, session)
 
     def get(self, team_id: str, session_id: str) -> Session | None:
         with self._db.read() as conn:
-            row = conn.execute(
-                "SELECT data FROM sessions WHERE team_id = ? AND id = ?", (team_id, session_id)
-            ).fetchone()
+            return self._read(conn, team_id, session_id)
+
+    def update(
+        self, team_id: str, session_id: str, change: Callable[[Session | None], Session | None]
+    ) -> Session | None:
+        # BEGIN IMMEDIATE holds the write lock from the read on, so nobody can write in between
+        with self._db.transaction() as conn:
+            updated = change(self._read(conn, team_id, session_id))
+            if updated is not None:
+                self._write(conn, updated)
+            return updated
+
+    @staticmethod
+    def _read(conn: sqlite3.Connection, team_id: str, session_id: str) -> Session | None:
+        row = conn.execute(
+            "SELECT data FROM sessions WHERE team_id = ? AND id = ?", (team_id, session_id)
+        ).fetchone()
         return None if row is None else decode_session(json.loads(row["data"]))
+
+    @staticmethod
+    def _write(conn: sqlite3.Connection, session: Session) -> None:
+        conn.execute(
+            "INSERT INTO sessions (team_id, id, project, updated_us, data) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (team_id, id) DO UPDATE SET "
+            "project = excluded.project, updated_us = excluded.updated_us, data = excluded.data",
+            (
+                session.team_id,
+                session.id,
+                session.project,
+                _us(session.updated_at),
+                _dump(encode_session(session)),
+            ),
+        )
 
     def list(
         self, team_id: str, project: str | None = None, limit: int = 50, cursor: str | None = None
