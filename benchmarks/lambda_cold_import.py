@@ -57,7 +57,11 @@ def run(path: str, embed: bool) -> dict:
     env = {**os.environ, **ENV, "PYTHONPATH": str(REPO / "layers" / "core")}
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(REPO / path), "embed" if embed else "-"],
-        env=env, capture_output=True, text=True, check=True, cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
 

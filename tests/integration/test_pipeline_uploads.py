@@ -129,3 +129,32 @@ def test_a_part_stored_while_its_session_is_learned_is_kept_and_learned_next(
     assert len(calls) == 2  # learned again with the part that came in meanwhile
     contents = {m["content"] for m in memories_of(api, team_a.headers, "acme/app")}
     assert {"Let's go with FastAPI for the HTTP layer.", "Please always run the tests with -q."} <= contents
+
+
+def test_a_restarted_server_resumes_sessions_the_last_run_left_unfinished(tmp_path, team_a, container, api):
+    from dataclasses import replace
+
+    from cairn.bootstrap import build_container
+    from cairn.settings import Settings
+
+    raw = claude_transcript("cut-1", [("user", "Let's use Postgres for reporting.")])
+    upload(api, team_a.headers, raw=raw, session_id="cut-1", project="acme/app")
+    assert container.runner.wait_idle(120)
+    # as if the server had stopped mid-run: the part is stored, the status says processing
+    container.sessions.update(team_a.team_id, "cut-1", lambda s: replace(s, status="processing", stats={}))
+    # a grant whose upload never came: nothing to learn, left alone
+    api.post(
+        "/v1/uploads",
+        headers=team_a.headers,
+        json={**BODY, "session_id": "never-sent", "project": "acme/app"},
+    )
+    container.close()
+
+    restarted = build_container(Settings(mode="local", home=tmp_path / "home"))
+    try:
+        assert restarted.runner.resume_unfinished(restarted.teams) == 1
+        assert restarted.runner.wait_idle(120)
+        assert restarted.sessions.get(team_a.team_id, "cut-1").status == "learned"
+        assert restarted.sessions.get(team_a.team_id, "never-sent").status == "received"
+    finally:
+        restarted.close()

@@ -66,6 +66,9 @@ def serve(
     url = settings.base_url
     _ensure_local_admin(container, url)
     err.print(f"Cairn {settings.mode} server on [bold]{url}[/bold] · data in {settings.home}")
+    resumed = container.runner.resume_unfinished(container.teams)
+    if resumed:
+        err.print(f"Resuming learning from {resumed} session(s) the last run left unfinished")
     uvicorn.run(create_app(container), host=host, port=port, log_level="warning")
 
 

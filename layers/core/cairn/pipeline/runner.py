@@ -1,7 +1,8 @@
 """Local orchestration: run the stages of a session in order, in one background worker thread.
 
 Uploads call `start` after the transcript is stored, so a crash or a failed stage never loses it:
-the session is marked failed with the reason and `cairn reprocess` runs it again. One worker thread
+the session is marked failed with the reason and `cairn reprocess` runs it again; sessions a stopped
+server left unfinished are queued again when `cairn serve` starts. One worker thread
 runs sessions one after another (the stages are CPU-bound and the machine is shared); a part that
 arrives while its session is being learned queues the session again.
 """
@@ -13,6 +14,7 @@ import queue
 import threading
 from typing import Any
 
+from cairn.domain.ports import TeamRepository
 from cairn.pipeline.consolidate import consolidate
 from cairn.pipeline.models import ExtractInput, SessionRef
 from cairn.pipeline.reflect import reflect
@@ -20,6 +22,7 @@ from cairn.pipeline.stages import PipelineDeps, chunk, extract, parse
 from cairn.pipeline.status import failure, finish, mark
 
 log = logging.getLogger(__name__)
+UNFINISHED = frozenset({"received", "processing"})
 
 
 def run_stages(deps: PipelineDeps, ref: SessionRef) -> dict[str, Any]:
@@ -101,6 +104,17 @@ class InlinePipelineRunner:
         if after is not None and after.status == "received":
             self.start(team_id, session_id)  # a part arrived meanwhile: learn again with it
         return after
+
+    def resume_unfinished(self, teams: TeamRepository) -> int:
+        """Queue every session a stopped server left `received` or `processing` (with a stored part),
+        so a restart picks learning up where it was cut off; returns how many were queued."""
+        queued = 0
+        for team in teams.list_teams():
+            for session in self.deps.sessions.iter_team(team.id):
+                if session.status in UNFINISHED and session.transcript_keys:
+                    self.start(team.id, session.id)
+                    queued += 1
+        return queued
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
         """Block until every queued session has been processed (tests, `--wait` in-process)."""
