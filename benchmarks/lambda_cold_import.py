@@ -20,6 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 HANDLERS = {
     "api": "functions/api/handler.py",
+    "mcp": "functions/mcp/handler.py",
     "authorizer": "functions/authorizer/handler.py",
     "indexer": "functions/indexer/handler.py",
     "pipeline": "functions/pipeline/handler.py",
@@ -73,7 +74,7 @@ def main() -> None:
     summary = {}
     print(f"{'handler':<12}{'import p50 ms':>15}{'max ms':>10}{'first embed ms':>17}")
     for name, path in HANDLERS.items():
-        samples = [run(path, embed=(name == "api")) for _ in range(args.runs)]
+        samples = [run(path, embed=(name in ("api", "mcp"))) for _ in range(args.runs)]
         imports = [s["import_ms"] for s in samples]
         embeds = [s["first_embed_ms"] for s in samples if "first_embed_ms" in s]
         row = {"import_p50_ms": round(statistics.median(imports), 1), "import_max_ms": round(max(imports), 1)}

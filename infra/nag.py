@@ -43,6 +43,7 @@ def acknowledge_findings(stack: CairnStack) -> None:
     )
     functions: list[lambda_.Function] = [
         stack.api.function,
+        stack.api.mcp_function,
         stack.auth.function,
         stack.indexer.function,
         *stack.pipeline.functions.values(),
@@ -68,7 +69,12 @@ def acknowledge_findings(stack: CairnStack) -> None:
             ["Resource::*"],
         )
 
-    table_users = [stack.api.function, stack.auth.function, *stack.pipeline.functions.values()]
+    table_users = [
+        stack.api.function,
+        stack.api.mcp_function,
+        stack.auth.function,
+        *stack.pipeline.functions.values(),
+    ]
     for fn in table_users:
         _ack(
             fn,
@@ -93,7 +99,7 @@ def acknowledge_findings(stack: CairnStack) -> None:
         [_logical("StorageTranscripts", "/teams/*")],
     )
 
-    for fn in (stack.api.function, stack.indexer.function):
+    for fn in (stack.api.function, stack.api.mcp_function, stack.indexer.function):
         _ack(fn, "IAM5", "es:ESHttp* on the index paths of this one OpenSearch domain.", [domain_paths])
     _ack(
         stack.pipeline.functions["consolidate"],

@@ -63,6 +63,7 @@ class CairnStack(Stack):
             rest_api=api.rest_api,
             functions={
                 "Api": api.function,
+                "Mcp": api.mcp_function,
                 "Authorizer": auth.function,
                 "Indexer": indexer.function,
                 **{name.capitalize(): fn for name, fn in pipeline.functions.items()},

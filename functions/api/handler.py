@@ -1,6 +1,7 @@
-"""API Lambda entry: the FastAPI app (REST, hooks, /mcp) behind API Gateway, through Mangum.
+"""API Lambda entry: the REST and hook routes of the FastAPI app behind API Gateway, through Mangum.
 
-The container and app are built at import, once per cold start, and reused by warm invocations.
+The container and app are built at import, once per cold start, and reused by warm invocations;
+/mcp has its own function (functions/mcp), so this one never imports the MCP SDK.
 """
 
 import os
@@ -17,7 +18,7 @@ from mangum import Mangum  # noqa: E402
 # most requests publish no custom metric; Powertools' documented way to silence its warning
 warnings.filterwarnings("ignore", "No application metrics to publish")
 logger, tracer, metrics = Logger(), Tracer(), Metrics()
-app = create_app(build_container())
+app = create_app(build_container(), mcp=False)
 asgi = Mangum(app, lifespan="off")
 
 

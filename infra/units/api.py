@@ -1,4 +1,5 @@
-"""REST API: API Gateway -> API Lambda (FastAPI via Mangum), authorizer on every route but health."""
+"""REST API: API Gateway -> the API Lambda (REST, hooks) and the MCP Lambda (/mcp), both FastAPI via Mangum;
+the authorizer on every route but health."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from infra.units.shared_layer import SharedRuntime
 from infra.units.storage import TRANSCRIPT_PREFIX, Storage
 
 HEALTH_PATH = ("v1", "health")
+MCP_PATH = "mcp"
 
 
 class Api(Construct):
@@ -30,31 +32,49 @@ class Api(Construct):
         state_machine_arn: str,
     ) -> None:
         super().__init__(scope, construct_id)
+        environment = {
+            "CAIRN_TABLE_NAME": storage.table.table_name,
+            "CAIRN_BUCKET": storage.bucket.bucket_name,
+            "CAIRN_OPENSEARCH_ENDPOINT": search.endpoint_url,
+            "CAIRN_OPENSEARCH_INDEX_PREFIX": config.resource_prefix,
+            "CAIRN_EMBEDDING_DIM": str(config.embedding_dim),
+        }
         self.function = runtime.function(
             self,
             "Function",
             code_dir="api",
             handler="handler.handler",
             service="cairn-api",
-            description="Cairn REST + MCP API (FastAPI via Mangum)",
+            description="Cairn REST API and hook routes (FastAPI via Mangum)",
             memory_mb=config.api_memory_mb,
             timeout=Duration.seconds(29),  # API Gateway's integration limit
-            environment={
-                "CAIRN_TABLE_NAME": storage.table.table_name,
-                "CAIRN_BUCKET": storage.bucket.bucket_name,
-                "CAIRN_OPENSEARCH_ENDPOINT": search.endpoint_url,
-                "CAIRN_OPENSEARCH_INDEX_PREFIX": config.resource_prefix,
-                "CAIRN_EMBEDDING_DIM": str(config.embedding_dim),
-                "CAIRN_STATE_MACHINE_ARN": state_machine_arn,
-                # API Gateway already fixes which hosts reach the function; MCP's DNS-rebinding guard
-                # would otherwise refuse the execute-api and custom-domain hosts with a 421
-                "CAIRN_ALLOWED_HOSTS": '["*"]',
-            },
+            environment={**environment, "CAIRN_STATE_MACHINE_ARN": state_machine_arn},
         )
         storage.table.grant_read_write_data(self.function)
         # Presigned PUT URLs are signed with this role: s3:PutObject (+ the key), nothing else on S3.
         storage.grant_blob_put(self.function, f"{TRANSCRIPT_PREFIX}*")
         search.grant_http(self.function.role)  # type: ignore[arg-type]
+
+        # MCP in its own function: hooks' cold starts skip the MCP SDK, and agents' tool traffic
+        # scales (and is throttled, and alarms) apart from the hooks
+        self.mcp_function = runtime.function(
+            self,
+            "McpFunction",
+            code_dir="mcp",
+            handler="handler.handler",
+            service="cairn-mcp",
+            description="Cairn MCP endpoint (Streamable HTTP, stateless)",
+            memory_mb=config.api_memory_mb,
+            timeout=Duration.seconds(29),
+            environment={
+                **environment,
+                # API Gateway already fixes which hosts reach the function; MCP's DNS-rebinding guard
+                # would otherwise refuse the execute-api and custom-domain hosts with a 421
+                "CAIRN_ALLOWED_HOSTS": '["*"]',
+            },
+        )
+        storage.table.grant_read_write_data(self.mcp_function)
+        search.grant_http(self.mcp_function.role)  # type: ignore[arg-type]
 
         self.access_logs = logs.LogGroup(
             self, "AccessLogs", retention=config.log_retention, removal_policy=config.removal_policy
@@ -106,6 +126,15 @@ class Api(Construct):
                 default_integration=integration, default_method_options=authorized, any_method=True
             ).any_method,
         ]
+        self.methods.append(
+            root.add_resource(MCP_PATH).add_method(
+                "ANY",
+                apigw.LambdaIntegration(self.mcp_function),
+                authorizer=auth.authorizer,
+                authorization_type=apigw.AuthorizationType.CUSTOM,
+                api_key_required=config.require_usage_plan_key,
+            )
+        )
         health = root.add_resource(HEALTH_PATH[0]).add_resource(HEALTH_PATH[1])
         self.health_method = health.add_method(
             "GET", integration, authorization_type=apigw.AuthorizationType.NONE

@@ -41,7 +41,12 @@ def _methods(template: dict) -> list[tuple[str, str, dict]]:
 def test_every_method_except_get_health_requires_the_request_authorizer(synth):
     for template in synth.json.values():
         methods = _methods(template)
-        assert {(m, p) for m, p, _ in methods} == {("ANY", "/"), ("ANY", "/{proxy+}"), ("GET", "/v1/health")}
+        assert {(m, p) for m, p, _ in methods} == {
+            ("ANY", "/"),
+            ("ANY", "/{proxy+}"),
+            ("ANY", "/mcp"),
+            ("GET", "/v1/health"),
+        }
         for http_method, path, props in methods:
             if (http_method, path) == ("GET", "/v1/health"):
                 assert props["AuthorizationType"] == "NONE"
@@ -62,13 +67,15 @@ def test_authorizer_is_a_request_authorizer_on_the_authorization_header_cached_3
     )
 
 
-def test_root_and_greedy_path_proxy_to_the_api_lambda(synth):
+def test_mcp_goes_to_the_mcp_lambda_and_every_other_path_to_the_api_lambda(synth):
     template = synth.json["dev"]
     api_id, _ = function_by_service(template, "cairn-api")
-    for _, _, props in _methods(template):
+    mcp_id, _ = function_by_service(template, "cairn-mcp")
+    for _, path, props in _methods(template):
         integration = props["Integration"]
         assert integration["Type"] == "AWS_PROXY"
-        assert api_id in str(integration["Uri"])
+        expected, other = (mcp_id, api_id) if path == "/mcp" else (api_id, mcp_id)
+        assert expected in str(integration["Uri"]) and other not in str(integration["Uri"]), path
 
 
 def test_usage_plan_and_stage_throttle_at_the_environment_rates(dev, prod):

@@ -24,6 +24,13 @@ EXPECTED_ENV = {
         "CAIRN_OPENSEARCH_INDEX_PREFIX",
         "CAIRN_EMBEDDING_DIM",
         "CAIRN_STATE_MACHINE_ARN",
+    },
+    ("cairn-mcp", "handler.handler"): {
+        "CAIRN_TABLE_NAME",
+        "CAIRN_BUCKET",
+        "CAIRN_OPENSEARCH_ENDPOINT",
+        "CAIRN_OPENSEARCH_INDEX_PREFIX",
+        "CAIRN_EMBEDDING_DIM",
         "CAIRN_ALLOWED_HOSTS",
     },
     ("cairn-authorizer", "handler.handler"): {"CAIRN_TABLE_NAME"},

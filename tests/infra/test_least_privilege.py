@@ -40,7 +40,7 @@ def test_authorizer_can_only_read_the_table(synth):
     assert service_prefixes <= {"dynamodb", "xray"}, service_prefixes
 
 
-def test_only_the_api_the_indexer_and_the_consolidate_stage_may_call_opensearch(synth):
+def test_only_the_api_the_mcp_endpoint_the_indexer_and_the_consolidate_stage_may_call_opensearch(synth):
     template = synth.json["dev"]
     callers = set()
     for _, fn in resources(template, "AWS::Lambda::Function").items():
@@ -49,6 +49,7 @@ def test_only_the_api_the_indexer_and_the_consolidate_stage_may_call_opensearch(
             callers.add((props["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"], props["Handler"]))
     assert callers == {
         ("cairn-api", "handler.handler"),
+        ("cairn-mcp", "handler.handler"),
         ("cairn-indexer", "handler.handler"),
         ("cairn-pipeline", "handler.consolidate"),
     }
@@ -84,3 +85,9 @@ def test_no_role_is_granted_service_wide_wildcard_actions(synth):
         for policy in resources(template, "AWS::IAM::Policy").values():
             for action in actions_of(policy["Properties"]["PolicyDocument"]["Statement"]):
                 assert not action.endswith(":*") and action != "*", action
+
+
+def test_the_mcp_function_uses_the_table_and_the_index_but_never_transcripts_or_the_pipeline(synth):
+    actions = _actions(synth, "cairn-mcp")
+    assert {"dynamodb:PutItem", "dynamodb:Query", "es:ESHttpPost"} <= actions
+    assert not {a for a in actions if a.startswith(("s3:", "states:"))}

@@ -58,13 +58,14 @@ def test_prod_domain_spans_three_zones_with_dedicated_masters(prod):
     )
 
 
-def test_domain_resource_policy_admits_only_the_api_indexer_and_consolidate_roles(synth):
+def test_domain_resource_policy_admits_only_the_api_mcp_indexer_and_consolidate_roles(synth):
     template = synth.json["dev"]
     (domain,) = resources(template, "AWS::OpenSearchService::Domain").values()
     statements = domain["Properties"]["AccessPolicies"]["Statement"]
     assert len(statements) == 1
     principals = statements[0]["Principal"]["AWS"]
     _, api = function_by_service(template, "cairn-api")
+    _, mcp = function_by_service(template, "cairn-mcp")
     _, indexer = function_by_service(template, "cairn-indexer")
     (consolidate,) = [
         f
@@ -72,7 +73,7 @@ def test_domain_resource_policy_admits_only_the_api_indexer_and_consolidate_role
         if f["Properties"]["Handler"] == "handler.consolidate"
     ]
     assert sorted(p["Fn::GetAtt"][0] for p in principals) == sorted(
-        f["Properties"]["Role"]["Fn::GetAtt"][0] for f in (api, indexer, consolidate)
+        f["Properties"]["Role"]["Fn::GetAtt"][0] for f in (api, mcp, indexer, consolidate)
     )
     assert statements[0]["Action"] == "es:ESHttp*"
     assert "*" not in principals

@@ -1,4 +1,9 @@
-"""The FastAPI app factory: one app for the embedded server, the API Lambda (via Mangum) and tests."""
+"""The FastAPI app factory: one app for the embedded server, the two API Lambdas (via Mangum) and tests.
+
+Locally one app serves everything. In AWS the REST/hook routes and `/mcp` run in separate functions,
+so a hook's cold start does not import the MCP SDK (about a second of it) and MCP traffic scales on
+its own; each function builds the app with only its surface.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +12,10 @@ from fastapi import FastAPI
 from cairn import __version__
 from cairn.api.errors import install_error_handlers
 from cairn.api.limits import BodySizeLimit
-from cairn.api.mcp_server import mcp_router
-from cairn.api.routes import router
-from cairn.api.routes_context import router as context_router
-from cairn.api.routes_uploads import router as uploads_router
 from cairn.bootstrap import Container
 
 
-def create_app(container: Container) -> FastAPI:
+def create_app(container: Container, *, rest: bool = True, mcp: bool = True) -> FastAPI:
     app = FastAPI(
         title="Cairn",
         version=__version__,
@@ -22,10 +23,18 @@ def create_app(container: Container) -> FastAPI:
     )
     app.state.container = container
     install_error_handlers(app)
-    app.include_router(router)
-    app.include_router(context_router)
-    app.include_router(uploads_router)
-    app.include_router(mcp_router)
+    if rest:
+        from cairn.api.routes import router
+        from cairn.api.routes_context import router as context_router
+        from cairn.api.routes_uploads import router as uploads_router
+
+        app.include_router(router)
+        app.include_router(context_router)
+        app.include_router(uploads_router)
+    if mcp:
+        from cairn.api.mcp_server import mcp_router
+
+        app.include_router(mcp_router)
     app.add_middleware(
         BodySizeLimit,
         max_bytes=container.settings.max_body_bytes,

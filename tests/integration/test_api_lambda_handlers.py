@@ -1,8 +1,9 @@
-"""The API Lambda entry point serving MCP from API Gateway REST proxy events, cold start then warm.
+"""The two API Lambda entry points on API Gateway REST proxy events, cold start then warm.
 
-The handler module is imported once (the cold start builds the container and the app) and then
-invoked again and again with the same module state, as Lambda does on warm invocations; the SDK's
-long-lived session manager could be run only once per instance and failed exactly here.
+`functions/mcp` serves /mcp, `functions/api` the REST and hook routes. Each handler module is imported
+once (the cold start builds the container and the app) and then invoked again and again with the same
+module state, as Lambda does on warm invocations; the SDK's long-lived session manager could be run
+only once per instance and failed exactly here.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-EVENTS = Path(__file__).resolve().parents[1] / "events" / "apigw"
+REPO = Path(__file__).resolve().parents[2]
+EVENTS = REPO / "tests" / "events" / "apigw"
 GATEWAY_HOST = "k7q2x9w4ab.execute-api.eu-west-1.amazonaws.com"
 
 
@@ -40,17 +42,30 @@ def event(name: str, key: str) -> dict[str, Any]:
     return json.loads(raw)
 
 
+def load_handler(name: str, home: Path, monkeypatch):
+    monkeypatch.setenv("CAIRN_MODE", "local")
+    monkeypatch.setenv("CAIRN_HOME", str(home))
+    monkeypatch.setenv("CAIRN_ALLOWED_HOSTS", json.dumps([GATEWAY_HOST]))
+    for var in ("POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_SERVICE_NAME"):
+        monkeypatch.setenv(var, "recorded")  # so monkeypatch restores the variable the handler defaults
+        monkeypatch.delenv(var)
+    sys.modules.pop(f"functions.{name}.handler", None)
+    module = importlib.import_module(f"functions.{name}.handler")
+    assert os.environ["POWERTOOLS_METRICS_NAMESPACE"] == "Cairn"
+    return module
+
+
 @pytest.fixture
 def handler_module(tmp_path, monkeypatch):
-    monkeypatch.setenv("CAIRN_MODE", "local")
-    monkeypatch.setenv("CAIRN_HOME", str(tmp_path / "lambda-home"))
-    monkeypatch.setenv("CAIRN_ALLOWED_HOSTS", json.dumps([GATEWAY_HOST]))
-    for name in ("POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_SERVICE_NAME"):
-        monkeypatch.setenv(name, "recorded")  # so monkeypatch restores the variable the handler defaults
-        monkeypatch.delenv(name)
-    sys.modules.pop("functions.api.handler", None)
-    module = importlib.import_module("functions.api.handler")
-    assert os.environ["POWERTOOLS_METRICS_NAMESPACE"] == "Cairn"
+    module = load_handler("mcp", tmp_path / "lambda-home", monkeypatch)
+    yield module
+    module.app.state.container.close()
+    sys.modules.pop("functions.mcp.handler", None)
+
+
+@pytest.fixture
+def api_module(tmp_path, monkeypatch):
+    module = load_handler("api", tmp_path / "lambda-home", monkeypatch)
     yield module
     module.app.state.container.close()
     sys.modules.pop("functions.api.handler", None)
@@ -101,3 +116,35 @@ def test_the_gateway_refuses_a_bad_key_and_a_foreign_host(handler_module):
     foreign["headers"]["Host"] = foreign["multiValueHeaders"]["Host"][0] = "evil.example"
     status, _, body = invoke(handler_module, foreign, 2)
     assert status == 421 and "CAIRN_ALLOWED_HOSTS" in body["error"]["message"]
+
+
+def test_the_api_function_serves_the_session_start_hook_but_not_mcp(api_module):
+    container = api_module.app.state.container
+    _, _, key = container.keys.create_team("acme", "ops")
+    status, _, body = invoke(api_module, event("hook_context_get.json", key), 1)
+    assert status == 200, body
+    assert "<cairn-context>" in body["markdown"]
+
+    status, _, body = invoke(api_module, event("mcp_initialize.json", key), 2)
+    assert status == 404  # /mcp is the MCP function's route
+
+
+def test_the_api_function_cold_start_never_imports_the_mcp_sdk(tmp_path):
+    import subprocess
+
+    probe = (
+        "import sys, functions.api.handler; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))"
+    )
+    env = {**os.environ, "CAIRN_MODE": "local", "CAIRN_HOME": str(tmp_path / "home")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "layers" / "core"), str(REPO)])
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.strip() == "[]"
