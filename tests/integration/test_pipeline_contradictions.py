@@ -84,3 +84,40 @@ def test_a_preference_seen_in_three_projects_is_promoted_to_the_team(container, 
     # a fourth project sees it through team scope, and learning it again does not promote twice
     _say(container, api, team_a, "t-3", text, project="github.com/acme/d")
     assert len(api.get("/v1/memories", headers=team_a.headers, params={"scope": "team"}).json()["items"]) == 1
+
+
+def test_a_preference_said_in_different_words_in_three_projects_is_promoted_once_and_linked(
+    container, api, team_a
+):
+    said = {
+        "github.com/acme/a": "I prefer conventional commit messages.",
+        "github.com/acme/b": "I prefer conventional commit messages always.",
+        "github.com/acme/c": "I really prefer conventional commit messages.",
+    }
+    for i, (project, text) in enumerate(said.items()):
+        _say(container, api, team_a, f"p-{i}", text, project=project)
+    team_wide = api.get("/v1/memories", headers=team_a.headers, params={"scope": "team"}).json()["items"]
+    assert len(team_wide) == 1
+    assert team_wide[0]["details"]["projects"] == sorted(said)
+
+    # a fourth project in yet other words joins the same team memory instead of a second promotion
+    _say(container, api, team_a, "p-3", "I prefer conventional commit messages, please.", project="x/d")
+    assert len(api.get("/v1/memories", headers=team_a.headers, params={"scope": "team"}).json()["items"]) == 1
+    [fourth] = memories_of(api, team_a.headers, "x/d", kind="preference", scope="project")
+    related = api.get(f"/v1/memories/{fourth['id']}/relations", headers=team_a.headers)
+    assert related.status_code == 200, related.text
+    assert any(
+        r["predicate"] == "part-of" and r["target_id"] == team_wide[0]["id"] for r in related.json()["items"]
+    )
+
+
+def test_different_preferences_in_three_projects_are_not_promoted(container, api, team_a):
+    for i, (project, text) in enumerate(
+        {
+            "github.com/acme/a": "I prefer conventional commit messages.",
+            "github.com/acme/b": "I prefer tabs over spaces in Go files.",
+            "github.com/acme/c": "I prefer squash merges for feature branches.",
+        }.items()
+    ):
+        _say(container, api, team_a, f"q-{i}", text, project=project)
+    assert api.get("/v1/memories", headers=team_a.headers, params={"scope": "team"}).json()["items"] == []

@@ -34,7 +34,8 @@ NEAR_KINDS = frozenset({MemoryKind.DECISION, MemoryKind.PREFERENCE, MemoryKind.P
 PROMOTE_KINDS = frozenset({MemoryKind.PATTERN, MemoryKind.PREFERENCE})
 PROMOTE_PROJECTS = 3
 PROMOTE_SCAN = 2_000
-_WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
+PROMOTE_NEIGHBOURS = 50
+_WORD = re.compile(r"[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?")  # "file.py" is a word; a full stop is not
 
 
 @dataclass
@@ -319,8 +320,83 @@ class _Consolidation:
 
     # --- promotion ---------------------------------------------------------------------------
     def _promote(self, memories: list[Memory]) -> None:
+        """A pattern or preference that several projects hold, in any wording close enough to count
+        as the same (the near-duplicate rule), becomes one team-wide memory linked to each copy."""
         if not memories:
             return
+        vectors = self._vectors_of(memories)
+        by_hash = None if vectors else self._scan_by_hash()
+        for memory in memories:
+            vector = vectors.get(memory.id)
+            if vector is not None:
+                group = self._alike(memory, vector, Scope.PROJECT)
+            else:
+                group = (by_hash or {}).get(memory.content_hash, [memory])
+            projects = sorted({m.project for m in group if m.project})
+            if len(projects) < PROMOTE_PROJECTS:
+                continue
+            team = self._promoted_already(group) or self.deps.memory_repo.find_by_hash(
+                self.session.team_id, None, memory.content_hash
+            )
+            if team is None and vector is not None:
+                team = next(iter(self._alike(memory, vector, Scope.TEAM)), None)
+            if team is None:
+                team = self.deps.memories.remember(
+                    self.caller,
+                    NewMemory(
+                        kind=memory.kind,
+                        content=memory.content,
+                        scope=Scope.TEAM,
+                        title=memory.title,
+                        tags=(*memory.tags, "promoted"),
+                        confidence=min(CONFIDENCE_CAP, max(m.confidence for m in group)),
+                        details={"promoted_from": [m.id for m in group], "projects": projects},
+                        provenance=replace(memory.provenance),
+                    ),
+                )
+                self.out.promoted.append(team.id)
+            for m in group:  # a project that joins later is linked to the team memory too
+                self._relate(m.id, "part-of", team.id)
+
+    def _vectors_of(self, memories: list[Memory]) -> dict[str, list[float]]:
+        if self.deps.embedder is None or self.deps.index is None:
+            return {}
+        # the index holds vectors of search_text(), so compare like with like
+        vectors = self.deps.embedder.embed([m.search_text() for m in memories])
+        return {m.id: v for m, v in zip(memories, vectors, strict=True)}
+
+    def _promoted_already(self, group: list[Memory]) -> Memory | None:
+        """The team memory an earlier promotion linked one of these copies to, if it is still current."""
+        for m in group:
+            for r in self.deps.relations.for_memory(self.session.team_id, m.id, "out"):
+                if r.predicate != "part-of":
+                    continue
+                team = self.deps.memory_repo.get(self.session.team_id, r.target_id)
+                if team is not None and team.is_current and team.scope is Scope.TEAM:
+                    return team
+        return None
+
+    def _alike(self, memory: Memory, vector: list[float], scope: Scope) -> list[Memory]:
+        """Current memories of the same kind and scope that are near duplicates of `memory` (itself
+        included when it has that scope), across every project of the team."""
+        flt = MemoryFilter(kinds=frozenset({memory.kind}), scopes=frozenset({scope}))
+        found = self.deps.index.search(  # type: ignore[union-attr]
+            self.session.team_id, memory.content, vector, flt, 1, PROMOTE_NEIGHBOURS
+        )
+        ids = [mid for mid, score in found.semantic if score >= NEAR_COSINE]
+        if memory.scope is scope and memory.id not in ids:
+            ids.insert(0, memory.id)
+        stored = self.deps.memory_repo.get_many(self.session.team_id, ids)
+        return [
+            m
+            for mid in ids
+            if (m := stored.get(mid)) is not None
+            and m.is_current
+            and (m.id == memory.id or overlap(m.content, memory.content) >= NEAR_OVERLAP)
+        ]
+
+    def _scan_by_hash(self) -> dict[str, list[Memory]]:
+        """Without an index: group by exact content, over the team's most recent project memories."""
         flt = MemoryFilter(kinds=PROMOTE_KINDS, scopes=frozenset({Scope.PROJECT}))
         seen: dict[str, list[Memory]] = {}
         cursor = None
@@ -333,29 +409,7 @@ class _Consolidation:
             cursor = page.next_cursor
             if cursor is None:
                 break
-        for memory in memories:
-            group = seen.get(memory.content_hash, [])
-            projects = sorted({m.project for m in group if m.project})
-            if len(projects) < PROMOTE_PROJECTS:
-                continue
-            if self.deps.memory_repo.find_by_hash(self.session.team_id, None, memory.content_hash):
-                continue  # already team-wide
-            team = self.deps.memories.remember(
-                self.caller,
-                NewMemory(
-                    kind=memory.kind,
-                    content=memory.content,
-                    scope=Scope.TEAM,
-                    title=memory.title,
-                    tags=(*memory.tags, "promoted"),
-                    confidence=min(CONFIDENCE_CAP, max(m.confidence for m in group)),
-                    details={"promoted_from": [m.id for m in group], "projects": projects},
-                    provenance=replace(memory.provenance),
-                ),
-            )
-            self.out.promoted.append(team.id)
-            for m in group:
-                self._relate(m.id, "part-of", team.id)
+        return seen
 
 
 def overlap(a: str, b: str) -> float:
