@@ -87,7 +87,7 @@ class RuleExtractor:
                 out.extend(_from_user(event))
         calls = shell_calls(chunk.events)
         out.extend(_commands_that_worked(calls))
-        out.extend(_errors_and_fixes(chunk.events, calls))
+        out.extend(errors_and_fixes(chunk.events, calls))
         out.extend(_tool_facts(chunk.events, calls))
         return Extraction(candidates=_unique(out), extractor=self.name)
 
@@ -210,7 +210,7 @@ def _commands_that_worked(calls: list[ShellCall]) -> list[Candidate]:
     return out
 
 
-def _errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Candidate]:
+def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Candidate]:
     """A failed command that later succeeded: an episode (what failed) and the fix (what was done between)."""
     out: list[Candidate] = []
     handled: set[str] = set()
@@ -218,11 +218,13 @@ def _errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Ca
     for i, failed in enumerate(calls):
         if not failed.failed or failed.key in handled or not is_learnable_command(failed.command):
             continue
+        if failed.category is None:  # `ls missing/` then creating it is exploring, not an error fixed
+            continue
         if is_agent_mechanics_error(failed.result.text if failed.result else ""):
             continue
         later = next((c for c in calls[i + 1 :] if c.key == failed.key and c.ok), None)
         if later is None:
-            continue  # unresolved in this chunk; the reflect stage reports it at session level
+            continue  # unresolved in this chunk; the reflect stage pairs it over the whole session
         handled.add(failed.key)
         error = first_error_line(failed.result.text if failed.result else "")
         between = events[position[failed.call.seq] + 1 : position[later.call.seq]]

@@ -15,6 +15,7 @@ from typing import Any
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Scope, content_hash
 from cairn.pipeline import keys as k
 from cairn.pipeline.consolidate import _Consolidation
+from cairn.pipeline.extract_rules import errors_and_fixes
 from cairn.pipeline.mine_tools import mine_procedures
 from cairn.pipeline.models import Candidate, ConsolidateResult, EventDoc, EventsDoc, ReflectResult
 from cairn.pipeline.shell import (
@@ -53,6 +54,9 @@ def reflect(deps: PipelineDeps, done: ConsolidateResult) -> ReflectResult:
     events = doc.events
     consolidation = _Consolidation(deps, session, doc)
     mined = mine_procedures(events)
+    # an error in one chunk and its fix in a later one are paired here, over the whole session; a pair
+    # found within one chunk comes out identical and merges with itself
+    fixed = errors_and_fixes(events, shell_calls(events))
     unresolved = unresolved_errors(events)
     episodes = [
         Candidate(
@@ -72,7 +76,7 @@ def reflect(deps: PipelineDeps, done: ConsolidateResult) -> ReflectResult:
         )
         for u in unresolved
     ]
-    consolidation.apply(mined + episodes)
+    consolidation.apply(mined + fixed + episodes)
     summary = summarise(events, unresolved)
     reflection = _once_per_session(
         deps,

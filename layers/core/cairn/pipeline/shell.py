@@ -185,12 +185,19 @@ def is_agent_mechanics_error(text: str) -> bool:
     return "<tool_use_error>" in text or text.strip() in ("", "Error")
 
 
+_NAMED_ERROR = re.compile(r"(\b[A-Za-z_.]*(?:Error|Exception)|\berror(?:\[\w+\]| TS\d+)?)\s*:", re.I)
+_SAYS_ERROR = re.compile(r"\b(error|failed|failure|exception|cannot|not found|traceback)\b", re.I)
+
+
 def first_error_line(text: str, limit: int = 240) -> str:
-    """The most telling line of an error output: one that says error/failed, else the last non-noise line."""
+    """The most telling line of an error output: a named error (`TypeError: ...`, `error TS2307: ...`),
+    else one that says error/failed, else the last non-noise line. A test runner's summary ("1 error in
+    0.3s") says less than the exception above it."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     noise = re.compile(r"^(npm warn|npm WARN|warning:|\s*at\s|>\s)", re.I)
     useful = [ln for ln in lines if not noise.match(ln)]
-    for ln in useful:
-        if re.search(r"\b(error|failed|failure|exception|cannot|not found|traceback)\b", ln, re.I):
-            return ln[:limit]
+    for pattern in (_NAMED_ERROR, _SAYS_ERROR):
+        for ln in useful:
+            if pattern.search(ln):
+                return ln[:limit]
     return (useful[-1] if useful else (lines[-1] if lines else ""))[:limit]
