@@ -1,0 +1,39 @@
+"""The API Gateway -> Lambda edge shared by the API and MCP functions: Powertools around Mangum.
+
+`asgi_handler` builds the container and the app once per cold start (module import in `functions/`),
+with only the surface that function serves, and returns the decorated handler warm invocations reuse.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI
+
+
+def asgi_handler(service: str, *, rest: bool, mcp: bool) -> tuple[FastAPI, Callable[[dict, Any], dict]]:
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Cairn")
+    os.environ.setdefault("POWERTOOLS_SERVICE_NAME", service)
+    # imported after the defaults above: Powertools reads them when its objects are created
+    from aws_lambda_powertools import Logger, Metrics, Tracer
+    from mangum import Mangum
+
+    from cairn.api.app import create_app
+    from cairn.bootstrap import build_container
+
+    # most requests publish no custom metric; Powertools' documented way to silence its warning
+    warnings.filterwarnings("ignore", "No application metrics to publish")
+    logger, tracer, metrics = Logger(), Tracer(), Metrics()
+    app = create_app(build_container(), rest=rest, mcp=mcp)
+    asgi = Mangum(app, lifespan="off")
+
+    @logger.inject_lambda_context
+    @tracer.capture_lambda_handler
+    @metrics.log_metrics(capture_cold_start_metric=True)
+    def handler(event: dict, context: Any) -> dict:
+        return asgi(event, context)
+
+    return app, handler
