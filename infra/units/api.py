@@ -35,9 +35,7 @@ class Api(Construct):
         environment = {
             "CAIRN_TABLE_NAME": storage.table.table_name,
             "CAIRN_BUCKET": storage.bucket.bucket_name,
-            "CAIRN_OPENSEARCH_ENDPOINT": search.endpoint_url,
-            "CAIRN_OPENSEARCH_INDEX_PREFIX": config.resource_prefix,
-            "CAIRN_EMBEDDING_DIM": str(config.embedding_dim),
+            **search.client_environment,
         }
         self.function = runtime.function(
             self,

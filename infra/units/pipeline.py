@@ -83,9 +83,7 @@ class Pipeline(Construct):
                 environment={
                     "CAIRN_TABLE_NAME": storage.table.table_name,
                     "CAIRN_BUCKET": storage.bucket.bucket_name,
-                    "CAIRN_EMBEDDING_DIM": str(config.embedding_dim),
-                    "CAIRN_OPENSEARCH_ENDPOINT": search.endpoint_url,
-                    "CAIRN_OPENSEARCH_INDEX_PREFIX": config.resource_prefix,
+                    **search.client_environment,
                 },
             )
             if stage.searches_index:

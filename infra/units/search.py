@@ -107,6 +107,15 @@ class Search(Construct):
         scheme = "http" if self.config.emulated else "https"
         return f"{scheme}://{self.domain.domain_endpoint}"
 
+    @property
+    def client_environment(self) -> dict[str, str]:
+        """The settings every function that embeds or queries the index needs (see cairn.settings)."""
+        return {
+            "CAIRN_OPENSEARCH_ENDPOINT": self.endpoint_url,
+            "CAIRN_OPENSEARCH_INDEX_PREFIX": self.config.resource_prefix,
+            "CAIRN_EMBEDDING_DIM": str(self.config.embedding_dim),
+        }
+
     def grant_http(self, role: iam.IRole) -> None:
         """es:ESHttp* on this domain only, in the role's policy and in the domain's resource policy."""
         self._principals.append(role)
@@ -169,9 +178,7 @@ class Indexer(Construct):
             timeout=Duration.minutes(2),
             environment={
                 "CAIRN_TABLE_NAME": storage.table.table_name,
-                "CAIRN_OPENSEARCH_ENDPOINT": search.endpoint_url,
-                "CAIRN_OPENSEARCH_INDEX_PREFIX": config.resource_prefix,
-                "CAIRN_EMBEDDING_DIM": str(config.embedding_dim),
+                **search.client_environment,
             },
         )
         storage.table.grant_stream_read(self.function)
