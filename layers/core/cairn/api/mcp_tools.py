@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from cairn.api import mcp_args as a
 from cairn.domain.codec import dt_out
+from cairn.domain.details import bounded
 from cairn.domain.models import (
     KeyScope,
     Memory,
@@ -98,7 +99,7 @@ def memory_view(m: Memory) -> dict[str, Any]:
         "tags": list(m.tags),
         "confidence": m.confidence,
         "pinned": m.pinned or None,
-        "details": dict(m.details) or None,
+        "details": bounded(m.details) or None,
         "session_id": m.provenance.session_id,
         "agent": m.provenance.agent,
         "created_at": dt_out(m.created_at),

@@ -17,8 +17,9 @@ from cairn import __version__
 from cairn.api.auth import principal
 from cairn.api.schemas import KeyIn, MemoryIn, MemoryPatchIn, RelationIn, SearchIn
 from cairn.domain import codec
+from cairn.domain.details import bounded
 from cairn.domain.errors import InvalidInput
-from cairn.domain.models import ApiKey, KeyScope, MemoryFilter, MemoryKind, Principal, Scope
+from cairn.domain.models import ApiKey, KeyScope, Memory, MemoryFilter, MemoryKind, Principal, Scope
 from cairn.services.memories import require
 
 router = APIRouter(prefix="/v1")
@@ -27,6 +28,11 @@ Caller = Annotated[Principal, Depends(principal)]
 
 def _c(request: Request):
     return request.app.state.container
+
+
+def _memory_out(memory: Memory) -> dict:
+    """A memory as the API answers it: details nested too deep (stored before the limit) come out as text."""
+    return {**codec.encode_memory(memory), "details": bounded(memory.details)}
 
 
 def _key_out(key: ApiKey) -> dict:
@@ -53,7 +59,7 @@ def whoami(caller: Caller) -> dict:
 # --- memories ---------------------------------------------------------------------------------
 @router.post("/memories", status_code=201)
 def remember(body: MemoryIn, caller: Caller, request: Request) -> dict:
-    return codec.encode_memory(_c(request).memories.remember(caller, body.to_domain()))
+    return _memory_out(_c(request).memories.remember(caller, body.to_domain()))
 
 
 @router.get("/memories")
@@ -78,17 +84,17 @@ def list_memories(
         include_superseded=include_superseded,
     )
     page = _c(request).memories.list(caller, flt, limit, cursor)
-    return {"items": [codec.encode_memory(m) for m in page.items], "next_cursor": page.next_cursor}
+    return {"items": [_memory_out(m) for m in page.items], "next_cursor": page.next_cursor}
 
 
 @router.get("/memories/{memory_id}")
 def get_memory(memory_id: str, caller: Caller, request: Request) -> dict:
-    return codec.encode_memory(_c(request).memories.get(caller, memory_id))
+    return _memory_out(_c(request).memories.get(caller, memory_id))
 
 
 @router.patch("/memories/{memory_id}")
 def update_memory(memory_id: str, body: MemoryPatchIn, caller: Caller, request: Request) -> dict:
-    return codec.encode_memory(_c(request).memories.update(caller, memory_id, body.to_domain()))
+    return _memory_out(_c(request).memories.update(caller, memory_id, body.to_domain()))
 
 
 @router.delete("/memories/{memory_id}", status_code=204)
@@ -100,7 +106,7 @@ def forget(memory_id: str, caller: Caller, request: Request) -> Response:
 @router.post("/memories/{memory_id}/supersede", status_code=201)
 def supersede(memory_id: str, body: MemoryIn, caller: Caller, request: Request) -> dict:
     old, new = _c(request).memories.supersede(caller, memory_id, body.to_domain())
-    return {"superseded": codec.encode_memory(old), "memory": codec.encode_memory(new)}
+    return {"superseded": _memory_out(old), "memory": _memory_out(new)}
 
 
 @router.get("/memories/{memory_id}/relations")
@@ -135,7 +141,7 @@ def search(body: SearchIn, caller: Caller, request: Request) -> dict:
     return {
         "hits": [
             {
-                "memory": codec.encode_memory(h.memory),
+                "memory": _memory_out(h.memory),
                 "score": h.score,
                 "lexical_rank": h.lexical_rank,
                 "semantic_rank": h.semantic_rank,

@@ -11,12 +11,12 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from cairn.domain.details import MAX_DETAILS_BYTES, MAX_DETAILS_DEPTH, depth, too_deep_message
 from cairn.domain.models import KeyScope, MemoryFilter, MemoryKind, Provenance, Scope
 from cairn.services.memories import MAX_CONTENT_CHARS, MemoryPatch, NewMemory
 
 Tag = Annotated[str, Field(min_length=1, max_length=64)]
 ProjectKey = Annotated[str, Field(min_length=1, max_length=300)]
-MAX_DETAILS_BYTES = 32_768
 MAX_QUERY_CHARS = 2_000
 
 
@@ -25,7 +25,12 @@ class Strict(BaseModel):
 
 
 def _details_size(value: dict[str, Any] | None) -> dict[str, Any] | None:
-    if value is not None and len(json.dumps(value, default=str)) > MAX_DETAILS_BYTES:
+    """Refuse details nested too deep (checked first: it bounds the size check's recursion) or too big."""
+    if value is None:
+        return value
+    if depth(value, MAX_DETAILS_DEPTH) > MAX_DETAILS_DEPTH:
+        raise ValueError(too_deep_message())
+    if len(json.dumps(value, default=str)) > MAX_DETAILS_BYTES:
         raise ValueError(f"details must be at most {MAX_DETAILS_BYTES} bytes of JSON")
     return value
 

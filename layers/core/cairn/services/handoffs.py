@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from cairn.domain.codec import dt_out
+from cairn.domain.details import bounded
 from cairn.domain.errors import Forbidden, InvalidInput, NotFound
 from cairn.domain.models import (
     KeyScope,
@@ -219,7 +220,7 @@ class HandoffService:
 
 def handoff_view(memory: Memory) -> dict[str, Any]:
     """The fields an agent needs to resume, without storage bookkeeping."""
-    d = memory.details
+    d = bounded(memory.details)
     return {
         "id": memory.id,
         "project": memory.project,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
+from cairn.domain.details import check_details
 from cairn.domain.errors import Forbidden, InvalidInput, NotFound
 from cairn.domain.ids import is_valid_id, new_id
 from cairn.domain.models import (
@@ -114,6 +115,8 @@ class MemoryService:
             changes["content_hash"] = content_hash(current.kind, changes["content"])
         if "confidence" in changes:
             _check_confidence(changes["confidence"])
+        if "details" in changes:
+            check_details(changes["details"])
         updated = replace(current, **changes, updated_at=self._clock())
         self._memories.put(updated)
         if self._indexer:
@@ -210,6 +213,7 @@ class MemoryService:
     def _build(self, caller: Principal, new: NewMemory) -> Memory:
         content = _clean_content(new.content)
         _check_confidence(new.confidence)
+        check_details(new.details)
         if new.scope is Scope.PROJECT and not new.project:
             raise InvalidInput("a project-scoped memory needs a project")
         now = self._clock()

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from cairn.domain import codec
+from cairn.domain.details import check_details
 from cairn.domain.errors import Conflict, InvalidInput
-from cairn.domain.models import KeyScope, Memory, Principal
+from cairn.domain.models import KeyScope, Memory, Principal, Relation, Session
 from cairn.domain.ports import MemoryRepository, RelationRepository, SessionRepository
 from cairn.services.memories import Indexer, require
 
@@ -51,36 +52,49 @@ class PortabilityService:
             yield json.dumps({"type": "relation", "record": codec.encode_relation(r)}, sort_keys=True)
 
     def import_lines(self, caller: Principal, lines: Iterable[str]) -> ImportReport:
+        """Every line is read and checked before the first is stored: a bad line imports nothing."""
         require(caller, KeyScope.ADMIN)
         team = caller.team_id
-        counts = {"memory": 0, "relation": 0, "session": 0, "skipped": 0}
-        imported: list[Memory] = []
+        records: list[tuple[str, Memory | Relation | Session]] = []
         for n, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             kind, record = _parse_line(line, n)
             record["team_id"] = team
             try:
-                if kind == "memory":
-                    memory = codec.decode_memory(record)
-                    self._memories.add(memory)
-                    imported.append(memory)
-                elif kind == "relation":
-                    self._relations.add(codec.decode_relation(record))
+                records.append((kind, _decode(kind, record)))
+            except InvalidInput as exc:
+                raise InvalidInput(f"line {n}: {exc.message}", **exc.details) from exc
+        counts = {"memory": 0, "relation": 0, "session": 0, "skipped": 0}
+        imported: list[Memory] = []
+        for kind, obj in records:
+            try:
+                if isinstance(obj, Memory):
+                    self._memories.add(obj)
+                    imported.append(obj)
+                elif isinstance(obj, Relation):
+                    self._relations.add(obj)
                 else:
-                    session = codec.decode_session(record)
-                    if self._sessions.get(team, session.id) is not None:
+                    if self._sessions.get(team, obj.id) is not None:
                         raise Conflict("session exists")
-                    self._sessions.put(session)
+                    self._sessions.put(obj)
             except Conflict:
                 counts["skipped"] += 1
                 continue
-            except InvalidInput as exc:
-                raise InvalidInput(f"line {n}: {exc.message}", **exc.details) from exc
             counts[kind] += 1
         if imported and self._indexer:
             self._indexer.index([replace(m) for m in imported])
         return ImportReport(counts["memory"], counts["relation"], counts["session"], counts["skipped"])
+
+
+def _decode(kind: str, record: dict) -> Memory | Relation | Session:
+    if kind == "memory":
+        memory = codec.decode_memory(record)
+        check_details(memory.details)  # deeper details would break every read of the team
+        return memory
+    if kind == "relation":
+        return codec.decode_relation(record)
+    return codec.decode_session(record)
 
 
 def _parse_line(line: str, n: int) -> tuple[str, dict]:
