@@ -1,4 +1,4 @@
-"""LoCoMo recall benchmark: the protocol of ../shared/bench/README.md through Cairn's own RecallService.
+"""LoCoMo recall benchmark: the protocol of benchmarks/data/locomo/README.md through Cairn's RecallService.
 
 Each conversation gets its own SQLite store holding one team and one project; every dialog turn is one
 "episode" memory written with the SQLite repository and indexed by `MemoryIndexer`, exactly as local
@@ -10,7 +10,8 @@ paraphrases up to N memories, then the same questions are recalled over that who
 Document embeddings are cached on disk under .bench-cache/ (git-ignored); query embeddings are always
 computed live unless `--cached-queries` is given (tuning loops), because they are part of the latency.
 
-The LoCoMo data is CC BY-NC: it is read from ../shared/bench at run time and never copied here.
+The LoCoMo data (benchmarks/data/locomo/, CC BY-NC 4.0, see its LICENSE.md) is for benchmarking only and is
+never packaged: neither the wheel nor the Lambda layer holds benchmarks/.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+from _paths import LOCOMO_DEV, REPO
 from cairn.adapters.embedding import OnnxMiniLmEmbedder
 from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.repositories import SqliteMemoryRepository, SqliteRelationRepository
@@ -40,9 +42,8 @@ from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, co
 from cairn.services.indexing import MemoryIndexer
 from cairn.services.recall import RecallService, RecallTuning
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo-dev.json"
-CACHE_DIR = ROOT / ".bench-cache"
+DEFAULT_DATA = LOCOMO_DEV
+CACHE_DIR = REPO / ".bench-cache"
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 

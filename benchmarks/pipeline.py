@@ -1,6 +1,6 @@
 """Learning pipeline, end to end in zero-LLM mode: time per stage and peak memory on real transcripts.
 
-For each transcript (default: the largest real fixtures of each agent in ../shared/fixtures) a fresh
+For each transcript (default: the largest real fixtures of each agent in tests/fixtures/transcripts) a fresh
 local store is built, the transcript is prepared exactly as the capture worker does (redaction, gzip),
 stored as part 1, and the stages run in order as the inline runner runs them. The ONNX embedder is
 loaded once before timing (a running server has it loaded). Reported per transcript: wall time per
@@ -21,6 +21,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from _paths import TRANSCRIPTS
 from cairn.bootstrap import build_container, shared_embedder
 from cairn.capture.upload import prepare
 from cairn.domain.models import KeyScope, Principal
@@ -31,7 +32,7 @@ from cairn.pipeline.stages import chunk, extract, parse
 from cairn.services.uploads import UploadRequest
 from cairn.settings import Settings
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "transcripts"
+FIXTURES = TRANSCRIPTS
 DEFAULT = [
     FIXTURES / "codex/localpush/rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl",
     FIXTURES / "claude-code/claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",

@@ -25,15 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-FIXTURE = (
-    Path(__file__).resolve().parents[1].parent
-    / "shared"
-    / "fixtures"
-    / "transcripts"
-    / "claude-code"
-    / "claude-code-viewer"
-    / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
-)
+from _paths import CLAUDE_SESSION
+
+FIXTURE = CLAUDE_SESSION
 
 
 def free_url() -> str:

@@ -36,16 +36,14 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.e2e.conftest import ENDPOINT, REGION
+from tests.paths import CLAUDE_SESSION
 
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
 STATE_HOME = Path(os.environ.get("CAIRN_LOCALSTACK_HOME", REPO / ".localstack"))
 DEPLOY_FILE = STATE_HOME / "run" / "deploy.json"
-FIXTURE = (
-    REPO.parent
-    / "shared/fixtures/transcripts/claude-code/claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
-)
+FIXTURE = CLAUDE_SESSION
 CAIRN = str(Path(sys.executable).with_name("cairn"))
 AGENT = "claude-code"
 #: Only keep a broken stack from hanging the run (the pipeline takes ~15-60 s here).
@@ -230,8 +228,6 @@ def team_b(stack, tmp_path_factory) -> Agent:
 @pytest.fixture(scope="module")
 def learned(team_a, tmp_path_factory) -> dict[str, Any]:
     """The real fixture transcript, stopped by team A's agent and run through the deployed pipeline."""
-    if not FIXTURE.exists():
-        pytest.skip(f"fixture transcript {FIXTURE} is missing")
     session_id = str(uuid.uuid4())
     transcript = tmp_path_factory.mktemp("transcripts") / f"{session_id}.jsonl"
     shutil.copyfile(FIXTURE, transcript)

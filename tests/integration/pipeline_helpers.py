@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from cairn.capture.upload import prepare
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO.parent / "shared" / "fixtures" / "transcripts"
-CLAUDE_FIXTURE = (
-    FIXTURES / "claude-code" / "claude-code-viewer" / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
-)
-CODEX_DIR = FIXTURES / "codex" / "localpush"
+from tests.paths import CLAUDE_SESSION, CODEX_LOCALPUSH
+
+CLAUDE_FIXTURE = CLAUDE_SESSION
+CODEX_DIR = CODEX_LOCALPUSH
 
 
 def upload(

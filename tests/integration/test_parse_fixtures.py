@@ -1,4 +1,4 @@
-"""The parsers on real transcripts (../shared/fixtures/transcripts, see each SOURCE.md) and on huge input."""
+"""The parsers on real transcripts (tests/fixtures/transcripts, see each SOURCE.md) and on huge input."""
 
 from __future__ import annotations
 
@@ -11,17 +11,15 @@ import pytest
 from cairn.domain.errors import PayloadTooLarge
 from cairn.transcripts import MAX_TRANSCRIPT_BYTES, Role, chunk_events, parse_transcript
 
+from tests.paths import CLAUDE_SESSION as MAIN_SESSION
+from tests.paths import CODEX_LOCALPUSH, TRANSCRIPTS
+
 pytestmark = pytest.mark.integration
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
-CLAUDE_DIR = FIXTURES / "claude-code" / "claude-code-viewer"
-MAIN_SESSION = CLAUDE_DIR / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+CLAUDE_DIR = MAIN_SESSION.parent
 AGENT_FILES = sorted(CLAUDE_DIR.glob("agent-*.jsonl"))
-CODEX_FILES = sorted((FIXTURES / "codex" / "localpush").glob("rollout-*.jsonl"))
+CODEX_FILES = sorted(CODEX_LOCALPUSH.glob("rollout-*.jsonl"))
 ALL_FILES = [MAIN_SESSION, *AGENT_FILES, *CODEX_FILES]
-
-if not MAIN_SESSION.exists():  # pragma: no cover - the shared fixtures live outside the repository
-    pytest.skip(f"transcript fixtures not found at {FIXTURES}", allow_module_level=True)
 
 
 def parse(path: Path):
@@ -30,6 +28,23 @@ def parse(path: Path):
 
 def raw_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_the_fixtures_are_in_the_repository_each_folder_with_its_source_and_licence():
+    folders = sorted({path.parent for path in TRANSCRIPTS.glob("*/*/*.jsonl")})
+    assert [str(f.relative_to(TRANSCRIPTS)) for f in folders] == [
+        "claude-code/claude-code-viewer",
+        "claude-code/context-evaluator",
+        "claude-code/entire-cli",
+        "codex/agentv",
+        "codex/localpush",
+        "copilot-cli/agentv",
+    ]
+    for folder in folders:
+        source = (folder / "SOURCE.md").read_text()
+        assert "Repository: https://github.com/" in source, folder
+        assert "Licence: MIT" in source or "Licence: Apache-2.0" in source, folder
+    assert all(path.exists() for path in ALL_FILES)
 
 
 @pytest.fixture(scope="module")

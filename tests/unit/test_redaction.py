@@ -13,6 +13,8 @@ import pytest
 from cairn.redaction import redact, redact_bytes_jsonl, shannon_entropy
 from cairn.transcripts import parse_transcript
 
+from tests.paths import TRANSCRIPTS
+
 pytestmark = pytest.mark.unit
 
 B62 = "Zx9Q2mLk8Vt4Rb7Np3Wc6Hy1Jd5Gf0KsAe"  # 34 mixed characters, high entropy
@@ -214,13 +216,26 @@ def test_a_redacted_transcript_still_parses_and_shows_the_placeholder():
     ]
 
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "transcripts"
-FIXTURE_FILES = sorted(FIXTURES.glob("*/*/*.jsonl"))
+#: Real transcripts in a format Cairn parses (Copilot CLI's events.jsonl is not one: parse_transcript
+#: refuses it).
+FIXTURE_FILES = sorted([*TRANSCRIPTS.glob("claude-code/*/*.jsonl"), *TRANSCRIPTS.glob("codex/*/*.jsonl")])
+#: Real transcripts on which the redactor finds "secrets" that are not secrets (false positives, a known bug):
+#: strict, so the test says so as soon as the redactor stops flagging them.
+FALSE_POSITIVES = {
+    "session-8ecab05f.jsonl": 'package versions such as "js-tokens": "^4.0.0" (secret_assignment)',
+    "session-5a69ca08.jsonl": "Go source such as `TokenUsage: &agent.TokenUsage{` (secret_assignment)",
+    "rollout-019efc87.jsonl": 'Codex tool arguments "max_output_tokens": 12000 (secret_assignment)',
+}
+
+
+def _fixture_param(path: Path):
+    reason = FALSE_POSITIVES.get(path.name)
+    marks = [pytest.mark.xfail(strict=True, reason=f"redactor false positive: {reason}")] if reason else []
+    return pytest.param(path, marks=marks, id=path.name[:40])
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(not FIXTURE_FILES, reason="shared transcript fixtures not present")
-@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name[:40])
+@pytest.mark.parametrize("path", [_fixture_param(path) for path in FIXTURE_FILES])
 def test_redacting_a_real_transcript_keeps_every_line_valid_json_and_the_parse_unchanged(path: Path):
     data = path.read_bytes()
     # plant a secret inside a real line's nested content, then redact the whole file
