@@ -1,6 +1,7 @@
 """REST routes for session context: what the session-start and user-prompt hooks print for the agent.
 
-`GET /v1/context` assembles the session-start block (and consumes the pending handoff it delivers);
+`GET /v1/context` assembles the session-start block (and, for a key with the write scope, consumes the
+pending handoff it delivers; a read-only key is shown it and leaves it waiting);
 `GET /v1/context/prompt` returns a few memories relevant to one prompt. Both answer JSON with the
 markdown, its token count (the same WordPiece count the budget is checked with) and the memory ids.
 """

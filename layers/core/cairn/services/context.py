@@ -144,7 +144,7 @@ class ContextService:
         )
         markdown, ids, tokens = self._fit(header, f"{CAIRN_CONTEXT_CLOSE}\n", sections, budget_tokens)
         handoff_id = handoffs[0].id if handoffs and handoffs[0].id in ids else None
-        if handoff_id:
+        if handoff_id and caller.allows(KeyScope.WRITE):  # a read-only key is shown it, never consumes it
             self._consume(handoffs, agent)
         if ids:
             self._memories.record_access(team, [i for i in ids if i != handoff_id], self._clock())
