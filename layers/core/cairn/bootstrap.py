@@ -45,6 +45,7 @@ class Container:
     pipeline: Any = None  # cairn.pipeline.stages.PipelineDeps
     runner: Any = None  # cairn.pipeline.runner.InlinePipelineRunner (local mode)
     indexer: Any = None  # cairn.services.indexing.MemoryIndexer (the indexer Lambda uses it)
+    ui_secret: bytes | None = None  # signs web UI session cookies; None turns web sign-in off
     closers: tuple[Any, ...] = ()
 
     def close(self) -> None:
@@ -79,7 +80,7 @@ def _build_local(settings: Settings, embedder: Embedder) -> Container:
 
     settings.home.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase(settings.db_path)
-    return _assemble(
+    container = _assemble(
         settings,
         embedder,
         memories=SqliteMemoryRepository(db),
@@ -91,6 +92,8 @@ def _build_local(settings: Settings, embedder: Embedder) -> Container:
         index_on_write=True,
         closers=(db.close,),
     )
+    container.ui_secret = _ui_secret(settings) or _private_key_file(settings, "ui-session.key")
+    return container
 
 
 def _assemble(
@@ -148,7 +151,17 @@ def _assemble(
 
 def _local_signing_key(settings: Settings) -> bytes:
     """Signs local upload URLs; made once per data dir and kept private to the user."""
-    path = settings.home / "upload-signing.key"
+    return _private_key_file(settings, "upload-signing.key")
+
+
+def _ui_secret(settings: Settings) -> bytes | None:
+    """CAIRN_UI_SECRET signs web UI sessions (required in AWS, where no local file can be shared)."""
+    value = settings.ui_secret.get_secret_value() if settings.ui_secret else ""
+    return value.encode() if len(value) >= 32 else None
+
+
+def _private_key_file(settings: Settings, name: str) -> bytes:
+    path = settings.home / name
     if not path.exists():
         path.write_bytes(secrets.token_bytes(32))
         path.chmod(0o600)
@@ -170,7 +183,7 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
         settings.opensearch_endpoint, settings.aws_region, auth=settings.opensearch_auth
     )
     index = OpenSearchIndex(client, settings.opensearch_index_prefix, settings.embedding_dim)
-    return _assemble(
+    container = _assemble(
         settings,
         embedder,
         memories=repos.memories,
@@ -182,6 +195,8 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
         index_on_write=False,
         closers=(),
     )
+    container.ui_secret = _ui_secret(settings)
+    return container
 
 
 def build_key_service(settings: Settings | None = None) -> KeyService:

@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     extractor_base_url: str | None = None
     extractor_api_key: SecretStr | None = None
 
+    # signs the web UI's session cookies; locally a file in `home` is used when unset
+    ui_secret: SecretStr | None = None
+
     # aws mode (names set by the CDK stack on every Lambda)
     table_name: str | None = None
     bucket: str | None = None

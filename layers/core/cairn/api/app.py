@@ -27,10 +27,12 @@ def create_app(container: Container, *, rest: bool = True, mcp: bool = True) -> 
         from cairn.api.routes import router
         from cairn.api.routes_context import router as context_router
         from cairn.api.routes_uploads import router as uploads_router
+        from cairn.web import install_ui
 
         app.include_router(router)
         app.include_router(context_router)
         app.include_router(uploads_router)
+        install_ui(app)  # the web UI at / and /ui/..., over the same services
     if mcp:
         from cairn.api.mcp_server import mcp_router
 

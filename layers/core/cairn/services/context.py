@@ -103,7 +103,11 @@ class ContextService:
         agent: str,
         budget_tokens: int = DEFAULT_BUDGET,
         prompt: str | None = None,
+        *,
+        consume: bool = True,
     ) -> AssembledContext:
+        """The block for the next session. `consume=False` previews it exactly (the web UI): the
+        handoff stays pending and no memory's use is recorded."""
         require(caller, KeyScope.READ)
         project = _check_project(project)
         agent = normalise_agent(agent)
@@ -144,6 +148,8 @@ class ContextService:
         )
         markdown, ids, tokens = self._fit(header, f"{CAIRN_CONTEXT_CLOSE}\n", sections, budget_tokens)
         handoff_id = handoffs[0].id if handoffs and handoffs[0].id in ids else None
+        if not consume:
+            return AssembledContext(markdown, tokens, ids, handoff_id)
         if handoff_id and caller.allows(KeyScope.WRITE):  # a read-only key is shown it, never consumes it
             self._consume(handoffs, agent)
         if ids:

@@ -89,6 +89,14 @@ class KeyService:
             raise Unauthenticated("this API key has expired")
         return Principal(team_id=key.team_id, member=key.member, key_id=key.id, scopes=key.scopes)
 
+    def principal_for_key(self, team_id: str, key_id: str) -> Principal:
+        """The principal of a key named by id (a signed web UI session carries it, never the secret);
+        refused once the key is revoked or expired, so revoking a key signs its UI sessions out."""
+        key = self._teams.get_key(team_id, key_id)
+        if key is None or not key.is_active(self._clock()):
+            raise Unauthenticated("this API key is no longer active")
+        return Principal(team_id=key.team_id, member=key.member, key_id=key.id, scopes=key.scopes)
+
     def _issue(
         self, team_id: str, member: str, name: str, scopes: frozenset[KeyScope], ttl: timedelta | None
     ) -> tuple[ApiKey, str]:
