@@ -50,13 +50,14 @@ def test_ingest_wait_prints_what_was_learned_then_sessions_and_reprocess(tmp_pat
     assert "queued" in out
 
 
-def test_ingest_of_a_malformed_file_reports_the_failure(tmp_path, server):
+def test_ingest_of_a_malformed_file_is_refused_before_anything_is_uploaded(tmp_path, server):
     env = hook_env(tmp_path / "cli-home", server.url, server.key)
     bad = tmp_path / "broken.jsonl"
     bad.write_text("definitely not json\n")
     code, out = cairn(env, "ingest", str(bad), "--project", "p", "--session", "broken-1", "--wait")
     assert code == 1
-    assert "learning failed in parse: not a transcript" in out
+    assert "not a transcript: no line is a JSON object" in out and "nothing was uploaded" in out
+    assert server.container.sessions.get(server.team_id, "broken-1") is None
 
 
 def test_ingest_detects_agent_and_session_from_the_file(tmp_path, server):

@@ -1,103 +1,74 @@
-"""`cairn`: run the embedded server, and remember, recall, forget, manage keys, export and import.
+"""`cairn`: run the embedded server, and remember, recall, list, show, forget, manage keys, export, import.
 
-Every command but `serve` talks to a server over HTTP (the local one by default, or a team's), with the
-URL and key from flags, environment (CAIRN_URL, CAIRN_API_KEY) or the user config written by `serve`.
+Every command but `serve`, `stop` and `admin` talks to a server over HTTP (the local one by default, or a
+team's), with the URL and key from flags, environment (CAIRN_URL, CAIRN_API_KEY) or the user config
+written by `serve`. Read commands take `--json` to print the API's JSON.
 """
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from cairn.cli import config, hooks_capture, install, pipeline_cmds  # noqa: F401 (hooks_capture registers hooks)
+from cairn.cli import browse, hooks_capture, install, pipeline_cmds, serve_cmds  # noqa: F401 (registers)
 from cairn.cli.admin import admin_app, reindex
-from cairn.cli.client import ApiError, CairnClient
+from cairn.cli.client import CairnClient
+from cairn.cli.errors import CairnGroup, CliError
 from cairn.cli.hook_app import hook_app
-from cairn.domain.errors import CairnError
+from cairn.cli.output import AsJson, Full, Key, Url, cut, err, esc, out, print_json
+from cairn.domain.models import MemoryKind, Scope
 from cairn.projects import project_key
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, cls=CairnGroup)
 apikey = typer.Typer(no_args_is_help=True, help="Create, list and revoke API keys (admin).")
 app.add_typer(apikey, name="apikey")
 app.add_typer(admin_app, name="admin")
 app.add_typer(hook_app, name="hook")
 install.register(app)
 pipeline_cmds.register(app)
+serve_cmds.register(app)
+browse.register(app)
 app.command("reindex")(reindex)
-out = Console()
-err = Console(stderr=True)
 
-Url = Annotated[str | None, typer.Option("--url", help="Server URL (default: user config)")]
-Key = Annotated[str | None, typer.Option("--key", help="API key (default: user config)")]
+KINDS = ", ".join(k.value for k in MemoryKind)
+SCOPES = ", ".join(s.value for s in Scope)
 
 
 def _client(url: str | None, key: str | None) -> CairnClient:
     return CairnClient(url, key)
 
 
-def _fail(exc: Exception) -> None:
-    err.print(f"[red]error:[/red] {exc}")
-    raise typer.Exit(1)
+def _one_of(allowed: type[MemoryKind] | type[Scope], what: str):
+    values = [v.value for v in allowed]
 
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in values:
+            raise typer.BadParameter(f"{value!r} is not a {what}; one of: {', '.join(values)}")
+        return value
 
-@app.command()
-def serve(
-    host: Annotated[str, typer.Option(help="Interface to bind")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port")] = 8787,
-) -> None:
-    """Run the embedded Cairn server (SQLite storage in the user data dir)."""
-    import uvicorn
-
-    from cairn.api.app import create_app
-    from cairn.bootstrap import build_container
-    from cairn.settings import Settings
-
-    settings = Settings(mode="local", home=config.home(), host=host, port=port)
-    container = build_container(settings)
-    url = settings.base_url
-    _ensure_local_admin(container, url)
-    err.print(f"Cairn {settings.mode} server on [bold]{url}[/bold] · data in {settings.home}")
-    resumed = container.runner.resume_unfinished(container.teams)
-    if resumed:
-        err.print(f"Resuming learning from {resumed} session(s) the last run left unfinished")
-    uvicorn.run(create_app(container), host=host, port=port, log_level="warning")
-
-
-def _ensure_local_admin(container, url: str) -> None:
-    """First run: a local team and an admin key, saved in the user config for the CLI and hooks."""
-    cfg = config.load()
-    if cfg.api_key:
-        try:
-            container.keys.authenticate(cfg.api_key)
-        except CairnError:
-            err.print("The saved API key is not valid for this store; making a new one.")
-        else:
-            if cfg.url != url:
-                config.save(url, cfg.api_key)
-            return
-    _, _, secret = container.keys.create_team("local", getpass.getuser() or "me")
-    path = config.save(url, secret)
-    err.print(f"Created a local team and an admin key (saved in {path})")
+    return check
 
 
 @app.command()
 def remember(
     content: Annotated[str, typer.Argument(help="What to remember")],
-    kind: Annotated[str, typer.Option(help="preference|fact|pattern|procedure|decision|episode")] = "fact",
+    kind: Annotated[
+        str, typer.Option(help=f"One of: {KINDS}", callback=_one_of(MemoryKind, "kind"))
+    ] = "fact",
     project: Annotated[str | None, typer.Option(help="Project key (default: from the current dir)")] = None,
-    scope: Annotated[str, typer.Option(help="project|team|personal")] = "project",
+    scope: Annotated[
+        str, typer.Option(help=f"One of: {SCOPES}", callback=_one_of(Scope, "scope"))
+    ] = "project",
     tag: Annotated[list[str] | None, typer.Option("--tag", "-t", help="Tag (repeatable)")] = None,
     title: Annotated[str | None, typer.Option(help="Short title")] = None,
     pinned: Annotated[bool, typer.Option(help="Always include in context")] = False,
+    as_json: AsJson = False,
     url: Url = None,
     key: Key = None,
 ) -> None:
@@ -111,21 +82,22 @@ def remember(
         "title": title,
         "pinned": pinned,
     }
-    try:
-        m = _client(url, key).request("POST", "/v1/memories", json=body)
-    except (ApiError, OSError) as exc:
-        _fail(exc)
-    out.print(f"[green]remembered[/green] {m['id']} ({m['kind']}, {m['project'] or 'team'})")
+    m = _client(url, key).request("POST", "/v1/memories", json=body)
+    if as_json:
+        print_json(m)
+        return
+    out.print(f"[green]remembered[/green] {m['id']} ({m['kind']}, {esc(m['project'] or 'team')})")
 
 
 @app.command()
 def recall(
     query: Annotated[str, typer.Argument(help="What to look for")],
     limit: Annotated[int, typer.Option(help="How many")] = 10,
-    kind: Annotated[list[str] | None, typer.Option("--kind", help="Only these kinds")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", help=f"Only these kinds ({KINDS})")] = None,
     project: Annotated[str | None, typer.Option(help="Project key (default: from the current dir)")] = None,
     all_projects: Annotated[bool, typer.Option("--all-projects", help="Search the whole team")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    full: Full = False,
+    as_json: AsJson = False,
     url: Url = None,
     key: Key = None,
 ) -> None:
@@ -136,94 +108,90 @@ def recall(
         "kinds": kind or None,
         "project": None if all_projects else (project or project_key(os.getcwd())),
     }
-    try:
-        res = _client(url, key).request("POST", "/v1/search", json=body)
-    except (ApiError, OSError) as exc:
-        _fail(exc)
+    res = _client(url, key).request("POST", "/v1/search", json=body)
     if as_json:
-        out.print_json(json.dumps(res))
+        print_json(res)
         return
     if res.get("degraded"):
-        err.print(f"[yellow]degraded:[/yellow] {res['degraded']}")
-    table = Table("id", "kind", "memory", "score", show_lines=False)
+        err.print(f"[yellow]degraded:[/yellow] {esc(res['degraded'])}")
+    if not res["hits"]:
+        out.print("[dim]nothing found[/dim]")
     for h in res["hits"]:
         m = h["memory"]
-        table.add_row(m["id"], m["kind"], m["content"][:200], f"{h['score']:.3f}")
-    out.print(table if res["hits"] else "[dim]nothing found[/dim]")
+        out.print(f"{m['id']}  {m['kind']:<10} {h['score']:.3f}  {esc(cut(m['content'], full))}")
 
 
 @app.command()
 def forget(memory_id: str, url: Url = None, key: Key = None) -> None:
     """Delete a memory."""
-    try:
-        _client(url, key).request("DELETE", f"/v1/memories/{memory_id}")
-    except (ApiError, OSError) as exc:
-        _fail(exc)
+    _client(url, key).request("DELETE", f"/v1/memories/{memory_id}")
     out.print(f"[green]forgot[/green] {memory_id}")
 
 
 @app.command()
-def status(url: Url = None, key: Key = None) -> None:
-    """Show the server, the team and the key in use."""
+def status(as_json: AsJson = False, url: Url = None, key: Key = None) -> None:
+    """Show the server, the team and the key in use, and this directory's project."""
     client = _client(url, key)
-    try:
-        health = client.request("GET", "/v1/health")
-        me = client.request("GET", "/v1/whoami")
-    except (ApiError, OSError) as exc:
-        _fail(exc)
+    health = client.request("GET", "/v1/health")
+    me = client.request("GET", "/v1/whoami")
+    project = project_key(os.getcwd())
+    if as_json:
+        print_json({"url": client.url, "health": health, "whoami": me, "project": project})
+        return
     out.print(f"server  {client.url} ({health['mode']}, v{health['version']})")
-    out.print(f"team    {me['team_id']}  member {me['member']}  scopes {','.join(me['scopes'])}")
-    out.print(f"project {project_key(os.getcwd())}")
+    out.print(f"team    {me['team_id']}  member {esc(me['member'])}  key {me['key_id']}")
+    out.print(f"scopes  {','.join(me['scopes'])}")
+    out.print(f"project {esc(project)}")
 
 
 @apikey.command("create")
 def apikey_create(
     member: Annotated[str, typer.Option(help="Whose key")],
     name: Annotated[str, typer.Option(help="A label")] = "default",
-    scope: Annotated[list[str] | None, typer.Option("--scope", help="read|write|admin (repeatable)")] = None,
+    scope: Annotated[
+        list[str] | None, typer.Option("--scope", help="read, write or admin (repeatable)")
+    ] = None,
     expires_days: Annotated[int | None, typer.Option(help="Expire after N days")] = None,
+    as_json: AsJson = False,
     url: Url = None,
     key: Key = None,
 ) -> None:
     """Create a key; its secret is printed once."""
     scopes = scope or ["read", "write"]
     body = {"member": member, "name": name, "scopes": scopes, "expires_in_days": expires_days}
-    try:
-        res = _client(url, key).request("POST", "/v1/admin/keys", json=body)
-    except (ApiError, OSError) as exc:
-        _fail(exc)
-    out.print(f"key {res['key']['id']} for {member}: [bold]{res['secret']}[/bold] (shown once)")
+    res = _client(url, key).request("POST", "/v1/admin/keys", json=body)
+    if as_json:
+        print_json(res)
+        return
+    out.print(f"key {res['key']['id']} for {esc(member)}: [bold]{res['secret']}[/bold] (shown once)")
 
 
 @apikey.command("list")
-def apikey_list(url: Url = None, key: Key = None) -> None:
+def apikey_list(as_json: AsJson = False, url: Url = None, key: Key = None) -> None:
     """List the team's keys."""
-    try:
-        res = _client(url, key).request("GET", "/v1/admin/keys")
-    except (ApiError, OSError) as exc:
-        _fail(exc)
-    table = Table("id", "member", "name", "prefix", "scopes", "expires", "revoked")
+    res = _client(url, key).request("GET", "/v1/admin/keys")
+    if as_json:
+        print_json(res)
+        return
     for k in res["items"]:
-        table.add_row(
-            k["id"],
-            k["member"],
-            k["name"],
-            k["prefix"] + "…",
-            ",".join(k["scopes"]),
-            k["expires_at"] or "-",
-            k["revoked_at"] or "-",
+        state = f"revoked {k['revoked_at'][:19]}" if k["revoked_at"] else "active"
+        expires = f"expires {k['expires_at'][:19]}" if k["expires_at"] else "no expiry"
+        out.print(
+            f"{k['id']}  {esc(k['member'])}  {esc(k['name'])}  {k['prefix']}…  "
+            f"{','.join(k['scopes'])}  {expires}  {state}"
         )
-    out.print(table)
+    if not res["items"]:
+        out.print("[dim]no keys[/dim]")
 
 
 @apikey.command("revoke")
 def apikey_revoke(key_id: str, url: Url = None, key: Key = None) -> None:
     """Revoke a key at once."""
-    try:
-        _client(url, key).request("DELETE", f"/v1/admin/keys/{key_id}")
-    except (ApiError, OSError) as exc:
-        _fail(exc)
+    _client(url, key).request("DELETE", f"/v1/admin/keys/{key_id}")
     out.print(f"[green]revoked[/green] {key_id}")
+
+
+EXPORT_PROGRESS_EVERY = 1000
 
 
 @app.command("export")
@@ -232,21 +200,44 @@ def export_cmd(
     url: Url = None,
     key: Key = None,
 ) -> None:
-    """Export the team's memories, relations and sessions as JSON lines."""
+    """Export the team's memories, relations and sessions as JSON lines.
+
+    A file is written in full to a temporary file next to it, then renamed over it: an export that
+    fails leaves an existing file as it was.
+    """
     client = _client(url, key)
-    sink = path.open("w", encoding="utf-8") if path else sys.stdout
-    n = 0
+    n = _export_to(client, sys.stdout) if path is None else _export_file(client, path)
+    err.print(f"exported {n} records" + (f" to {esc(path)}" if path else ""))
+
+
+def _export_file(client: CairnClient, path: Path) -> int:
+    if path.is_dir():
+        raise CliError(f"{path} is a folder; give a file name to export to")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise CliError(f"cannot write {path}: the folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".part")
     try:
-        for line in client.stream_lines("/v1/admin/export"):
-            if line:
-                sink.write(line + "\n")
-                n += 1
-    except (ApiError, OSError) as exc:
-        _fail(exc)
-    finally:
-        if path:
-            sink.close()
-    err.print(f"exported {n} records")
+        with os.fdopen(fd, "w", encoding="utf-8") as sink:
+            n = _export_to(client, sink)
+            sink.flush()
+            os.fsync(sink.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return n
+
+
+def _export_to(client: CairnClient, sink) -> int:
+    n = 0
+    for line in client.stream_lines("/v1/admin/export"):
+        if line:
+            sink.write(line + "\n")
+            n += 1
+            if n % EXPORT_PROGRESS_EVERY == 0:
+                err.print(f"exporting: {n} records…")
+    return n
 
 
 IMPORT_BATCH_BYTES = 512 * 1024
@@ -254,26 +245,44 @@ IMPORT_BATCH_BYTES = 512 * 1024
 
 @app.command("import")
 def import_cmd(
-    path: Annotated[Path, typer.Argument(help="A file written by `cairn export`", exists=True)],
+    path: Annotated[Path, typer.Argument(help="A file written by `cairn export`")],
     url: Url = None,
     key: Key = None,
 ) -> None:
     """Import JSON lines into the team (ids kept; records already present are skipped)."""
+    lines = read_export(path)
     client = _client(url, key)
-    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
     totals = {"memories": 0, "relations": 0, "sessions": 0, "skipped": 0}
-    columns = (TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err, transient=True) as progress:
-        task = progress.add_task("import", total=len(lines))
-        for batch in _batches(lines, IMPORT_BATCH_BYTES):
-            try:
-                res = client.request("POST", "/v1/admin/import", content="\n".join(batch).encode())
-            except (ApiError, OSError) as exc:
-                _fail(exc)
-            for k in totals:
-                totals[k] += res[k]
-            progress.advance(task, len(batch))
+    done = 0
+    for batch in _batches(lines, IMPORT_BATCH_BYTES):
+        res = client.request("POST", "/v1/admin/import", content="\n".join(batch).encode())
+        for k in totals:
+            totals[k] += res[k]
+        done += len(batch)
+        err.print(f"importing: {done}/{len(lines)} lines")
     out.print(", ".join(f"{v} {k}" for k, v in totals.items()))
+
+
+def read_export(path: Path) -> list[str]:
+    """The non-empty lines of an export file, each checked to be a JSON object before anything is sent."""
+    if path.is_dir():
+        raise CliError(f"{path} is a folder; give a file written by `cairn export`")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError(f"{path} is not a `cairn export` file: it is not UTF-8 text") from None
+    lines = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            obj = None
+        if not isinstance(obj, dict):
+            raise CliError(f"{path} is not a `cairn export` file: line {n} is not a JSON object")
+        lines.append(line)
+    return lines
 
 
 def _batches(lines: list[str], max_bytes: int):

@@ -1,148 +1,207 @@
 """`cairn ingest`, `cairn reprocess`, `cairn sessions`: feed transcripts to the learning pipeline, watch it.
 
-`ingest` goes through the same path as the capture hooks (redact, gzip, presigned upload), so what it
+`ingest` checks the file is an agent transcript with something to learn from before anything is sent,
+then goes through the same path as the capture hooks (redact, gzip, presigned upload), so what it
 teaches Cairn is exactly what the hooks would have.
 """
 
 from __future__ import annotations
 
 import gzip
-import json
-import os
 import time
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from cairn.cli import config
-from cairn.cli.client import ApiError, CairnClient
+from cairn.cli.client import CairnClient
+from cairn.cli.errors import CliError
+from cairn.cli.output import AsJson, Full, Key, Url, cut, err, esc, out, print_json
+from cairn.domain.errors import InvalidInput, PayloadTooLarge
 
-out = Console()
-err = Console(stderr=True)
-Wait = Annotated[bool, typer.Option("--wait", help="Wait for the pipeline and show what was learned")]
-Url = Annotated[str | None, typer.Option("--url", help="Server URL (default: user config)")]
-Key = Annotated[str | None, typer.Option("--key", help="API key (default: user config)")]
+Wait = Annotated[
+    bool, typer.Option("--wait", help="Wait for the pipeline, show its stages and what was learned")
+]
 DONE = ("learned", "failed")
+STAGES = ("parse", "chunk", "extract", "consolidate", "reflect")
+POLL_S = 0.5
 
 
-def _fail(message: object) -> None:
-    err.print(f"[red]error:[/red] {message}")
-    raise typer.Exit(1)
+def register(app: typer.Typer) -> None:
+    app.command("ingest")(ingest)
+    app.command("reprocess")(reprocess)
+    app.command("sessions")(sessions)
 
 
+# --- reading and checking a transcript ---------------------------------------------------------
 def read_transcript(path: Path) -> bytes:
     """Plain JSONL, whatever it was stored as (.gz, .zst or plain)."""
     raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        return gzip.decompress(raw)
-    if raw[:4] == b"\x28\xb5\x2f\xfd":
-        import zstandard
+    try:
+        if raw[:2] == b"\x1f\x8b":
+            return gzip.decompress(raw)
+        if raw[:4] == b"\x28\xb5\x2f\xfd":
+            import zstandard
 
-        return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+            return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+    except (OSError, EOFError, ValueError) as exc:  # zstandard.ZstdError is a ValueError
+        raise CliError(f"{path} looks compressed but cannot be decompressed ({exc})") from None
     return raw
 
 
-def describe(raw: bytes, filename: str) -> tuple[str | None, str | None, str | None]:
-    """(agent, session id, cwd) as the transcript states them in its first lines."""
-    from cairn.transcripts import detect_agent
+def check_transcript(raw: bytes, path: Path, agent: str | None):
+    """The parsed transcript, or a clear refusal when it is not one with at least one event."""
+    from cairn.transcripts import normalise_agent, parse_transcript
 
-    objects: list[dict[str, Any]] = []
-    for line in raw.splitlines()[:50]:
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(obj, dict):
-            objects.append(obj)
-    agent = detect_agent(iter(objects), filename)
-    session = cwd = None
-    for obj in objects:
-        payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
-        if obj.get("type") == "session_meta":
-            session, cwd = session or payload.get("id"), cwd or payload.get("cwd")
-        session = session or obj.get("sessionId")
-        cwd = cwd or obj.get("cwd")
-    return agent, session, cwd
+    if agent is not None and normalise_agent(agent) is None:
+        raise CliError(f"--agent {agent!r} is not a transcript format Cairn reads; use claude-code or codex")
+    try:
+        parsed = parse_transcript(raw, agent, path.name)
+    except (InvalidInput, PayloadTooLarge) as exc:
+        raise CliError(f"{path}: {exc.message}; nothing was uploaded") from None
+    if parsed.agent not in ("claude-code", "codex"):
+        raise CliError(f"{path} is empty, not a Claude Code or Codex transcript; nothing was uploaded")
+    if not parsed.events:
+        raise CliError(
+            f"{path} has no conversation to learn from (a {parsed.agent} transcript with no events)"
+        )
+    return parsed
 
 
-def _project_for(cwd: str | None) -> str:
-    from cairn.projects import project_key
+@dataclass(frozen=True)
+class Filing:
+    project: str
+    why: str  # empty when the user said so
 
+
+def project_for(given: str | None, parsed, path: Path) -> Filing:
+    """The project a transcript is filed under: --project; the folder it was recorded in when it exists
+    here; else its git remote, else that folder's name; never silently the shell's current project."""
+    from cairn.projects import normalise_remote, project_key
+
+    if given:
+        return Filing(given, "")
+    cwd = parsed.cwd
     if cwd and Path(cwd).is_dir():
-        return project_key(cwd)
-    return project_key(os.getcwd())
+        return Filing(project_key(cwd), f"from the folder it was recorded in, {cwd}")
+    if parsed.git_remote:
+        return Filing(
+            normalise_remote(parsed.git_remote), f"from its git remote ({cwd or '?'} is not on this machine)"
+        )
+    if cwd:
+        name = (PureWindowsPath(cwd) if "\\" in cwd else PurePosixPath(cwd)).name
+        if name:
+            return Filing(name, f"from the name of its folder ({cwd} is not on this machine)")
+    raise CliError(f"{path} does not say which folder it was recorded in; pass --project")
+
+
+def ingest_folder(path: Path) -> None:
+    """A folder given to `ingest` (a place for sub-agent session folders to be handled)."""
+    raise CliError(f"{path} is a folder; give a transcript file (.jsonl, .jsonl.gz or .jsonl.zst)")
+
+
+# --- waiting on the pipeline -------------------------------------------------------------------
+def _stage_line(stage: str, stats: dict) -> str:
+    s = stats.get(stage) or {}
+    if stage == "parse":
+        return f"parse: {s.get('events', 0)} events from {s.get('parts', 0)} part(s)"
+    if stage == "chunk":
+        return f"chunk: {s.get('chunks', 0)} chunks"
+    if stage == "extract":
+        return f"extract: {s.get('candidates', 0)} candidates ({', '.join(s.get('extractors') or []) or '-'})"
+    if stage == "consolidate":
+        return (
+            f"consolidate: +{s.get('created', 0)} new, ~{s.get('merged', 0)} merged, "
+            f"{s.get('superseded', 0)} superseded, {s.get('relations', 0)} relations"
+        )
+    return f"reflect: {'reflection written' if s.get('reflection_id') else 'no reflection'}"
 
 
 def wait_for(client: CairnClient, session_id: str, timeout: float) -> dict:
+    """Poll the session until it is learned or failed, printing each status and stage as it appears."""
     deadline = time.monotonic() + timeout
+    status, shown = None, set()
     while True:
         session = client.request("GET", f"/v1/sessions/{session_id}")
-        if session["status"] in DONE or time.monotonic() > deadline:
+        if session["status"] != status:
+            status = session["status"]
+            shown = set() if status == "processing" else shown
+            err.print(f"  {status}")
+        stats = session.get("stats") or {}
+        for stage in STAGES:
+            if stage in stats and stage not in shown:
+                shown.add(stage)
+                err.print(f"  {esc(_stage_line(stage, stats))}")
+        if status in DONE or time.monotonic() > deadline:
             return session
-        time.sleep(0.5)
+        time.sleep(POLL_S)
 
 
-def _print_outcome(client: CairnClient, session: dict) -> None:
+def _print_outcome(client: CairnClient, session: dict, full: bool = False) -> None:
     if session["status"] == "failed":
         error = session["stats"].get("error") or {}
-        _fail(f"learning failed in {error.get('stage', '?')}: {error.get('message', 'unknown error')}")
+        raise CliError(
+            f"learning failed in {error.get('stage', '?')}: {error.get('message', 'unknown error')}"
+        )
     if session["status"] not in DONE:
         err.print(f"[yellow]still {session['status']}[/yellow]; check later with `cairn sessions`")
         return
     params = {"session_id": session["id"], "project": session["project"], "limit": 200}
     res = client.request("GET", "/v1/memories", params=params)
-    table = Table("kind", "memory", "confidence")
     for m in res["items"]:
-        table.add_row(m["kind"], m["content"][:160], f"{m['confidence']:.2f}")
-    out.print(table if res["items"] else "[dim]nothing new learned[/dim]")
+        out.print(f"{m['id']}  {m['kind']:<10} {m['confidence']:.2f}  {esc(cut(m['content'], full))}")
+    if not res["items"]:
+        out.print("[dim]nothing new learned[/dim]")
 
 
+# --- the commands ------------------------------------------------------------------------------
 def ingest(
-    path: Annotated[Path, typer.Argument(help="Transcript (.jsonl, .jsonl.gz, .jsonl.zst)", exists=True)],
-    agent: Annotated[str | None, typer.Option(help="claude-code|codex (default: detect)")] = None,
-    project: Annotated[str | None, typer.Option(help="Project key (default: the transcript's cwd)")] = None,
+    path: Annotated[Path, typer.Argument(help="Transcript (.jsonl, .jsonl.gz, .jsonl.zst)")],
+    agent: Annotated[str | None, typer.Option(help="claude-code or codex (default: detect)")] = None,
+    project: Annotated[
+        str | None, typer.Option(help="Project key (default: from the transcript's folder or git remote)")
+    ] = None,
     session: Annotated[str | None, typer.Option(help="Session id (default: from the transcript)")] = None,
     wait: Wait = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait")] = 600.0,
+    full: Full = False,
     url: Url = None,
     key: Key = None,
 ) -> None:
     """Upload a transcript to learn from, through the same path as the capture hooks."""
-    from cairn.capture.upload import UploadRefused, UploadUnavailable, prepare, upload_part
+    from cairn.capture.upload import prepare, upload_part
 
+    if path.is_dir():
+        ingest_folder(path)
+        return
+    if not path.exists():
+        raise CliError(f"no such file: {path}")
     raw = read_transcript(path)
-    found_agent, found_session, cwd = describe(raw, path.name)
-    agent = agent or found_agent or "claude-code"
-    session_id = session or found_session or path.name.split(".")[0]
-    project = project or _project_for(cwd)
-    prepared = prepare(raw)
+    parsed = check_transcript(raw, path, agent)
+    agent_name = parsed.agent
+    session_id = session or parsed.session_id or path.name.split(".")[0]
+    filing = project_for(project, parsed, path)
     client = CairnClient(url, key)
-    cfg = config.load()
-    try:
-        upload_part(
-            client.url,
-            key or cfg.api_key,
-            agent=agent,
-            session_id=session_id,
-            project=project,
-            part=1,
-            data=prepared.data,
-        )
-    except (UploadRefused, UploadUnavailable) as exc:
-        _fail(exc)
+    prepared = prepare(raw)
+    upload_part(
+        client.url,
+        client.api_key,
+        agent=agent_name,
+        session_id=session_id,
+        project=filing.project,
+        part=1,
+        data=prepared.data,
+    )
     redacted = sum(prepared.redactions.values())
     out.print(
-        f"[green]uploaded[/green] session {session_id} ({agent}, project {project})"
+        f"[green]uploaded[/green] session {session_id} ({agent_name}, project {esc(filing.project)})"
         + (f", {redacted} secrets redacted" if redacted else "")
     )
+    if filing.why:
+        err.print(f"filed under project {esc(filing.project)}: {esc(filing.why)}; --project to choose")
     if wait:
-        try:
-            _print_outcome(client, wait_for(client, session_id, timeout))
-        except (ApiError, OSError) as exc:
-            _fail(exc)
+        _print_outcome(client, wait_for(client, session_id, timeout), full)
 
 
 def reprocess(
@@ -150,25 +209,24 @@ def reprocess(
     force: Annotated[bool, typer.Option(help="Redo every stage, not just the unfinished ones")] = False,
     wait: Wait = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait")] = 600.0,
+    full: Full = False,
     url: Url = None,
     key: Key = None,
 ) -> None:
     """Run the learning pipeline on a session again (e.g. after it failed)."""
     client = CairnClient(url, key)
-    try:
-        client.request("POST", f"/v1/sessions/{session_id}/reprocess", json={"force": force})
-        out.print(f"[green]queued[/green] {session_id}")
-        if wait:
-            time.sleep(0.2)
-            _print_outcome(client, wait_for(client, session_id, timeout))
-    except (ApiError, OSError) as exc:
-        _fail(exc)
+    client.request("POST", f"/v1/sessions/{session_id}/reprocess", json={"force": force})
+    out.print(f"[green]queued[/green] {session_id}")
+    if wait:
+        time.sleep(0.2)
+        _print_outcome(client, wait_for(client, session_id, timeout), full)
 
 
 def sessions(
     project: Annotated[str | None, typer.Option(help="Only this project")] = None,
-    limit: Annotated[int, typer.Option(help="How many")] = 20,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    limit: Annotated[int, typer.Option(help="How many", min=1, max=200)] = 20,
+    full: Full = False,
+    as_json: AsJson = False,
     url: Url = None,
     key: Key = None,
 ) -> None:
@@ -176,33 +234,19 @@ def sessions(
     params: dict[str, Any] = {"limit": limit}
     if project:
         params["project"] = project
-    try:
-        res = CairnClient(url, key).request("GET", "/v1/sessions", params=params)
-    except (ApiError, OSError) as exc:
-        _fail(exc)
+    res = CairnClient(url, key).request("GET", "/v1/sessions", params=params)
     if as_json:
-        out.print_json(json.dumps(res))
+        print_json(res)
         return
-    table = Table("session", "project", "agent", "status", "parts", "learned", "note", "updated")
     for s in res["items"]:
         stats = s.get("stats") or {}
         made = stats.get("consolidate") or {}
         error = stats.get("error") or {}
-        note = f"{error.get('stage')}: {error.get('message')}" if error else ""
-        table.add_row(
-            s["id"],
-            s["project"] or "-",
-            s["agent"],
-            s["status"],
-            str(len(s["transcript_keys"])),
-            f"+{made.get('created', 0)} ~{made.get('merged', 0)}" if made else "-",
-            note[:80],
-            (s["updated_at"] or "")[:19],
+        learned = f"+{made.get('created', 0)} ~{made.get('merged', 0)}" if made else "-"
+        note = f"  {error.get('stage')}: {cut(error.get('message'), full)}" if error else ""
+        out.print(
+            f"{s['id']}  {esc(s['project'] or '-')}  {s['agent']}  {s['status']}  "
+            f"parts {len(s['transcript_keys'])}  learned {learned}  {(s['updated_at'] or '')[:19]}{esc(note)}"
         )
-    out.print(table if res["items"] else "[dim]no sessions yet[/dim]")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("ingest")(ingest)
-    app.command("reprocess")(reprocess)
-    app.command("sessions")(sessions)
+    if not res["items"]:
+        out.print("[dim]no sessions yet[/dim]")

@@ -1,0 +1,121 @@
+"""`cairn list` and `cairn show`: every memory the team has, and everything about one of them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from cairn.cli.client import CairnClient
+from cairn.cli.output import AsJson, Full, Key, Url, cut, err, esc, out, print_json
+
+MAX_PAGE = 500
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list")(list_memories)
+    app.command("show")(show)
+
+
+def list_memories(
+    project: Annotated[str | None, typer.Option(help="Only this project (and team-wide memories)")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", help="Only these kinds (repeatable)")] = None,
+    scope: Annotated[
+        list[str] | None, typer.Option("--scope", help="Only these scopes: project, team, personal")
+    ] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", "-t", help="Only with these tags")] = None,
+    session: Annotated[str | None, typer.Option("--session", help="Only learned from this session")] = None,
+    include_superseded: Annotated[
+        bool, typer.Option("--include-superseded", help="Also memories replaced by newer ones")
+    ] = False,
+    limit: Annotated[int, typer.Option(help="Page size (1-500)", min=1, max=MAX_PAGE)] = 50,
+    cursor: Annotated[str | None, typer.Option(help="Continue from a previous page's cursor")] = None,
+    all_pages: Annotated[bool, typer.Option("--all", help="Every page, not just the first")] = False,
+    full: Full = False,
+    as_json: AsJson = False,
+    url: Url = None,
+    key: Key = None,
+) -> None:
+    """List memories, newest first, with the API's filters (one page, or --all)."""
+    params: dict[str, Any] = {"limit": limit, "include_superseded": include_superseded}
+    for name, value in (("project", project), ("session_id", session), ("cursor", cursor)):
+        if value:
+            params[name] = value
+    for name, values in (("kind", kind), ("scope", scope), ("tag", tag)):
+        if values:
+            params[name] = values
+    client = CairnClient(url, key)
+    page = client.request("GET", "/v1/memories", params=params)
+    items = list(page["items"])
+    while all_pages and page.get("next_cursor"):
+        page = client.request("GET", "/v1/memories", params={**params, "cursor": page["next_cursor"]})
+        items.extend(page["items"])
+    next_cursor = None if all_pages else page.get("next_cursor")
+    if as_json:
+        print_json({"items": items, "next_cursor": next_cursor})
+        return
+    for m in items:
+        flags = "".join(
+            (
+                " pinned" if m["pinned"] else "",
+                f" superseded by {m['superseded_by']}" if m["superseded_by"] else "",
+            )
+        )
+        out.print(
+            f"{m['id']}  {m['kind']:<10} {m['scope']:<8} {esc(m['project'] or '-')}  "
+            f"{m['confidence']:.2f}{flags}  {esc(cut(m['content'], full))}"
+        )
+    if not items:
+        out.print("[dim]no memories[/dim]")
+    if next_cursor:
+        err.print(f"more: --cursor {next_cursor} (or --all)")
+
+
+def show(
+    memory_id: Annotated[str, typer.Argument(help="Memory id (mem_...)")],
+    as_json: AsJson = False,
+    url: Url = None,
+    key: Key = None,
+) -> None:
+    """Everything about one memory: content, provenance, supersession, details and relations."""
+    client = CairnClient(url, key)
+    m = client.request("GET", f"/v1/memories/{memory_id}")
+    relations = client.request("GET", f"/v1/memories/{memory_id}/relations")["items"]
+    if as_json:
+        print_json({"memory": m, "relations": relations})
+        return
+    p = m["provenance"]
+    span = f"lines {p['line_start']}-{p['line_end']}" if p["line_start"] is not None else "-"
+    rows = [
+        ("id", m["id"]),
+        ("kind", m["kind"]),
+        ("scope", m["scope"]),
+        ("project", m["project"] or "- (team-wide)"),
+        ("owner", m["owner"] or "-"),
+        ("title", m["title"] or "-"),
+        ("tags", ", ".join(m["tags"]) or "-"),
+        ("confidence", f"{m['confidence']:.2f}"),
+        ("pinned", "yes" if m["pinned"] else "no"),
+        ("session", p["session_id"] or "-"),
+        ("agent", p["agent"] or "-"),
+        ("transcript", p["transcript_key"] or "-"),
+        ("span", span),
+        ("valid", f"{m['valid_from']} → {m['valid_to'] or 'now'}"),
+        ("superseded by", m["superseded_by"] or "-"),
+        ("created", m["created_at"]),
+        ("updated", m["updated_at"]),
+        ("accessed", f"{m['access_count']} times, last {m['last_accessed_at'] or 'never'}"),
+    ]
+    for label, value in rows:
+        out.print(f"{label:<14}{esc(value)}")
+    out.print("content")
+    out.print(esc(m["content"]))
+    if m["details"]:
+        out.print("details")
+        for name, value in m["details"].items():
+            out.print(f"  {esc(name)}: {esc(value)}")
+    out.print("relations" if relations else "relations     -")
+    for r in relations:
+        ended = f" (ended {r['valid_to']})" if r["valid_to"] else ""
+        edge = f"{r['source_id']} -{esc(r['predicate'])}-> {r['target_id']}"
+        out.print(f"  {edge}  {r['weight']:.2f}{ended}  {r['id']}")
