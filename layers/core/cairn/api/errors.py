@@ -7,11 +7,16 @@ are logged and answered with a generic 500 that leaks nothing.
 from __future__ import annotations
 
 import logging
+import re
+from functools import lru_cache
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
 
 from cairn.domain import errors as e
 
@@ -25,6 +30,31 @@ STATUS_BY_ERROR: dict[type[e.CairnError], int] = {
     e.Conflict: 409,
     e.PayloadTooLarge: 413,
     e.Unavailable: 503,
+}
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="A stable machine-readable name, e.g. not_found, invalid_request.")
+    message: str = Field(description="What went wrong, for a person.")
+    details: dict[str, Any] = Field(default_factory=dict, description="Structured context, if any.")
+
+
+class ErrorBody(BaseModel):
+    """The body of every error response."""
+
+    error: ErrorDetail
+
+
+# documented on every operation (OpenAPI): what any route may answer besides its success
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "Bad request: malformed JSON or an invalid value."},
+    401: {"model": ErrorBody, "description": "No API key, or an unknown, revoked or expired one."},
+    403: {"model": ErrorBody, "description": "The key lacks the scope this needs."},
+    404: {"model": ErrorBody, "description": "Not found (or not visible to the key's team)."},
+    409: {"model": ErrorBody, "description": "Conflicts with the current state."},
+    413: {"model": ErrorBody, "description": "The request body is larger than the server accepts."},
+    422: {"model": ErrorBody, "description": "The request does not match the schema."},
+    503: {"model": ErrorBody, "description": "A dependency (search, storage, pipeline) is unavailable."},
 }
 
 
@@ -53,6 +83,28 @@ def _validation_response(exc: RequestValidationError) -> JSONResponse:
     return JSONResponse(error_body("invalid_request", summary, {"problems": problems}), 422)
 
 
+def _allowed_methods(request: Request, routed: str) -> list[str]:
+    """Every method served at this path. The router names only the methods of the one route it tried,
+    and a path is often split over several (GET and POST /v1/memories), so the OpenAPI paths (cached
+    by FastAPI after the first call) are matched too."""
+    methods = {m.strip().upper() for m in routed.split(",") if m.strip()}
+    path = request.url.path
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        if _path_regex(template).match(path):
+            methods |= {m.upper() for m in operations if m.upper() in _HTTP_METHODS}
+    if "GET" in methods:
+        methods.add("HEAD")
+    return sorted(methods)
+
+
+_HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+@lru_cache(maxsize=512)
+def _path_regex(template: str) -> re.Pattern[str]:
+    return compile_path(template)[0]
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(e.CairnError)
     async def _domain(_: Request, exc: e.CairnError) -> JSONResponse:
@@ -64,9 +116,12 @@ def install_error_handlers(app: FastAPI) -> None:
         return _validation_response(exc)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return JSONResponse(error_body(code, str(exc.detail)), exc.status_code)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(_allowed_methods(request, headers.get("Allow", "")))
+        return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=headers or None)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
