@@ -37,19 +37,36 @@ class BodySizeLimit:
                 await _reject(send, 413, "payload_too_large", f"request body is larger than {cap} bytes")
                 return
         seen = 0
+        exceeded = False
+        started = False
 
         async def counted() -> Message:
-            nonlocal seen
+            nonlocal seen, exceeded
+            if exceeded:  # the app asks again after refusing to read on: the client is as good as gone
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > cap:
+                    exceeded = True
                     raise _TooLarge
             return message
 
+        async def guarded(message: Message) -> None:
+            # FastAPI turns any error while reading a body into its own 400 ("error parsing the body");
+            # once the cap is passed whatever the app answers is dropped, and the 413 below goes instead
+            nonlocal started
+            if exceeded and not started:
+                return
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            await self.app(scope, counted, send)
-        except _TooLarge:
+            await self.app(scope, counted, guarded)
+        except Exception:  # _TooLarge itself, or whatever the app made of it
+            if not exceeded:
+                raise
+        if exceeded and not started:
             await _reject(send, 413, "payload_too_large", f"request body is larger than {cap} bytes")
 
 
