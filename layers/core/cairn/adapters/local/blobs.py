@@ -55,8 +55,11 @@ class FilesystemBlobStore:
             raise ValueError("signing_key must not be empty")
         self._objects = Path(root) / "objects"
         self._tmp = Path(root) / "tmp"
-        self._objects.mkdir(parents=True, exist_ok=True)
-        self._tmp.mkdir(parents=True, exist_ok=True)
+        for folder in (Path(root), self._objects, self._tmp):
+            # transcripts are private to the user: the root is 0700 (chmod also tightens an older
+            # store), so whatever lies below stays out of other users' reach
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            folder.chmod(0o700)
         self._real_objects = self._objects.resolve()
         self._signing_key = signing_key
         self._base_url = public_base_url.rstrip("/")

@@ -7,6 +7,7 @@ its own tables with `ensure_schema` so the adapters stay independent of each oth
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -19,12 +20,16 @@ class SqliteDatabase:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            _create_private(Path(self.path))
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
         with self._lock:
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode=WAL")
+                # SQLite gives -wal and -shm the database file's mode; tighten ones an older run left
+                for suffix in ("-wal", "-shm"):
+                    _chmod_private(Path(self.path + suffix))
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute("PRAGMA busy_timeout=5000")
@@ -63,3 +68,18 @@ class SqliteDatabase:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+PRIVATE_FILE_MODE = 0o600  # memories and key hashes: readable by the user only
+
+
+def _create_private(path: Path) -> None:
+    """Create the database file 0600 before SQLite opens it, or tighten an existing one."""
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE_MODE)
+    os.close(fd)
+    _chmod_private(path)
+
+
+def _chmod_private(path: Path) -> None:
+    if path.exists() and (path.stat().st_mode & 0o777) != PRIVATE_FILE_MODE:
+        path.chmod(PRIVATE_FILE_MODE)
