@@ -150,8 +150,10 @@ def _serve(host: str, port: int) -> None:
         signal.signal(signal.SIGTERM, _exit_cleanly)
         uvicorn.run(create_app(container), host=host, port=port, log_level="warning")
     finally:
-        _remove_pid()
-        container.close()
+        try:
+            container.close()  # the pipeline finishes the session it is learning first
+        finally:
+            _remove_pid()
 
 
 def _exit_cleanly(signum: int, frame: object) -> None:
@@ -253,7 +255,7 @@ def stop(
         return
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not alive(running.pid) or read_pid() != running:
+        if not alive(running.pid):
             break
         time.sleep(0.1)
     else:
