@@ -10,12 +10,12 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from cairn.cli import config
 
 admin_app = typer.Typer(no_args_is_help=True, help="Operate on the store directly (local, or AWS by env).")
 out = Console()
+err = Console(stderr=True, highlight=False)
 
 
 def _container():
@@ -47,11 +47,21 @@ def reindex(
 ) -> None:
     """Rebuild the search index from the source of truth."""
     container = _container()
+    counted = ProgressCount("reindexing", "memories")
     try:
-        columns = (TextColumn("reindexing"), BarColumn(), MofNCompleteColumn())
-        with Progress(*columns, console=out, transient=True) as progress:
-            task = progress.add_task("reindex", total=None)
-            report = container.reindex.rebuild(team or None, progress=lambda n: progress.advance(task, n))
+        report = container.reindex.rebuild(team or None, progress=counted.add)
     finally:
         container.close()
     out.print(f"reindexed {report.memories} memories of {report.teams} teams")
+
+
+class ProgressCount:
+    """Counts on stderr as work goes (a line each `every` items), readable in a log or a pipe."""
+
+    def __init__(self, doing: str, unit: str, every: int = 1000) -> None:
+        self.doing, self.unit, self.every, self.done = doing, unit, every, 0
+
+    def add(self, n: int) -> None:
+        before, self.done = self.done, self.done + n
+        if before // self.every != self.done // self.every:
+            err.print(f"{self.doing}: {self.done} {self.unit}…")
