@@ -119,3 +119,21 @@ def test_put_key_with_another_team_raises_not_found_and_changes_nothing(stores):
         stores.teams.put_key(replace(key, team_id=TEAM_B, scopes=frozenset({KeyScope.ADMIN})))
     assert stores.teams.get_key(TEAM_A, key.id) == key
     assert stores.teams.key_by_hash(key.key_hash) == key
+
+
+def test_touching_a_key_sets_only_its_last_used_at(stores):
+    key = api_key()
+    stores.teams.add_key(key)
+    used = BASE + timedelta(hours=1)
+    assert stores.teams.touch_key(key, used) is True
+    assert stores.teams.get_key(TEAM_A, key.id) == replace(key, last_used_at=used)
+
+
+def test_touching_a_key_revoked_since_it_was_read_never_undoes_the_revocation(stores):
+    key = api_key()
+    stores.teams.add_key(key)
+    revoked = replace(key, revoked_at=BASE + timedelta(minutes=5))
+    stores.teams.put_key(revoked)
+    assert stores.teams.touch_key(key, BASE + timedelta(minutes=6)) is False  # `key` is the stale read
+    assert stores.teams.get_key(TEAM_A, key.id) == revoked
+    assert stores.teams.touch_key(api_key(id="key_absent"), BASE) is False

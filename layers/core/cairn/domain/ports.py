@@ -121,6 +121,10 @@ class TeamRepository(Protocol):
     def put_key(self, key: ApiKey) -> None:
         """Replace (revocation, last_used_at); NotFound if absent or of another team."""
 
+    def touch_key(self, key: ApiKey, used_at: datetime) -> bool:
+        """Set the stored key's last_used_at, but only while the stored record still equals `key` (as it
+        was read): a revocation that landed meanwhile is never overwritten. False when nothing was set."""
+
 
 @dataclass(frozen=True, slots=True)
 class UploadTarget:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import replace
@@ -19,6 +20,8 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import ApiKey, KeyScope, Principal, Team, utcnow
 from cairn.domain.ports import TeamRepository
 
+log = logging.getLogger(__name__)
+LAST_USED_RESOLUTION = timedelta(minutes=1)  # last_used_at is kept to the minute: no write per request
 SECRET_PREFIX = "cairn_"  # noqa: S105 - a public marker, not a secret
 _MAX_TTL = timedelta(days=3650)
 
@@ -75,7 +78,9 @@ class KeyService:
             self._teams.put_key(key)
         return key
 
-    def authenticate(self, secret: str | None) -> Principal:
+    def authenticate(self, secret: str | None, *, record_use: bool = True) -> Principal:
+        """The key's principal. `record_use` keeps `last_used_at` (at most one write per key per
+        LAST_USED_RESOLUTION); the read-only API Gateway authorizer passes False."""
         if not secret:
             raise Unauthenticated("an API key is required (Authorization: Bearer <key> or X-API-Key)")
         presented = hash_secret(secret.strip())
@@ -87,7 +92,17 @@ class KeyService:
             raise Unauthenticated("this API key has been revoked")
         if key.expires_at is not None and now >= key.expires_at:
             raise Unauthenticated("this API key has expired")
+        if record_use:
+            self._note_use(key, now)
         return Principal(team_id=key.team_id, member=key.member, key_id=key.id, scopes=key.scopes)
+
+    def _note_use(self, key: ApiKey, now: datetime) -> None:
+        if key.last_used_at is not None and now - key.last_used_at < LAST_USED_RESOLUTION:
+            return
+        try:
+            self._teams.touch_key(key, now)
+        except Exception:  # bookkeeping: a failed write must never refuse a valid key
+            log.warning("could not record the use of API key %s", key.id, exc_info=True)
 
     def principal_for_key(self, team_id: str, key_id: str) -> Principal:
         """The principal of a key named by id (a signed web UI session carries it, never the secret);

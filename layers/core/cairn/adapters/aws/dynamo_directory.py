@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import replace
+from datetime import datetime
 
 from pynamodb.exceptions import PutError
 
@@ -147,6 +149,22 @@ class DynamoTeamRepository:
             if condition_failed(exc):
                 raise NotFound("api key not found", id=key.id) from None
             raise
+
+    def touch_key(self, key: ApiKey, used_at: datetime) -> bool:
+        try:
+            item = self._t.item.get(key.team_id, f"{KEY_SK}{key.id}", consistent_read=True)
+        except self._t.item.DoesNotExist:
+            return False
+        if decode_key(json.loads(item.data)) != key:
+            return False
+        touched = self._key_item(replace(key, last_used_at=used_at))
+        try:  # the record exactly as read: a revocation saved meanwhile fails the condition
+            touched.save(condition=self._t.item.data == item.data)
+        except PutError as exc:
+            if condition_failed(exc):
+                return False
+            raise
+        return True
 
     def key_by_hash(self, key_hash: str) -> ApiKey | None:
         for item in self._t.item.gsi1.query(f"KEY#{key_hash}"):

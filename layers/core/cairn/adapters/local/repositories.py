@@ -591,3 +591,16 @@ class SqliteTeamRepository:
             raise Conflict("another key has this hash", key_id=key.id) from exc
         if cur.rowcount == 0:
             raise NotFound("api key not found", key_id=key.id)
+
+    def touch_key(self, key: ApiKey, used_at: datetime) -> bool:
+        with self._db.transaction() as conn:  # BEGIN IMMEDIATE: no revocation slips in between
+            row = conn.execute(
+                "SELECT data FROM api_keys WHERE team_id = ? AND id = ?", (key.team_id, key.id)
+            ).fetchone()
+            if row is None or decode_key(json.loads(row["data"])) != key:
+                return False
+            conn.execute(
+                "UPDATE api_keys SET data = ? WHERE team_id = ? AND id = ?",
+                (_dump(encode_key(replace(key, last_used_at=used_at))), key.team_id, key.id),
+            )
+        return True
