@@ -585,7 +585,15 @@ def _session_view(s: Session) -> dict[str, Any]:
     if reflect.get("procedures"):
         learned["procedures"] = reflect["procedures"]
     stages = []
-    error = stats.get("error") if isinstance(stats.get("error"), dict) else None
+    raw_error = stats.get("error")
+    error = None
+    if isinstance(raw_error, dict):
+        error = {
+            "stage": str(raw_error.get("stage") or "pipeline"),
+            "code": str(raw_error.get("code") or "error"),
+            "message": str(raw_error.get("message") or "failed"),
+            "details": raw_error.get("details") or {},
+        }
     for name in STAGES:
         if name in stats:
             state = "done"
