@@ -39,12 +39,18 @@ def _url_source(flag: str | None) -> str:
 
 
 class CairnClient:
-    def __init__(self, url: str | None = None, api_key: str | None = None, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         cfg = config.load()
         self.url = check_url(url or cfg.url or "http://127.0.0.1:8787", _url_source(url))
         self.api_key = api_key or cfg.api_key
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
         resp = self._http.request(method, path, **kwargs)
