@@ -93,6 +93,8 @@ def _build_local(settings: Settings, embedder: Embedder) -> Container:
         closers=(db.close,),
     )
     container.ui_secret = _ui_secret(settings) or _private_key_file(settings, "ui-session.key")
+    # sessions granted an upload that never came would stay `received` forever: fail them, with why
+    container.uploads.expire_unsent(team.id for team in container.teams.list_teams())
     return container
 
 

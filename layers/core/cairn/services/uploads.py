@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.models import KeyScope, Principal, Session, utcnow
@@ -155,6 +155,40 @@ class UploadService:
             return replace(session, transcript_keys=keys, ended_at=now, updated_at=now, status="received")
 
         return self._sessions.update(part.team_id, part.session_id, add_part)
+
+    def expire_unsent(self, team_ids: Iterable[str]) -> int:
+        """Mark `failed` every session that was granted an upload but never got a part, once its last
+        upload URL has expired (plus a grace for a PUT still in flight); returns how many. Without this
+        such a session would stay `received` forever. Run at local start-up (bootstrap)."""
+        now = self._clock()
+        cutoff = now - timedelta(seconds=self._ttl) - UPLOAD_GRACE
+        expired = 0
+
+        def fail(session: Session | None) -> Session | None:
+            if session is None or not _never_sent(session, cutoff):
+                return session  # a part arrived meanwhile: leave it to the pipeline
+            stats = {**session.stats, "error": dict(UNSENT_ERROR)}
+            return replace(session, status="failed", stats=stats, updated_at=now)
+
+        for team_id in team_ids:
+            for session in list(self._sessions.iter_team(team_id)):
+                if _never_sent(session, cutoff):
+                    after = self._sessions.update(team_id, session.id, fail)
+                    expired += bool(after and after.status == "failed")
+        return expired
+
+
+UPLOAD_GRACE = timedelta(minutes=5)
+UNSENT_ERROR = {
+    "stage": "upload",
+    "code": "upload_expired",
+    "message": "no transcript part was uploaded before the upload URL expired",
+    "details": {},
+}
+
+
+def _never_sent(session: Session, cutoff: datetime) -> bool:
+    return session.status == "received" and not session.transcript_keys and session.updated_at < cutoff
 
 
 def _part_number(key: str) -> int:
