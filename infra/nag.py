@@ -197,6 +197,13 @@ def acknowledge_findings(stack: CairnStack) -> None:
         "Callers are agents' hooks/MCP clients with team API keys, not Cognito users; the "
         "REQUEST authorizer validates hashed keys.",
     )
+    for method in stack.api.ui_methods:
+        _ack(
+            method,
+            "APIG4",
+            "The web UI (GET / and /ui/*) authenticates in the app: a signed, HttpOnly session cookie "
+            "naming an API key that is re-checked as active on every request; CSRF tokens on every POST.",
+        )
     _ack(
         stack.api.health_method,
         "APIG4",

@@ -16,6 +16,7 @@ from infra.units.storage import TRANSCRIPT_PREFIX, Storage
 
 HEALTH_PATH = ("v1", "health")
 MCP_PATH = "mcp"
+UI_PATH = "ui"
 
 
 class Api(Construct):
@@ -112,6 +113,18 @@ class Api(Construct):
             api_key_required=config.require_usage_plan_key,
         )
         root = self.rest_api.root
+        # The web UI (GET / redirects to /ui/) signs in with its own cookie, which the app checks on every
+        # request (key id + HMAC, key re-checked as active); a browser sends no Authorization header for the
+        # authorizer to read, so these routes skip it.
+        public = apigw.MethodOptions(authorization_type=apigw.AuthorizationType.NONE)
+        ui = root.add_resource(UI_PATH)
+        self.ui_methods = [
+            root.add_method("GET", integration, authorization_type=apigw.AuthorizationType.NONE),
+            ui.add_method("ANY", integration, authorization_type=apigw.AuthorizationType.NONE),
+            ui.add_proxy(
+                default_integration=integration, default_method_options=public, any_method=True
+            ).any_method,
+        ]
         self.methods = [
             root.add_method(
                 "ANY",

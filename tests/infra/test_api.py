@@ -38,17 +38,25 @@ def _methods(template: dict) -> list[tuple[str, str, dict]]:
     return out
 
 
-def test_every_method_except_get_health_requires_the_request_authorizer(synth):
+PUBLIC = {("GET", "/v1/health"), ("GET", "/"), ("ANY", "/ui"), ("ANY", "/ui/{proxy+}")}
+
+
+def test_every_method_except_health_and_the_web_ui_requires_the_request_authorizer(synth):
+    """The web UI's routes check their own signed session cookie in the app (a browser sends no
+    Authorization header); everything else goes through the authorizer."""
     for template in synth.json.values():
         methods = _methods(template)
         assert {(m, p) for m, p, _ in methods} == {
             ("ANY", "/"),
+            ("GET", "/"),
+            ("ANY", "/ui"),
+            ("ANY", "/ui/{proxy+}"),
             ("ANY", "/{proxy+}"),
             ("ANY", "/mcp"),
             ("GET", "/v1/health"),
         }
         for http_method, path, props in methods:
-            if (http_method, path) == ("GET", "/v1/health"):
+            if (http_method, path) in PUBLIC:
                 assert props["AuthorizationType"] == "NONE"
                 assert "AuthorizerId" not in props
             else:
