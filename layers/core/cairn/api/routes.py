@@ -186,7 +186,15 @@ def revoke_key(key_id: str, caller: Caller, request: Request) -> dict:
     return _key_out(_c(request).keys.revoke_key(caller, key_id))
 
 
-@router.get("/admin/export")
+class NdjsonResponse(StreamingResponse):
+    media_type = "application/x-ndjson"
+
+
+@router.get(
+    "/admin/export",
+    response_class=NdjsonResponse,
+    responses={200: {"description": "One JSON object per line: sessions, then memories, then relations."}},
+)
 def export(caller: Caller, request: Request) -> StreamingResponse:
     lines = _c(request).portability.export_lines(caller)
     first = next(lines, None)  # authorisation errors surface before the stream starts
@@ -197,7 +205,7 @@ def export(caller: Caller, request: Request) -> StreamingResponse:
         for line in lines:
             yield line + "\n"
 
-    return StreamingResponse(body(), media_type="application/x-ndjson")
+    return NdjsonResponse(body())
 
 
 @router.post("/admin/import")
