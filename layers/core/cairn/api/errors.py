@@ -58,6 +58,17 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+# the same, by reference, for a route whose own response class is not JSON (FastAPI would otherwise
+# document its errors in that media type); ErrorBody is in the components through the other routes
+JSON_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {
+        "description": spec["description"],
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+    }
+    for status, spec in ERROR_RESPONSES.items()
+}
+
+
 def status_for(exc: e.CairnError) -> int:
     for cls in type(exc).__mro__:
         if cls in STATUS_BY_ERROR:

@@ -15,6 +15,7 @@ from fastapi.responses import StreamingResponse
 
 from cairn import __version__
 from cairn.api.auth import principal
+from cairn.api.errors import JSON_ERROR_RESPONSES
 from cairn.api.schemas import KeyIn, MemoryIn, MemoryPatchIn, RelationIn, SearchIn
 from cairn.domain import codec
 from cairn.domain.details import bounded
@@ -193,7 +194,10 @@ class NdjsonResponse(StreamingResponse):
 @router.get(
     "/admin/export",
     response_class=NdjsonResponse,
-    responses={200: {"description": "One JSON object per line: sessions, then memories, then relations."}},
+    responses={
+        200: {"description": "One JSON object per line: sessions, then memories, then relations."},
+        **JSON_ERROR_RESPONSES,
+    },
 )
 def export(caller: Caller, request: Request) -> StreamingResponse:
     lines = _c(request).portability.export_lines(caller)
