@@ -158,3 +158,10 @@ def test_mcp_remember_and_update_refuse_details_nested_too_deep(live_server, con
     refused = mcp_call(live_server, team_a.admin, "update", {"id": memory_id, "details": nested(300)})
     assert "nest" in refused["error"]["message"], refused
     assert container.memories._memories.get(team_a.team_id, memory_id).details == {}
+
+
+def test_an_import_line_nested_past_the_json_parsers_limit_is_a_400_not_a_500(api, team_a):
+    line = '{"type": "memory", "record": ' + "[" * 5000 + "]" * 5000 + "}"
+    r = api.post("/v1/admin/import", content=line.encode(), headers=team_a.headers)
+    assert r.status_code == 400, r.text
+    assert "line 1" in r.json()["error"]["message"]

@@ -102,6 +102,8 @@ def _parse_line(line: str, n: int) -> tuple[str, dict]:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"line {n} is not valid JSON: {exc.msg}") from exc
+    except RecursionError:
+        raise InvalidInput(f"line {n} nests too deeply to be a Cairn record") from None
     if not isinstance(obj, dict) or obj.get("type") not in ("memory", "relation", "session"):
         raise InvalidInput(f"line {n} needs a type of memory, relation or session")
     record = obj.get("record")
