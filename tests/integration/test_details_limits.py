@@ -165,3 +165,22 @@ def test_an_import_line_nested_past_the_json_parsers_limit_is_a_400_not_a_500(ap
     r = api.post("/v1/admin/import", content=line.encode(), headers=team_a.headers)
     assert r.status_code == 400, r.text
     assert "line 1" in r.json()["error"]["message"]
+
+
+def test_an_mcp_call_nested_past_any_parsers_limit_is_refused_without_a_server_error(live_server, team_a):
+    deep = '{"a": ' * 5000 + "1" + "}" * 5000
+    body = (
+        '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": '
+        '{"content": "x", "project": "p", "details": ' + deep + '}, "_meta": ' + json.dumps(META) + "}}"
+    )
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "Authorization": f"Bearer {team_a.admin}",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "remember",
+    }
+    r = httpx.post(live_server + "/mcp", content=body.encode(), headers=headers, timeout=30)
+    assert r.status_code < 500, r.text
+    assert "error" in r.json()
