@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
@@ -47,6 +48,7 @@ MEMORY_PAGE = 25
 SESSION_PAGE = 25
 AGENT_SCAN_PAGES = 20  # the agent filter is applied to listing pages; this bounds one page's scan
 OVERVIEW_SCAN = 50_000  # memories counted for the overview at most
+COUNTS_TTL_S = 30.0
 MAX_FORM_BYTES = 64 * 1024
 STAGES = ("parse", "chunk", "extract", "consolidate", "reflect")
 NOTICES = {
@@ -344,6 +346,29 @@ def project_counts(container: Any, caller: Principal) -> list[dict[str, Any]]:
     return rows
 
 
+_counts_cache: dict[tuple[str, str], tuple[float, list[dict[str, Any]]]] = {}
+
+
+def cached_project_counts(container: Any, caller: Principal) -> list[dict[str, Any]]:
+    """`project_counts`, kept COUNTS_TTL_S per team member: a scan of the whole team's memories
+    (~0.4 s at 10k locally) should not run on every visit. The UI's own changes drop it at once."""
+    key = (caller.team_id, caller.member)
+    hit = _counts_cache.get(key)
+    now = time.monotonic()
+    if hit and now - hit[0] < COUNTS_TTL_S:
+        return hit[1]
+    rows = project_counts(container, caller)
+    if len(_counts_cache) > 1000:
+        _counts_cache.clear()
+    _counts_cache[key] = (now, rows)
+    return rows
+
+
+def _changed(caller: Principal) -> None:
+    for key in [k for k in _counts_cache if k[0] == caller.team_id]:
+        _counts_cache.pop(key, None)
+
+
 def _sessions(container: Any, caller: Principal, project: str | None, limit: int, cursor: str | None):
     require(caller, KeyScope.READ)
     return container.sessions.list(caller.team_id, project, limit, cursor)
@@ -352,7 +377,7 @@ def _sessions(container: Any, caller: Principal, project: str | None, limit: int
 @router.get("/ui/")
 def overview(request: Request, who: Who) -> Response:
     c = _c(request)
-    projects = project_counts(c, who.principal)
+    projects = cached_project_counts(c, who.principal)
     recent = _sessions(c, who.principal, None, 10, None).items
     return _render(
         request,
@@ -526,6 +551,7 @@ def edit_memory(memory_id: str, request: Request, post: Posted) -> Response:
         tags=_tags(form.get("tags")),
     )
     _c(request).memories.update(who.principal, memory_id, patch)
+    _changed(who.principal)
     return _redirect(request, f"/ui/memories/{memory_id}", "saved")
 
 
@@ -541,6 +567,7 @@ def pin_memory(memory_id: str, request: Request, post: Posted) -> Response:
 def forget_memory(memory_id: str, request: Request, post: Posted) -> Response:
     who, _ = post
     _c(request).memories.forget(who.principal, memory_id)
+    _changed(who.principal)
     return _redirect(request, "/ui/memories", "forgotten")
 
 
@@ -560,6 +587,7 @@ def supersede_memory(memory_id: str, request: Request, post: Posted) -> Response
         confidence=old.confidence,
     )
     _, replacement = c.memories.supersede(who.principal, memory_id, new)
+    _changed(who.principal)
     return _redirect(request, f"/ui/memories/{replacement.id}", "superseded")
 
 
@@ -708,7 +736,8 @@ def context_preview(request: Request, who: Who) -> Response:
     ctx = None
     if project:
         ctx = c.context.assemble(who.principal, project, agent, budget, consume=False)
-    projects = [r["project"] for r in project_counts(c, who.principal) if r["project"]]
+    recent = _sessions(c, who.principal, None, 100, None).items  # suggestions; any project can be typed
+    projects = sorted({s.project for s in recent if s.project})
     return _render(
         request,
         who,
