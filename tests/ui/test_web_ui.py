@@ -331,3 +331,12 @@ def test_the_main_links_and_buttons_are_reachable_from_the_keyboard(open_page, s
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/ui/memories$"))
     assert page.get_by_role("heading", name="Memories").is_visible()
+
+
+def test_a_tampered_session_cookie_is_treated_as_signed_out(admin_page, stack):
+    [cookie] = [c for c in admin_page.context.cookies() if c["name"] == "cairn_ui"]
+    payload, signature = cookie["value"].split(".")
+    admin_page.context.clear_cookies()
+    admin_page.context.add_cookies([{**cookie, "value": f"{payload}x.{signature}"}])
+    admin_page.goto(stack.url + "/ui/memories")
+    assert admin_page.url.endswith("/ui/login")
