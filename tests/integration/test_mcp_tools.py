@@ -30,7 +30,7 @@ ABSENT_ID = "mem_01jx0000000000000000000000"
 
 EVERY_TOOL = {
     "remember", "recall", "get", "update", "forget", "supersede", "relate", "unrelate", "graph",
-    "episodes", "procedures", "record_procedure_outcome", "sessions", "timeline", "reflections",
+    "episodes", "procedures", "record_procedure_outcome", "sessions", "transcript", "timeline", "reflections",
     "handoff_save", "handoff_get", "checkpoint_save", "checkpoint_list", "checkpoint_restore",
     "context", "feedback",
 }  # fmt: skip
@@ -271,7 +271,9 @@ def test_another_teams_memories_are_invisible_and_untouchable(live_server, team_
             ("checkpoint_restore", {"id": theirs["id"]}),
         ]:
             assert (await rpc_error(s, tool, **args)).error.code == NOT_FOUND, tool
-        mine = (await call(s, "remember", content="alpha memory", project=PROJECT))["memory"]
+        mine = (await call(s, "remember", content="alpha memory of the deploy key vault", project=PROJECT))[
+            "memory"
+        ]
         err = await rpc_error(s, "relate", source_id=mine["id"], predicate="uses", target_id=theirs["id"])
         assert err.error.code == NOT_FOUND
         hits = (await call(s, "recall", query="deploy key vault", project=PROJECT))["hits"]

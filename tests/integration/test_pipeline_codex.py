@@ -35,9 +35,11 @@ def test_a_real_codex_rollout_is_learned(learned):
 
 def test_nothing_is_learned_from_placeholders_or_instructions(learned):
     _, memories = learned
+    # excerpts quote the (redacted) session as it was; nothing extracted or written by Cairn may
     for m in memories:
-        assert "[REDACTED_" not in m["content"], m
-    assert {m["kind"] for m in memories} <= {"reflection", "handoff"}
+        if m["kind"] != "excerpt":
+            assert "[REDACTED_" not in m["content"], m
+    assert {m["kind"] for m in memories} <= {"reflection", "handoff", "excerpt"}
 
 
 def test_learning_the_rollout_again_creates_nothing_new(learned, container, api, team_a):

@@ -13,7 +13,7 @@ from cairn.adapters.local.search import SqliteSearchIndex
 from cairn.domain.errors import InvalidInput, Unavailable
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Relation, Scope
 from cairn.services.indexing import MemoryIndexer
-from cairn.services.recall import RecallService
+from cairn.services.recall import RecallService, RecallTuning
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -86,7 +86,8 @@ def test_a_memory_is_recalled_by_meaning_without_shared_words(stack):
 
 
 def test_limit_caps_the_hits_and_scores_descend(stack):
-    result = stack.service().recall(TEAM, "database deploy", MemoryFilter(), limit=3)
+    # the floor off: this is about ranking mechanics, and the third memory is barely related
+    result = stack.service(tuning=RecallTuning(floor=None)).recall(TEAM, "database deploy", MemoryFilter(), limit=3)
     assert len(result.hits) == 3
     scores = [h.score for h in result.hits]
     assert scores == sorted(scores, reverse=True)

@@ -45,6 +45,7 @@ class Container:
     pipeline: Any = None  # cairn.pipeline.stages.PipelineDeps
     runner: Any = None  # cairn.pipeline.runner.InlinePipelineRunner (local mode)
     indexer: Any = None  # cairn.services.indexing.MemoryIndexer (the indexer Lambda uses it)
+    transcripts: Any = None  # cairn.pipeline.transcript_lines.TranscriptReader
     ui_secret: bytes | None = None  # signs web UI session cookies; None turns web sign-in off
     closers: tuple[Any, ...] = ()
 

@@ -147,6 +147,15 @@ class SessionsArgs(Strict):
     cursor: str | None = Field(default=None, max_length=500, description="next_cursor of a previous page.")
 
 
+class TranscriptArgs(Strict):
+    session_id: str = Field(min_length=1, max_length=200)
+    line_start: int = Field(
+        ge=1, le=10_000_000, description="First line, as a recall excerpt's `lines` give it."
+    )
+    line_end: int | None = Field(default=None, ge=1, le=10_000_000)
+    around: int = Field(default=0, ge=0, le=100, description="Extra lines on each side.")
+
+
 class TimelineArgs(Strict):
     session_id: str = Field(min_length=1, max_length=200)
     limit: int = Field(default=100, ge=1, le=500)

@@ -8,6 +8,7 @@ bookkeeping such as hashes or embedding versions.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
@@ -19,6 +20,7 @@ from pydantic import BaseModel
 from cairn.api import mcp_args as a
 from cairn.domain.codec import dt_out
 from cairn.domain.details import bounded
+from cairn.domain.errors import Unavailable
 from cairn.domain.models import (
     KeyScope,
     Memory,
@@ -26,9 +28,11 @@ from cairn.domain.models import (
     MemoryKind,
     Principal,
     Provenance,
+    RecallHit,
     Relation,
     Session,
 )
+from cairn.search.snippets import snippet
 from cairn.services.exploration import ExplorationService
 from cairn.services.feedback import FeedbackService
 from cairn.services.handoffs import CheckpointNote, HandoffNote, HandoffService, handoff_view
@@ -45,6 +49,7 @@ class ToolServices:
     feedback: FeedbackService
     exploration: ExplorationService
     context: Any | None  # cairn.services.context.ContextService, when the container provides one
+    transcripts: Any | None = None  # cairn.pipeline.transcript_lines.TranscriptReader
 
     @classmethod
     def from_container(cls, container: Any) -> ToolServices:
@@ -57,6 +62,7 @@ class ToolServices:
             feedback=FeedbackService(memories),
             exploration=ExplorationService(memories, container.sessions),
             context=getattr(container, "context", None),
+            transcripts=getattr(container, "transcripts", None),
         )
 
 
@@ -170,8 +176,43 @@ def _recall(s: ToolServices, caller: Principal, x: a.RecallArgs) -> dict[str, An
         member=caller.member,
     )
     result = s.recall.recall(caller.team_id, x.query, flt, x.limit)
-    hits = [{**memory_view(h.memory), "score": round(h.score, 6), "via": h.via} for h in result.hits]
-    return {"hits": hits, "degraded": result.degraded}
+    hits = [recall_view(h, x.query) for h in result.hits]
+    out: dict[str, Any] = {"hits": hits, "degraded": result.degraded}
+    if not hits:
+        out["note"] = NOTHING_RELEVANT if result.nothing_relevant else "nothing is remembered that matches"
+    return out
+
+
+NOTHING_RELEVANT = "nothing relevant: no memory or transcript excerpt of this scope bears on the query"
+SNIPPET_CHARS = 420
+
+
+def recall_view(h: RecallHit, query: str) -> dict[str, Any]:
+    """A hit as an agent sees it: compact. Long texts are cut to their lines that bear on the query;
+    `get` (a memory) or `transcript` (an excerpt's session lines) opens the rest."""
+    m = h.memory
+    if m.kind is MemoryKind.EXCERPT:
+        lines = m.details.get("session_lines") or [m.provenance.line_start, m.provenance.line_end]
+        view: dict[str, Any] = {
+            "id": m.id,
+            "kind": m.kind.value,
+            "title": m.title,
+            "snippet": snippet(m.content, query, SNIPPET_CHARS),
+            "session_id": m.provenance.session_id,
+            "lines": lines,
+            "agent": m.provenance.agent,
+        }
+    else:
+        view = memory_view(m)
+        if len(m.content) > SNIPPET_CHARS * 2:
+            view["content"] = snippet(m.content, query, SNIPPET_CHARS * 2)
+            view["truncated"] = True
+        if view.get("details") and len(json.dumps(view["details"], default=str)) > 600:
+            view.pop("details")
+            view["truncated"] = True
+    view["relevance"] = round(h.relevance, 3)
+    view["via"] = h.via
+    return {k: v for k, v in view.items() if v is not None}
 
 
 def _get(s: ToolServices, caller: Principal, x: a.IdArgs) -> dict[str, Any]:
@@ -258,6 +299,19 @@ def _record_outcome(s: ToolServices, caller: Principal, x: a.OutcomeArgs) -> dic
 def _sessions(s: ToolServices, caller: Principal, x: a.SessionsArgs) -> dict[str, Any]:
     items, cursor = s.exploration.sessions(caller, x.project, x.limit, x.cursor)
     return {"items": [session_view(i) for i in items], "next_cursor": cursor}
+
+
+def _transcript(s: ToolServices, caller: Principal, x: a.TranscriptArgs) -> dict[str, Any]:
+    if s.transcripts is None:
+        raise Unavailable("this server cannot read transcripts")
+    window = s.transcripts.window(caller, x.session_id, x.line_start, x.line_end, x.around)
+    return {
+        "session_id": window.session_id,
+        "line_start": window.line_start,
+        "line_end": window.line_end,
+        "total_lines": window.total_lines,
+        "lines": [{"number": ln.number, "text": ln.text} for ln in window.lines],
+    }
 
 
 def _timeline(s: ToolServices, caller: Principal, x: a.TimelineArgs) -> dict[str, Any]:
@@ -418,6 +472,14 @@ _SPECS: tuple[ToolSpec, ...] = (
         "List agent sessions Cairn has received for a project, most recent first.",
         a.SessionsArgs,
         _sessions,
+        read_only=True,
+    ),
+    ToolSpec(
+        "transcript",
+        "Open a session's transcript (redacted) at a line span: the lines a recall excerpt or a memory's "
+        "provenance cites, with `around` lines of context.",
+        a.TranscriptArgs,
+        _transcript,
         read_only=True,
     ),
     ToolSpec(

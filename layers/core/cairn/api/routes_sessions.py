@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict
 
 from cairn.api.auth import principal
@@ -45,3 +45,30 @@ def reprocess(session_id: str, caller: Caller, request: Request, body: Reprocess
         raise Unavailable("no pipeline runner is configured on this server")
     container.runner.start(caller.team_id, session_id, force=bool(body and body.force))
     return {"session": codec.encode_session(session), "queued": True}
+
+
+@router.get("/sessions/{session_id}/transcript")
+def transcript_lines(
+    session_id: str,
+    caller: Caller,
+    request: Request,
+    line_start: Annotated[int, Query(ge=1, le=10_000_000)],
+    line_end: Annotated[int | None, Query(ge=1, le=10_000_000)] = None,
+    around: Annotated[int, Query(ge=0, le=100)] = 0,
+) -> dict:
+    """The session's transcript lines (redacted) an excerpt or a memory's provenance points at."""
+    check_session_id(session_id)
+    window = request.app.state.container.transcripts.window(caller, session_id, line_start, line_end, around)
+    return transcript_view(window)
+
+
+def transcript_view(window) -> dict:
+    return {
+        "session_id": window.session_id,
+        "agent": window.agent,
+        "project": window.project,
+        "line_start": window.line_start,
+        "line_end": window.line_end,
+        "total_lines": window.total_lines,
+        "lines": [{"number": ln.number, "text": ln.text, "cut": ln.cut} for ln in window.lines],
+    }

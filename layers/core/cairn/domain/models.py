@@ -32,6 +32,9 @@ class MemoryKind(StrEnum):
     EPISODE = "episode"
     REFLECTION = "reflection"
     HANDOFF = "handoff"
+    # a step of a session's transcript, rendered compactly: written by the pipeline so nothing said is
+    # lost, searchable with memories, never part of the session-start block
+    EXCERPT = "excerpt"
 
 
 class Scope(StrEnum):
@@ -233,12 +236,16 @@ class RecallHit:
     lexical_rank: int | None = None
     semantic_rank: int | None = None
     via: str = "search"  # search | graph
+    # how sure recall is that this hit bears on the query, 0..1; hits under the floor (0.5) are withheld
+    relevance: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
 class RecallResult:
     hits: tuple[RecallHit, ...]
     degraded: str | None = None
+    # set when candidates were found but none cleared the relevance floor: "nothing relevant", not an error
+    nothing_relevant: bool = False
 
 
 _WS = re.compile(r"\s+")

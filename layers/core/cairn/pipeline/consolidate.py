@@ -20,6 +20,7 @@ from typing import Any
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Scope, content_hash
 from cairn.pipeline import keys as k
 from cairn.pipeline.contradictions import contradicts
+from cairn.pipeline.excerpts import store_excerpts
 from cairn.pipeline.models import Candidate, CandidatesDoc, ChunkResult, ConsolidateResult, EventsDoc
 from cairn.pipeline.stages import PipelineDeps, candidates_key, pipeline_principal
 from cairn.redaction import redact, redact_value
@@ -67,12 +68,15 @@ def consolidate(deps: PipelineDeps, chunked: ChunkResult) -> ConsolidateResult:
         batch.extend(deps.read(candidates_key(session, chunk_key), CandidatesDoc).candidates)
     run = _Consolidation(deps, session, events)
     outcome = run.apply(_merge_batch([redacted(c) for c in batch]))
+    excerpts = store_excerpts(deps, session, events)
     counts = {
         "created": len(outcome.created),
         "merged": len(outcome.merged),
         "superseded": len(outcome.superseded),
         "relations": outcome.relations,
         "promoted": len(outcome.promoted),
+        "excerpts": excerpts.excerpts,
+        "excerpt_chars": excerpts.chars,
     }
     deps.blobs.put(
         out_key,

@@ -58,6 +58,8 @@ class ConsolidateResult(SessionRef):
     superseded: int = 0
     relations: int = 0
     promoted: int = 0
+    excerpts: int = 0  # transcript excerpts the session now holds
+    excerpt_chars: int = 0
 
 
 class ReflectResult(SessionRef):

@@ -16,6 +16,7 @@ from typing import Any
 
 from cairn.domain.ports import TeamRepository
 from cairn.pipeline.consolidate import consolidate
+from cairn.pipeline.log_lines import learned_line
 from cairn.pipeline.models import ExtractInput, SessionRef
 from cairn.pipeline.reflect import reflect
 from cairn.pipeline.stages import PipelineDeps, chunk, extract, parse
@@ -45,7 +46,7 @@ def run_stages(deps: PipelineDeps, ref: SessionRef) -> dict[str, Any]:
         stage = "consolidate"
         done = consolidate(deps, chunked)
         stats["consolidate"] = done.model_dump(
-            include={"created", "merged", "superseded", "relations", "promoted"}
+            include={"created", "merged", "superseded", "relations", "promoted", "excerpts", "excerpt_chars"}
         )
         stage = "reflect"
         reflected = reflect(deps, done)
@@ -101,6 +102,8 @@ class InlinePipelineRunner:
             )
             return mark(self.deps, ref, "failed", error=failure(stage, exc))
         after = finish(self.deps, ref, before.transcript_keys, **stats, error=None)
+        if after is not None:
+            log.info(learned_line(after))
         if after is not None and after.status == "received":
             self.start(team_id, session_id)  # a part arrived meanwhile: learn again with it
         return after

@@ -71,7 +71,9 @@ def reflect_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
             "candidates": sum(e.get("candidates", 0) for e in extracted),
             "queued_for_llm": sum(bool(e.get("llm")) for e in extracted),
         },
-        "consolidate": done.model_dump(include={"created", "merged", "superseded", "relations", "promoted"}),
+        "consolidate": done.model_dump(
+            include={"created", "merged", "superseded", "relations", "promoted", "excerpts", "excerpt_chars"}
+        ),
         "reflect": result.model_dump(include={"reflection_id", "handoff_id", "procedures"}),
     }
     mark(deps, _ref(state), "learned", **stats, error=None)

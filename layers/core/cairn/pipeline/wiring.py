@@ -8,6 +8,7 @@ from cairn.pipeline.extract_rules import RuleExtractor
 from cairn.pipeline.extractor import Extractor
 from cairn.pipeline.runner import InlinePipelineRunner
 from cairn.pipeline.stages import PipelineDeps
+from cairn.pipeline.transcript_lines import TranscriptReader
 from cairn.services.uploads import UploadService
 
 
@@ -45,6 +46,7 @@ def attach_pipeline(
 ) -> None:
     """Give the container `uploads`, `pipeline` (the stage dependencies) and, locally, `runner`."""
     settings = container.settings
+    container.transcripts = TranscriptReader(container.sessions, container.blobs)
     container.uploads = UploadService(
         container.blobs, container.sessions, settings.max_upload_bytes, settings.upload_url_ttl_s
     )

@@ -19,15 +19,24 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 
 from cairn.domain.errors import InvalidInput, Unavailable
-from cairn.domain.models import Candidates, Memory, MemoryFilter, RecallHit, RecallResult, utcnow
+from cairn.domain.models import (
+    Candidates,
+    Memory,
+    MemoryFilter,
+    MemoryKind,
+    RecallHit,
+    RecallResult,
+    utcnow,
+)
 from cairn.domain.ports import Embedder, MemoryRepository, RelationRepository, SearchIndex
 from cairn.search.analyzer import analyze, query_terms
 from cairn.search.fusion import access_factor, recency_factor, reciprocal_rank_fusion
+from cairn.search.relevance import FLOOR, Relevance, never_discussed
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +77,12 @@ class RecallTuning:
     # 1-hop graph expansion from the best hits, scored below the hit they hang off
     graph_seeds: int = 3
     graph_factor: float = 0.5
+    # Hits whose relevance (search.relevance) is under this are withheld, and a query naming something no
+    # candidate mentions gets nothing: recall can say "nothing relevant". None keeps every hit.
+    floor: float | None = FLOOR
+    # transcript excerpts rank just below an equally matching extracted memory: memories are the answer,
+    # excerpts make sure nothing said is lost
+    excerpt_factor: float = 0.9
 
 
 class RecallService:
@@ -108,7 +123,8 @@ class RecallService:
             degraded.append(
                 f"search index unavailable; keyword search over the newest {FALLBACK_POOL} memories"
             )
-            return self._finish(team_id, self._fallback(team_id, query, flt), limit, degraded)
+            hits = self._fallback(team_id, query, flt)
+            return self._finish(team_id, self._judge(query, hits, {}), limit, degraded, bool(hits))
         if candidates.degraded:
             degraded.append(candidates.degraded)
         rankings = [[i for i, _ in candidates.lexical], [i for i, _ in candidates.semantic]]
@@ -122,13 +138,34 @@ class RecallService:
             fused = reciprocal_rank_fusion(rankings, k=t.rrf_k, weights=weights)
 
         hits = self._score(pool, fused, candidates)
-        return self._finish(team_id, self._expand(team_id, hits, flt), limit, degraded)
+        judged = self._judge(query, hits, dict(candidates.semantic))
+        return self._finish(team_id, self._expand(team_id, judged, flt), limit, degraded, bool(hits))
 
-    def _finish(self, team_id: str, hits: list[RecallHit], limit: int, degraded: list[str]) -> RecallResult:
+    def _finish(
+        self, team_id: str, hits: list[RecallHit], limit: int, degraded: list[str], found: bool
+    ) -> RecallResult:
         hits = sorted(hits, key=lambda h: (-h.score, h.memory.id))[:limit]
         if self._record_access and hits:
             self._memories.record_access(team_id, [h.memory.id for h in hits], self._clock())
-        return RecallResult(hits=tuple(hits), degraded="; ".join(degraded) or None)
+        return RecallResult(
+            hits=tuple(hits), degraded="; ".join(degraded) or None, nothing_relevant=found and not hits
+        )
+
+    def _judge(self, query: str, hits: list[RecallHit], cosines: dict[str, float]) -> list[RecallHit]:
+        """Each hit's relevance; with a floor, what is under it goes, and so does everything when the
+        query names something no candidate mentions."""
+        if not hits:
+            return hits
+        pool_terms = [set(_terms(h.memory.search_text())) for h in hits]
+        floor = self._tuning.floor
+        if floor is not None and never_discussed(query, pool_terms):
+            return []
+        judge = Relevance(query, pool_terms)
+        judged = [
+            replace(h, relevance=judge.score(cosines.get(h.memory.id), terms))
+            for h, terms in zip(hits, pool_terms, strict=True)
+        ]
+        return [h for h in judged if floor is None or h.relevance >= floor]
 
     # -- steps --------------------------------------------------------------------------------------
 
@@ -206,6 +243,8 @@ class RecallService:
         factor *= access_factor(memory.access_count, t.access_weight)
         if memory.pinned:
             factor *= t.pinned_boost
+        if memory.kind is MemoryKind.EXCERPT:
+            factor *= t.excerpt_factor
         return factor
 
     def _expand(self, team_id: str, hits: list[RecallHit], flt: MemoryFilter) -> list[RecallHit]:
@@ -227,8 +266,11 @@ class RecallService:
         if not proposals:
             return hits
         found = self._memories.get_many(team_id, list(proposals))
+        # a memory one relation away from a relevant hit is relevant through it, whatever its words
         extra = [
-            RecallHit(memory=m, score=proposals[m.id], via="graph") for m in found.values() if flt.admits(m)
+            RecallHit(memory=m, score=proposals[m.id], via="graph", relevance=FLOOR)
+            for m in found.values()
+            if flt.admits(m)
         ]
         return hits + extra
 

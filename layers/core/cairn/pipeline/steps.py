@@ -1,0 +1,265 @@
+"""A session as steps a person would recognise, rendered compactly: the text of transcript excerpts.
+
+A step is a request on the main thread and the work it caused (actions, their outcomes, the agent's
+replies) up to the next request. Each step is rendered as short lines: who spoke, each command with its
+exit status and the agent's own description, files touched, and tool output cut to its informative
+head and tail plus any error lines. A long step is split into several excerpts of bounded size, each
+repeating the request it serves, so an excerpt found by search always says what it was for.
+
+Pure functions over the parse stage's events: nothing here knows about storage or an agent's format.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from cairn.pipeline.models import EventDoc
+from cairn.pipeline.shell import command_of, edited_path, is_edit, is_shell
+from cairn.transcripts.model import Role
+
+EXCERPT_CHARS = 1_800  # one excerpt's rendered text; about 450 tokens
+USER_CHARS = 900
+AGENT_CHARS = 500
+SUMMARY_CHARS = 1_700
+OUTPUT_CHARS = 480  # a tool's output as shown: head, error lines, tail
+INPUT_CHARS = 220
+MAX_EXCERPTS = 600  # per session: the bound on what one session stores
+_EXIT = re.compile(r"(?:Process exited with code|exit(?:ed)? (?:code|status)[:=]?)\s*(-?\d+)", re.I)
+_CODEX_HEADER = re.compile(r"^(Chunk ID|Wall time|Process exited with code|Original token count|Output):?.*$")
+_LINE_NUMBER = re.compile(r"^\s*\d+→")  # Claude Code's Read output numbers every line
+_ERROR_LINE = re.compile(
+    r"\b(error|fail(?:ed|ure)?|fatal|exception|panic|traceback|not found|denied)\b", re.I
+)
+_WS = re.compile(r"[ \t]+")
+_PLACEHOLDER = re.compile(r"\[REDACTED_[A-Z_]+[^\]]*\]")
+_WORDS = re.compile(r"[A-Za-z]{3,}")
+MIN_CONTENT_WORDS = 2  # an excerpt of fewer of the session's own words (a fully redacted step) is dropped
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """One searchable slice of a session: rendered text and the source lines it covers."""
+
+    index: int
+    line_start: int
+    line_end: int
+    request: str  # the request this excerpt serves, short, for its title
+    text: str
+    sidechain: bool = False
+
+
+def build_excerpts(events: Sequence[EventDoc], max_chars: int = EXCERPT_CHARS) -> list[Excerpt]:
+    """Steps of the session, rendered and cut into excerpts of at most `max_chars` characters each."""
+    results = {e.tool_call_id: e for e in events if e.role is Role.TOOL_RESULT and e.tool_call_id}
+    paired = {e.tool_call_id for e in events if e.role is Role.TOOL_CALL and e.tool_call_id}
+    out: list[Excerpt] = []
+    for step in _steps(events):
+        request = _request_of(step)
+        pieces: list[tuple[str, int, int]] = []  # rendered text, first line, last line
+        words: list[int] = []
+        for e in step:
+            if e.role is Role.TOOL_RESULT and e.tool_call_id in paired:
+                continue  # rendered with its call
+            result = results.get(e.tool_call_id) if e.role is Role.TOOL_CALL else None
+            text = render_event(e, result)
+            if text:
+                last = max(e.last_line, result.last_line if result else 0)
+                pieces.append((text, e.line_no, last))
+                words.append(content_words(e, result))
+        if sum(words) < MIN_CONTENT_WORDS:
+            continue
+        out.extend(_pack(pieces, request, len(out), max_chars, step[0].is_sidechain))
+        if len(out) >= MAX_EXCERPTS:
+            return out[:MAX_EXCERPTS]
+    return out
+
+
+def _steps(events: Iterable[EventDoc]) -> list[list[EventDoc]]:
+    """A main-thread user message starts a step; a compaction summary is a step of its own."""
+    steps: list[list[EventDoc]] = []
+    for e in events:
+        starts = (e.role is Role.USER and not e.is_sidechain) or e.role is Role.SUMMARY
+        if not steps or starts:
+            steps.append([])
+        steps[-1].append(e)
+        if e.role is Role.SUMMARY:
+            steps.append([])
+    return [s for s in steps if s]
+
+
+def _request_of(step: list[EventDoc]) -> str:
+    first = step[0]
+    if first.role is Role.USER:
+        return "" if _is_placeholder(first.text) else _one_line(first.text, 120)
+    if first.role is Role.SUMMARY:
+        return "session summary"
+    return ""
+
+
+def _pack(
+    pieces: list[tuple[str, int, int]], request: str, start: int, max_chars: int, sidechain: bool
+) -> list[Excerpt]:
+    out: list[Excerpt] = []
+    current: list[tuple[str, int, int]] = []
+    size = 0
+    prefix = f"(continued) request: {request}\n" if request else ""
+    for piece in pieces:
+        text = piece[0][:max_chars]
+        if current and size + len(text) + 1 > max_chars:
+            out.append(_excerpt(start + len(out), current, request, sidechain))
+            current, size = [], len(prefix)
+            if prefix:
+                current.append((prefix.rstrip("\n"), piece[1], piece[1]))
+        current.append((text, piece[1], piece[2]))
+        size += len(text) + 1
+    if current:
+        out.append(_excerpt(start + len(out), current, request, sidechain))
+    return out
+
+
+def _excerpt(index: int, pieces: list[tuple[str, int, int]], request: str, sidechain: bool) -> Excerpt:
+    return Excerpt(
+        index=index,
+        line_start=min(p[1] for p in pieces),
+        line_end=max(p[2] for p in pieces),
+        request=request,
+        text="\n".join(p[0] for p in pieces),
+        sidechain=sidechain,
+    )
+
+
+# --- rendering one event -------------------------------------------------------------------------
+def render_event(e: EventDoc, result: EventDoc | None = None) -> str:
+    who = "sub-agent" if e.is_sidechain else None
+    if e.role in (Role.USER, Role.ASSISTANT) and _is_placeholder(e.text):
+        return ""  # a redacted message says nothing anyone could search for
+    if e.role is Role.USER:
+        return f"{'task' if e.is_sidechain else 'user'}: {_clip(e.text, USER_CHARS)}"
+    if e.role is Role.ASSISTANT:
+        return f"{who or 'agent'}: {_clip(e.text, AGENT_CHARS)}" if e.text.strip() else ""
+    if e.role is Role.SUMMARY:
+        return f"summary: {_clip(e.text, SUMMARY_CHARS)}"
+    if e.role is Role.SYSTEM:
+        return f"note: {_clip(e.text, AGENT_CHARS)}" if e.text.strip() else ""
+    if e.role is Role.TOOL_RESULT:
+        return _outcome(e)
+    return _call(e, result)
+
+
+def _call(e: EventDoc, result: EventDoc | None) -> str:
+    if is_shell(e) and (command := command_of(e)) and not _is_placeholder(command):
+        line = f"$ {_clip(command, 400)}"
+        description = _field(e, "description")
+        if description:
+            line += f"   # {_one_line(description, 160)}"
+        return line + (("\n" + _outcome(result)) if result else "")
+    if is_edit(e):
+        path = edited_path(e) or "?"
+        change = _edit_summary(e)
+        status = " (failed)" if result is not None and result.is_error else ""
+        return f"edit {path}{status}{': ' + change if change else ''}"
+    name = e.tool_name or "tool"
+    args = "" if _is_placeholder(e.tool_input) else _compact_input(e.tool_input)
+    line = f"{name} {args}".rstrip()
+    return line + (("\n" + _outcome(result)) if result else "")
+
+
+def _outcome(result: EventDoc) -> str:
+    text = result.text or ""
+    code = exit_code(result)
+    status = ("error" if result.is_error else "ok") if code is None else f"exit {code}"
+    body = "" if _is_placeholder(text) else informative(_strip_headers(text), OUTPUT_CHARS)
+    if not body:
+        return f"  → {status}"
+    return f"  → {status}: " + body.replace("\n", "\n    ")
+
+
+def exit_code(result: EventDoc) -> int | None:
+    m = _EXIT.search((result.text or "")[:400])
+    if m:
+        return int(m.group(1))
+    return 1 if result.is_error and "exit code" in (result.text or "").lower() else None
+
+
+def _strip_headers(text: str) -> str:
+    lines = text.splitlines()
+    if lines and lines[0].startswith("Chunk ID"):
+        lines = [ln for ln in lines[:6] if not _CODEX_HEADER.match(ln)] + lines[6:]
+    return "\n".join(_LINE_NUMBER.sub("", ln) for ln in lines)
+
+
+def informative(text: str, limit: int) -> str:
+    """Head, error lines and tail of a long output, within `limit` characters; short output as it is."""
+    lines = [_WS.sub(" ", ln).rstrip() for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln.strip()]
+    joined = "\n".join(lines)
+    if len(joined) <= limit:
+        return joined
+    head, tail = lines[:6], lines[-3:] if len(lines) > 9 else []
+    middle = lines[len(head) : len(lines) - len(tail)]
+    errors = [ln for ln in middle if _ERROR_LINE.search(ln)][:4]
+    parts = [*head, *(["…", *errors] if errors else []), *(["…", *tail] if tail else [])]
+    out = "\n".join(_clip(p, 200) for p in parts)
+    return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+def _is_placeholder(value: object) -> bool:
+    """Text that is nothing but redaction placeholders."""
+    return isinstance(value, str) and not _WORDS.search(_PLACEHOLDER.sub(" ", value))
+
+
+def content_words(e: EventDoc, result: EventDoc | None) -> int:
+    """Words the session itself said in an event (not our rendering, not placeholders)."""
+    said = [e.text, command_of(e) or "" if e.role is Role.TOOL_CALL else "", result.text if result else ""]
+    if e.role is Role.TOOL_CALL and isinstance(e.tool_input, dict):
+        said.append(" ".join(str(v) for v in e.tool_input.values() if isinstance(v, str)))
+    return len(_WORDS.findall(_PLACEHOLDER.sub(" ", " ".join(said))))
+
+
+def _edit_summary(e: EventDoc) -> str:
+    raw = e.tool_input
+    if isinstance(raw, dict):
+        new = raw.get("new_string") or raw.get("content") or raw.get("new_str") or ""
+        if isinstance(new, str) and new.strip():
+            return _one_line(new, 300)
+        edits = raw.get("edits")
+        if isinstance(edits, list) and edits and isinstance(edits[0], dict):
+            return _one_line(str(edits[0].get("new_string", "")), 300)
+        raw = raw.get("input") or raw.get("patch")
+    if isinstance(raw, str):  # a patch: its added lines say what changed
+        added = [ln[1:] for ln in raw.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+        files = re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", raw, re.M)
+        more = f" (+{len(files) - 1} more files)" if len(files) > 1 else ""
+        return _one_line(" ".join(added), 300) + more
+    return ""
+
+
+def _field(e: EventDoc, name: str) -> str | None:
+    raw = e.tool_input
+    if isinstance(raw, dict):
+        value = raw.get(name)
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _compact_input(raw: object) -> str:
+    if raw is None:
+        return ""
+    if isinstance(raw, dict):
+        keep = {k: v for k, v in raw.items() if v not in (None, "", [], {})}
+        text = json.dumps(keep, ensure_ascii=False, default=str)
+    else:
+        text = str(raw)
+    return _clip(text, INPUT_CHARS)
+
+
+def _one_line(text: str, limit: int) -> str:
+    return _clip(" ".join((text or "").split()), limit)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = (text or "").strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -1,0 +1,78 @@
+"""Knowing when nothing is relevant: a calibrated per-hit relevance and a query-level "never discussed" test.
+
+Rank fusion says which candidates are best, never whether the best is any good, so recall would always
+answer something. Two engine-independent signals decide instead:
+
+- per hit: the cosine between query and memory embeddings, and the share of the query's terms (weighted
+  by their rarity in the candidate pool) that the memory contains. A hit is relevant when either signal
+  is clearly present or both are moderately present; the three thresholds map onto one relevance in
+  [0, 1] whose floor is 0.5.
+- per query: a named thing the query asks about (a capitalised or CamelCase name, an acronym, a dotted or
+  versioned token) that no candidate mentions at all means the store never discussed it, whatever else
+  matches loosely (a question about Sentry in a project that never used Sentry).
+
+Thresholds were set on the coding-session dev set (docs/benchmarks.md): they withhold 13 of 15
+unanswerable questions' results and cost one answerable question of 91.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+
+from cairn.search.analyzer import analyze, query_terms
+
+FLOOR = 0.5
+COSINE_ALONE = 0.25  # the embedding alone says "about this"
+COVERAGE_ALONE = 0.40  # the query's rarer words alone say so
+TOGETHER = 0.50  # cosine + coverage
+# Names in a question: CamelCase, ACRONYMS, words with digits or an inner dot, and capitalised words
+# that do not start a sentence.
+_NAMED = re.compile(
+    r"(?<![\w.])(?:[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}\w*|\w*\d\w*|[A-Za-z]+\.[A-Za-z]+|(?<=[a-z,;:] )[A-Z][a-z]+)"
+)
+
+
+def named_terms(query: str) -> list[str]:
+    """The named things a query mentions, as the analyzer's term for the whole word."""
+    out = []
+    for word in _NAMED.findall(query or ""):
+        whole = analyze(word.lower().replace(".", ""))
+        if whole:
+            out.append(whole[0])
+    return list(dict.fromkeys(out))
+
+
+def never_discussed(query: str, pool_terms: Iterable[set[str]]) -> list[str]:
+    """Named terms of the query that appear in none of the candidate texts."""
+    named = named_terms(query)
+    if not named:
+        return []
+    seen: set[str] = set()
+    for terms in pool_terms:
+        seen |= terms
+    return [t for t in named if t not in seen]
+
+
+class Relevance:
+    """Scores hits of one query against the statistics of its candidate pool."""
+
+    def __init__(self, query: str, pool_terms: Sequence[set[str]]) -> None:
+        self.terms = query_terms(query)
+        n = len(pool_terms)
+        df = {t: sum(t in doc for doc in pool_terms) for t in self.terms}
+        self.idf = {t: math.log(1 + (n + 1) / (df[t] + 0.5)) for t in self.terms}
+        self.total = sum(self.idf.values())
+
+    def coverage(self, doc_terms: set[str]) -> float:
+        if not self.total:
+            return 0.0
+        return sum(w for t, w in self.idf.items() if t in doc_terms) / self.total
+
+    def score(self, cosine: float | None, doc_terms: set[str]) -> float:
+        """Relevance in [0, 1]; FLOOR or more means the hit bears on the query."""
+        cos = max(cosine or 0.0, 0.0)
+        cov = self.coverage(doc_terms)
+        strength = max(cos / COSINE_ALONE, cov / COVERAGE_ALONE, (cos + cov) / TOGETHER)
+        return round(min(FLOOR * strength, 1.0), 4)

@@ -1,0 +1,48 @@
+"""Query-biased snippets and the relevance floor (search.snippets, search.relevance)."""
+
+from __future__ import annotations
+
+import pytest
+from cairn.search.analyzer import analyze
+from cairn.search.relevance import FLOOR, Relevance, named_terms, never_discussed
+from cairn.search.snippets import snippet
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_short_text_is_its_own_snippet():
+    assert (
+        snippet("Run bun test src/ before pushing", "how do I test", 200)
+        == "Run bun test src/ before pushing"
+    )
+
+
+def test_a_long_text_is_cut_to_the_lines_that_bear_on_the_query_in_their_order():
+    text = "\n".join(
+        [f"filler line number {i} about nothing" for i in range(50)] + ["$ mise run fmt → exit 0"]
+    )
+    text += "\n" + "\n".join(f"more filler {i}" for i in range(20)) + "\nmise trust fixed the fmt task"
+    shown = snippet(text, "how do I run the fmt task with mise?", 200)
+    assert "mise run fmt" in shown and "mise trust" in shown
+    assert shown.index("mise run fmt") < shown.index("mise trust")
+    assert len(shown) <= 200
+
+
+def test_names_in_a_question_are_found_whatever_their_shape():
+    assert named_terms("Did we set up Renovate or Dependabot for the CLI?") == ["renov", "dependabot", "cli"]
+    assert named_terms("how do we ship it") == []
+
+
+def test_a_named_thing_no_candidate_mentions_means_it_was_never_discussed():
+    pool = [set(analyze("Deploys use the bun CLI and a GitHub action")), set(analyze("Lint with biome"))]
+    assert never_discussed("Where is Sentry configured for the CLI?", pool) == ["sentri"]
+    assert never_discussed("Which CLI do deploys use?", pool) == []
+
+
+def test_relevance_clears_the_floor_on_meaning_or_on_the_querys_rarer_words_and_not_on_neither():
+    pool = [set(analyze(t)) for t in ("mise run test:ci runs the suite", "gofmt formats", "push the branch")]
+    judge = Relevance("which command runs the CI test suite", pool)
+    assert judge.score(0.6, set()) >= FLOOR
+    assert judge.score(None, pool[0]) >= FLOOR
+    assert judge.score(0.05, pool[2]) < FLOOR
+    assert 0.0 <= judge.score(0.99, pool[0]) <= 1.0

@@ -1,0 +1,101 @@
+"""Transcript steps: a session rendered as compact, cited excerpts (pipeline.steps)."""
+
+from __future__ import annotations
+
+import pytest
+from cairn.pipeline.models import EventDoc
+from cairn.pipeline.steps import build_excerpts, informative, render_event
+from cairn.transcripts.model import Role
+
+pytestmark = pytest.mark.unit
+
+
+def ev(seq, line, role, text="", **kw) -> EventDoc:
+    return EventDoc(seq=seq, line_no=line, role=role, text=text, **kw)
+
+
+def shell(seq, line, command, call_id, description=None) -> EventDoc:
+    args = {"command": command, **({"description": description} if description else {})}
+    return ev(seq, line, Role.TOOL_CALL, tool_name="Bash", tool_input=args, tool_call_id=call_id)
+
+
+def result(seq, line, text, call_id, error=False) -> EventDoc:
+    return ev(seq, line, Role.TOOL_RESULT, text, tool_call_id=call_id, is_error=error)
+
+
+def test_a_step_shows_the_request_each_command_with_its_outcome_and_the_files_touched():
+    events = [
+        ev(0, 1, Role.USER, "Make the empty-repo check return a clear error"),
+        shell(1, 2, "go test ./cmd/...", "t1", "Run the unit tests"),
+        result(2, 3, "--- FAIL: TestEmptyRepo\nFAIL\nexit status 1", "t1", error=True),
+        ev(
+            3,
+            4,
+            Role.TOOL_CALL,
+            tool_name="Edit",
+            tool_input={
+                "file_path": "cmd/strategy.go",
+                "new_string": "var ErrEmptyRepository = errors.New(...)",
+            },
+            tool_call_id="t2",
+        ),
+        result(4, 5, "The file cmd/strategy.go has been updated successfully.", "t2"),
+        ev(5, 6, Role.ASSISTANT, "The tests pass now."),
+        ev(6, 7, Role.USER, "Thanks, now open a PR"),
+    ]
+    first, second = build_excerpts(events)
+    assert (first.line_start, first.line_end) == (1, 6)
+    assert first.request == "Make the empty-repo check return a clear error"
+    assert "user: Make the empty-repo check" in first.text
+    assert "$ go test ./cmd/...   # Run the unit tests" in first.text
+    assert "→ exit 1" in first.text and "--- FAIL: TestEmptyRepo" in first.text
+    assert "edit cmd/strategy.go: var ErrEmptyRepository" in first.text
+    assert "agent: The tests pass now." in first.text
+    assert second.text == "user: Thanks, now open a PR" and second.line_start == 7
+
+
+def test_a_long_step_is_cut_into_bounded_excerpts_that_each_name_their_request():
+    events = [ev(0, 1, Role.USER, "Tidy every module")]
+    for i in range(40):
+        events.append(shell(2 * i + 1, 2 * i + 2, f"ruff format module_{i}.py", f"c{i}"))
+        events.append(result(2 * i + 2, 2 * i + 3, "1 file reformatted " + "x" * 100, f"c{i}"))
+    excerpts = build_excerpts(events, max_chars=600)
+    assert len(excerpts) > 3
+    assert all(len(x.text) <= 600 for x in excerpts)
+    assert all(x.text.startswith("(continued) request: Tidy every module") for x in excerpts[1:])
+    assert [x.index for x in excerpts] == list(range(len(excerpts)))
+
+
+def test_a_step_with_nothing_but_redaction_placeholders_leaves_no_excerpt():
+    events = [
+        ev(0, 1, Role.USER, "[REDACTED_TEXT len=98 sha=62d744dd]"),
+        ev(1, 2, Role.ASSISTANT, "[REDACTED_TEXT len=12 sha=00000000]"),
+    ]
+    assert build_excerpts(events) == []
+
+
+def test_long_output_keeps_its_head_its_error_lines_and_its_tail():
+    lines = [f"line {i} ok" for i in range(200)]
+    lines[120] = "src/app.ts:12:3 error TS2307: Cannot find module './AgentLogos'"
+    shown = informative("\n".join(lines), 480)
+    assert "line 0 ok" in shown and "line 199 ok" in shown
+    assert "error TS2307" in shown
+    assert len(shown) <= 480
+
+
+def test_a_codex_exit_status_is_read_from_its_output_header():
+    call = ev(
+        0,
+        1,
+        Role.TOOL_CALL,
+        tool_name="exec_command",
+        tool_input={"cmd": "git fetch origin"},
+        tool_call_id="x",
+    )
+    out = result(
+        1, 2, "Chunk ID: 1\nWall time: 0.3 seconds\nProcess exited with code 128\nOutput:\nfatal: repo", "x"
+    )
+    text = render_event(call, out)
+    assert text.startswith("$ git fetch origin")
+    assert "→ exit 128: fatal: repo" in text
+    assert "Chunk ID" not in text
