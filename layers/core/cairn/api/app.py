@@ -10,7 +10,8 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from cairn import __version__
-from cairn.api.errors import install_error_handlers
+from cairn.api.docs import install_docs
+from cairn.api.errors import ERROR_RESPONSES, install_error_handlers
 from cairn.api.limits import BodySizeLimit
 from cairn.api.request_log import RequestLog
 from cairn.bootstrap import Container
@@ -21,6 +22,8 @@ def create_app(container: Container, *, rest: bool = True, mcp: bool = True) -> 
         title="Cairn",
         version=__version__,
         description="Team-shared, persistent memory for AI coding agents.",
+        docs_url=None,  # served from the package by install_docs: FastAPI's own load from a CDN
+        redoc_url=None,
     )
     app.state.container = container
     install_error_handlers(app)
@@ -30,9 +33,10 @@ def create_app(container: Container, *, rest: bool = True, mcp: bool = True) -> 
         from cairn.api.routes_uploads import router as uploads_router
         from cairn.web import install_ui
 
-        app.include_router(router)
-        app.include_router(context_router)
-        app.include_router(uploads_router)
+        app.include_router(router, responses=ERROR_RESPONSES)
+        app.include_router(context_router, responses=ERROR_RESPONSES)
+        app.include_router(uploads_router, responses=ERROR_RESPONSES)
+        install_docs(app)
         install_ui(app)  # the web UI at / and /ui/..., over the same services
     if mcp:
         from cairn.api.mcp_server import mcp_router
