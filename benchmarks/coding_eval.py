@@ -131,9 +131,7 @@ def _evaluate(container, transcript: Path, questions: list[dict], project: str, 
         hit = _hit(text, q["must_contain"])
         in_store = any(_hit(m.content + " " + (m.title or ""), q["must_contain"]) for m in memories)
         by_id = {m.id: m for m in memories}
-        in_hits = any(
-            _hit(by_id[h["id"]].content, q["must_contain"]) for h in hits if h.get("id") in by_id
-        )
+        in_hits = any(_hit(by_id[h["id"]].content, q["must_contain"]) for h in hits if h.get("id") in by_id)
         rows.append(
             {
                 "id": q["id"],

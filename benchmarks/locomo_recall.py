@@ -374,7 +374,10 @@ def parse_tuning(pairs: Sequence[str]) -> RecallTuning:
         name, _, raw = pair.partition("=")
         if name not in types:
             sys.exit(f"unknown tuning field {name!r}; known: {', '.join(types)}")
-        values[name] = int(raw) if types[name] in ("int", int) else float(raw)
+        if raw.lower() == "none":  # e.g. floor=none: the ranking alone, no "nothing relevant" abstention
+            values[name] = None
+        else:
+            values[name] = int(raw) if types[name] in ("int", int) else float(raw)
     return replace(RecallTuning(), **values)
 
 

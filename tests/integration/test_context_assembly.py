@@ -252,3 +252,10 @@ def test_a_handoff_that_names_its_member_waits_for_that_member(store):
     h = store.add(kind=MemoryKind.HANDOFF, content="carol's half-done rebase", details={"member": "carol"})
     assert store.context.assemble(ALICE, P, "claude-code").handoff_id is None
     assert store.context.assemble(carol, P, "claude-code").handoff_id == h.id
+
+
+def test_a_project_with_only_facts_gets_them_in_its_context(store):
+    fact = store.add(kind=MemoryKind.FACT, content="The payments stub listens on port 9100")
+    md = store.context.assemble(ALICE, P, "claude-code").markdown
+    assert "## Project facts" in md and f"[{fact.id}]" in md
+    assert "nothing is remembered yet" not in md

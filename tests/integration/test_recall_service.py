@@ -87,7 +87,9 @@ def test_a_memory_is_recalled_by_meaning_without_shared_words(stack):
 
 def test_limit_caps_the_hits_and_scores_descend(stack):
     # the floor off: this is about ranking mechanics, and the third memory is barely related
-    result = stack.service(tuning=RecallTuning(floor=None)).recall(TEAM, "database deploy", MemoryFilter(), limit=3)
+    result = stack.service(tuning=RecallTuning(floor=None)).recall(
+        TEAM, "database deploy", MemoryFilter(), limit=3
+    )
     assert len(result.hits) == 3
     scores = [h.score for h in result.hits]
     assert scores == sorted(scores, reverse=True)

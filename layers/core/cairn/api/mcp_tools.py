@@ -176,7 +176,11 @@ def _recall(s: ToolServices, caller: Principal, x: a.RecallArgs) -> dict[str, An
         member=caller.member,
     )
     result = s.recall.recall(caller.team_id, x.query, flt, x.limit)
-    hits = [recall_view(h, x.query) for h in result.hits]
+    # the best hits get room to show their evidence; the rest a glimpse (ten hits stay ~2,000 tokens)
+    hits = [
+        recall_view(h, x.query, SNIPPET_CHARS * 2 if rank < 3 else SNIPPET_CHARS * 3 // 4)
+        for rank, h in enumerate(result.hits)
+    ]
     out: dict[str, Any] = {"hits": hits, "degraded": result.degraded}
     if not hits:
         out["note"] = NOTHING_RELEVANT if result.nothing_relevant else "nothing is remembered that matches"
@@ -187,7 +191,7 @@ NOTHING_RELEVANT = "nothing relevant: no memory or transcript excerpt of this sc
 SNIPPET_CHARS = 420
 
 
-def recall_view(h: RecallHit, query: str) -> dict[str, Any]:
+def recall_view(h: RecallHit, query: str, budget: int = SNIPPET_CHARS) -> dict[str, Any]:
     """A hit as an agent sees it: compact. Long texts are cut to their lines that bear on the query;
     `get` (a memory) or `transcript` (an excerpt's session lines) opens the rest."""
     m = h.memory
@@ -196,11 +200,10 @@ def recall_view(h: RecallHit, query: str) -> dict[str, Any]:
         view: dict[str, Any] = {
             "id": m.id,
             "kind": m.kind.value,
-            "title": m.title,
-            "snippet": snippet(m.content, query, SNIPPET_CHARS),
+            "title": _short(m.title, 90),
+            "snippet": snippet(m.content, query, budget),
             "session_id": m.provenance.session_id,
             "lines": lines,
-            "agent": m.provenance.agent,
         }
     else:
         view = memory_view(m)
@@ -210,9 +213,16 @@ def recall_view(h: RecallHit, query: str) -> dict[str, Any]:
         if view.get("details") and len(json.dumps(view["details"], default=str)) > 600:
             view.pop("details")
             view["truncated"] = True
-    view["relevance"] = round(h.relevance, 3)
-    view["via"] = h.via
+    view["relevance"] = round(h.relevance, 2)
+    if h.via != "search":
+        view["via"] = h.via
     return {k: v for k, v in view.items() if v is not None}
+
+
+def _short(text: str | None, limit: int) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
 
 
 def _get(s: ToolServices, caller: Principal, x: a.IdArgs) -> dict[str, Any]:

@@ -36,6 +36,7 @@ _ERROR_LINE = re.compile(
 _WS = re.compile(r"[ \t]+")
 _PLACEHOLDER = re.compile(r"\[REDACTED_[A-Z_]+[^\]]*\]")
 _WORDS = re.compile(r"[A-Za-z]{3,}")
+_RUN = re.compile(r"([^\w\s])\1{3,}")  # rules and box drawing (━━━━, ----) say nothing, cost tokens
 MIN_CONTENT_WORDS = 2  # an excerpt of fewer of the session's own words (a fully redacted step) is dropped
 
 
@@ -193,7 +194,7 @@ def _strip_headers(text: str) -> str:
 
 def informative(text: str, limit: int) -> str:
     """Head, error lines and tail of a long output, within `limit` characters; short output as it is."""
-    lines = [_WS.sub(" ", ln).rstrip() for ln in text.splitlines()]
+    lines = [_RUN.sub(r"\1\1\1", _WS.sub(" ", ln)).rstrip() for ln in text.splitlines()]
     lines = [ln for ln in lines if ln.strip()]
     joined = "\n".join(lines)
     if len(joined) <= limit:

@@ -77,7 +77,6 @@ class TranscriptReader:
             lines=lines,
         )
 
-
     def lines(
         self, caller: Principal, session_id: str, line_start: int | None, line_end: int | None
     ) -> list[dict]:

@@ -135,6 +135,7 @@ class ContextService:
             _Section("Preferences and conventions", 15, _conventions(conventions, project, relevance)),
             _Section("Proven procedures", 6, _procedures(procedures, project, relevance)),
             _Section("Recent decisions", 6, _decisions(decisions, project, relevance)),
+            _Section("Project facts", 8, _facts(facts, project, relevance)),
             _Section("Team insights", 6, self._team_insights(team, caller.member, prompt)),
         ]
         if not handoffs and not any(s.lines for s in sections[1:]):
@@ -340,6 +341,16 @@ def _procedures(found: list[Memory], project: str, rel: dict[str, int]) -> list[
     found = [m for m in found if _count(m, "success_count") >= _count(m, "failure_count") or m.pinned]
     found.sort(key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -proven(m), -m.created_at.timestamp()))
     return [_line(m, project, suffix=_success_rate(m)) for m in found]
+
+
+def _facts(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
+    """Facts a session established (ports, paths, versions, where things live), pinned and relevant
+    first; errors and team-wide facts are shown in their own sections."""
+    found = [m for m in found if not ERROR_TAGS.intersection(m.tags) and m.scope is not Scope.TEAM]
+    found.sort(
+        key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -round(m.confidence, 1), -m.created_at.timestamp())
+    )
+    return [_line(m, project) for m in found]
 
 
 def _decisions(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:

@@ -77,8 +77,8 @@ class RecallTuning:
     # 1-hop graph expansion from the best hits, scored below the hit they hang off
     graph_seeds: int = 3
     graph_factor: float = 0.5
-    # Hits whose relevance (search.relevance) is under this are withheld, and a query naming something no
-    # candidate mentions gets nothing: recall can say "nothing relevant". None keeps every hit.
+    # When no hit's relevance (search.relevance) reaches this, or the query names something no candidate
+    # mentions, recall answers "nothing relevant" instead of its least bad guesses. None: always answer.
     floor: float | None = FLOOR
     # transcript excerpts rank just below an equally matching extracted memory: memories are the answer,
     # excerpts make sure nothing said is lost
@@ -152,8 +152,8 @@ class RecallService:
         )
 
     def _judge(self, query: str, hits: list[RecallHit], cosines: dict[str, float]) -> list[RecallHit]:
-        """Each hit's relevance; with a floor, what is under it goes, and so does everything when the
-        query names something no candidate mentions."""
+        """Each hit's relevance; with a floor, nothing when no hit clears it or when the query names
+        something no candidate mentions."""
         if not hits:
             return hits
         pool_terms = [set(_terms(h.memory.search_text())) for h in hits]
@@ -165,7 +165,12 @@ class RecallService:
             replace(h, relevance=judge.score(cosines.get(h.memory.id), terms))
             for h, terms in zip(hits, pool_terms, strict=True)
         ]
-        return [h for h in judged if floor is None or h.relevance >= floor]
+        # the floor is a question about the answer, not each line of it: when the best hit clears it, the
+        # ranking stands (weaker hits show their relevance); when none does, there is nothing relevant.
+        # Cutting each hit at the floor instead cost LoCoMo dev R@10 0.016 for no negative gained.
+        if floor is not None and max(h.relevance for h in judged) < floor:
+            return []
+        return judged
 
     # -- steps --------------------------------------------------------------------------------------
 
