@@ -248,7 +248,8 @@ def indexed(team_a, learned) -> dict[str, Any]:
         matches = [
             hit
             for hit in answer["hits"]
-            if hit.get("session_id") == learned["session_id"] and "npm run build" in hit["content"]
+            if hit.get("session_id") == learned["session_id"]
+            and "npm run build" in (hit.get("content") or hit.get("snippet", ""))
         ]
         return answer if matches else None
 
