@@ -46,3 +46,19 @@ def test_relevance_clears_the_floor_on_meaning_or_on_the_querys_rarer_words_and_
     assert judge.score(None, pool[0]) >= FLOOR
     assert judge.score(0.05, pool[2]) < FLOOR
     assert 0.0 <= judge.score(0.99, pool[0]) <= 1.0
+
+
+def test_a_line_under_a_matching_heading_is_shown_with_it():
+    text = "\n".join(
+        [f"filler line {i} about the parser internals" for i in range(40)]
+        + ["Manual test:", "1. `mkdir /tmp/test-empty && git init`", "2. `entire enable` prints a warning"]
+        + [f"more filler {i}" for i in range(30)]
+    )
+    shown = snippet(text, "was the manual test ever carried out?", 200)
+    assert "Manual test:" in shown and "/tmp/test-empty" in shown
+
+
+def test_a_dotted_name_counts_as_discussed_when_its_parts_are():
+    pool = [set(analyze("we call strategy.OpenRepository() and never Close() it"))]
+    assert never_discussed("Does strategy.OpenRepository() need closing?", pool) == []
+    assert never_discussed("Does sentry.CaptureException() need closing?", pool)

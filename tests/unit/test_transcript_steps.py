@@ -99,3 +99,13 @@ def test_a_codex_exit_status_is_read_from_its_output_header():
     assert text.startswith("$ git fetch origin")
     assert "→ exit 128: fatal: repo" in text
     assert "Chunk ID" not in text
+
+
+def test_a_long_request_is_never_cut_it_continues_over_several_excerpts():
+    plan = "\n".join(f"- step {i}: change module_{i} so that it handles the empty case" for i in range(120))
+    plan += "\n- No attempt to fully support empty repos (too many downstream HEAD dependencies)"
+    excerpts = build_excerpts([ev(1, 1, Role.USER, "Implement the following plan:\n" + plan)])
+    joined = "\n".join(x.text for x in excerpts)
+    assert len(excerpts) > 2 and all(len(x.text) <= 1_800 for x in excerpts)
+    assert "too many downstream HEAD dependencies" in joined and "module_119" in joined
+    assert all(x.request.startswith("Implement the following plan") for x in excerpts)

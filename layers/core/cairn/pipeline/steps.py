@@ -21,11 +21,11 @@ from cairn.pipeline.shell import command_of, edited_path, is_edit, is_shell
 from cairn.transcripts.model import Role
 
 EXCERPT_CHARS = 1_800  # one excerpt's rendered text; about 450 tokens
-USER_CHARS = 900
-AGENT_CHARS = 500
-SUMMARY_CHARS = 1_700
+AGENT_CHARS = 500  # a system note
+PROSE_CHARS = 24_000  # what a person or the agent wrote is kept whole up to here (a pasted log is not prose)
 OUTPUT_CHARS = 480  # a tool's output as shown: head, error lines, tail
 INPUT_CHARS = 220
+EDIT_CHARS = 700  # what an edit wrote: its strings and comments are often the answer later
 MAX_EXCERPTS = 600  # per session: the bound on what one session stores
 _EXIT = re.compile(r"(?:Process exited with code|exit(?:ed)? (?:code|status)[:=]?)\s*(-?\d+)", re.I)
 _CODEX_HEADER = re.compile(r"^(Chunk ID|Wall time|Process exited with code|Original token count|Output):?.*$")
@@ -68,7 +68,8 @@ def build_excerpts(events: Sequence[EventDoc], max_chars: int = EXCERPT_CHARS) -
             text = render_event(e, result)
             if text:
                 last = max(e.last_line, result.last_line if result else 0)
-                pieces.append((text, e.line_no, last))
+                # prose is never cut: a long message continues over as many pieces as it takes
+                pieces.extend((part, e.line_no, last) for part in split_prose(text, max_chars - 160))
                 words.append(content_words(e, result))
         if sum(words) < MIN_CONTENT_WORDS:
             continue
@@ -138,11 +139,11 @@ def render_event(e: EventDoc, result: EventDoc | None = None) -> str:
     if e.role in (Role.USER, Role.ASSISTANT) and _is_placeholder(e.text):
         return ""  # a redacted message says nothing anyone could search for
     if e.role is Role.USER:
-        return f"{'task' if e.is_sidechain else 'user'}: {_clip(e.text, USER_CHARS)}"
+        return f"{'task' if e.is_sidechain else 'user'}: {_prose(e.text)}"
     if e.role is Role.ASSISTANT:
-        return f"{who or 'agent'}: {_clip(e.text, AGENT_CHARS)}" if e.text.strip() else ""
+        return f"{who or 'agent'}: {_prose(e.text)}" if e.text.strip() else ""
     if e.role is Role.SUMMARY:
-        return f"summary: {_clip(e.text, SUMMARY_CHARS)}"
+        return f"summary: {_prose(e.text)}"
     if e.role is Role.SYSTEM:
         return f"note: {_clip(e.text, AGENT_CHARS)}" if e.text.strip() else ""
     if e.role is Role.TOOL_RESULT:
@@ -207,6 +208,36 @@ def informative(text: str, limit: int) -> str:
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
+def _prose(text: str) -> str:
+    lines = [_RUN.sub(r"\1\1\1", _WS.sub(" ", ln)).rstrip() for ln in (text or "").strip().splitlines()]
+    return _clip("\n".join(ln for ln in lines if ln.strip()), PROSE_CHARS)
+
+
+def split_prose(text: str, limit: int) -> list[str]:
+    """`text` in pieces of at most `limit` characters, cut at line ends (else at spaces) where it can be."""
+    if len(text) <= limit:
+        return [text]
+    pieces: list[str] = []
+    current = ""
+    for line in text.split("\n"):
+        while len(line) > limit:  # one huge line: cut at the last space that fits
+            cut = line.rfind(" ", limit // 2, limit)
+            cut = cut if cut > 0 else limit
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(line[:cut])
+            line = line[cut:].lstrip()
+        if current and len(current) + 1 + len(line) > limit:
+            pieces.append(current)
+            current = line
+        else:
+            current = f"{current}\n{line}" if current else line
+    if current:
+        pieces.append(current)
+    return pieces
+
+
 def _is_placeholder(value: object) -> bool:
     """Text that is nothing but redaction placeholders."""
     return isinstance(value, str) and not _WORDS.search(_PLACEHOLDER.sub(" ", value))
@@ -225,16 +256,16 @@ def _edit_summary(e: EventDoc) -> str:
     if isinstance(raw, dict):
         new = raw.get("new_string") or raw.get("content") or raw.get("new_str") or ""
         if isinstance(new, str) and new.strip():
-            return _one_line(new, 300)
+            return _one_line(new, EDIT_CHARS)
         edits = raw.get("edits")
         if isinstance(edits, list) and edits and isinstance(edits[0], dict):
-            return _one_line(str(edits[0].get("new_string", "")), 300)
+            return _one_line(str(edits[0].get("new_string", "")), EDIT_CHARS)
         raw = raw.get("input") or raw.get("patch")
     if isinstance(raw, str):  # a patch: its added lines say what changed
         added = [ln[1:] for ln in raw.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
         files = re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", raw, re.M)
         more = f" (+{len(files) - 1} more files)" if len(files) > 1 else ""
-        return _one_line(" ".join(added), 300) + more
+        return _one_line(" ".join(added), EDIT_CHARS) + more
     return ""
 
 

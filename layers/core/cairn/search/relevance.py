@@ -36,23 +36,29 @@ _NAMED = re.compile(
 
 def named_terms(query: str) -> list[str]:
     """The named things a query mentions, as the analyzer's term for the whole word."""
-    out = []
+    return [whole for whole, _ in _named(query)]
+
+
+def _named(query: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Each named thing as its whole-word term and its parts (`strategy.OpenRepository` is both
+    `strategyopenrepositori` and `strategi` + `openrepositori`, as a text would be analysed)."""
+    out: dict[str, tuple[str, ...]] = {}
     for word in _NAMED.findall(query or ""):
         whole = analyze(word.lower().replace(".", ""))
         if whole:
-            out.append(whole[0])
-    return list(dict.fromkeys(out))
+            out.setdefault(whole[0], tuple(analyze(word)))
+    return list(out.items())
 
 
 def never_discussed(query: str, pool_terms: Iterable[set[str]]) -> list[str]:
-    """Named terms of the query that appear in none of the candidate texts."""
-    named = named_terms(query)
+    """Named terms of the query that appear in none of the candidate texts, whole or by all their parts."""
+    named = _named(query)
     if not named:
         return []
     seen: set[str] = set()
     for terms in pool_terms:
         seen |= terms
-    return [t for t in named if t not in seen]
+    return [w for w, parts in named if w not in seen and not (parts and all(p in seen for p in parts))]
 
 
 class Relevance:

@@ -13,6 +13,7 @@ import math
 from cairn.search.analyzer import analyze, query_terms
 
 LINE_CHARS = 260  # one shown line; a long line is cut around its first matching term
+HEADING_SHARE = 0.6  # what a line inherits of its heading's match
 
 
 def snippet(text: str, query: str, budget: int = 420) -> str:
@@ -27,10 +28,8 @@ def snippet(text: str, query: str, budget: int = 420) -> str:
     analysed = [set(analyze(ln)) for ln in lines]
     df = {t: sum(t in a for a in analysed) for t in terms}
     weight = {t: math.log(1 + len(lines) / df[t]) for t in terms if df[t]}
-    scored = sorted(
-        ((sum(weight.get(t, 0.0) for t in a & terms), -i) for i, a in enumerate(analysed)),
-        reverse=True,
-    )
+    own = [sum(weight.get(t, 0.0) for t in a & terms) for a in analysed]
+    scored = sorted(((s, -i) for i, s in enumerate(_with_context(lines, own))), reverse=True)
     chosen: list[int] = []
     used = 0
     for score, neg_i in scored:
@@ -44,6 +43,7 @@ def snippet(text: str, query: str, budget: int = 420) -> str:
         used += len(shown) + 2
     if not chosen:
         return _cut(text, budget)
+    chosen = _fill_gaps(chosen, lines, terms, budget - used)
     parts = []
     previous = -2
     for i in sorted(chosen):
@@ -52,6 +52,38 @@ def snippet(text: str, query: str, budget: int = 420) -> str:
         parts.append(_around(lines[i], terms, LINE_CHARS))
         previous = i
     return "\n".join(parts)
+
+
+def _is_heading(line: str) -> bool:
+    """A line that names what the lines under it are about: `## Out of scope`, `Manual test:`, `**Why**`."""
+    return line.startswith(("#", "**")) or (line.endswith(":") and len(line) <= 80)
+
+
+def _with_context(lines: list[str], own: list[float]) -> list[float]:
+    """A line under a matching heading bears on the query through it: it inherits part of its score."""
+    out = []
+    heading = 0.0
+    for line, score in zip(lines, own, strict=True):
+        if _is_heading(line):
+            heading = score
+            out.append(score)
+        else:
+            out.append(score + HEADING_SHARE * heading)
+    return out
+
+
+def _fill_gaps(chosen: list[int], lines: list[str], terms: set[str], room: int) -> list[int]:
+    """One line between two shown lines is shown too, when it fits: a list read with a hole in it
+    misleads more than the line costs."""
+    picked = set(chosen)
+    for i in sorted(chosen):
+        gap = i + 1
+        if gap + 1 in picked and gap not in picked:
+            shown = len(_around(lines[gap], terms, LINE_CHARS)) + 2
+            if shown <= room:
+                picked.add(gap)
+                room -= shown
+    return sorted(picked)
 
 
 def _around(line: str, terms: set[str], limit: int) -> str:
