@@ -62,3 +62,13 @@ def test_a_dotted_name_counts_as_discussed_when_its_parts_are():
     pool = [set(analyze("we call strategy.OpenRepository() and never Close() it"))]
     assert never_discussed("Does strategy.OpenRepository() need closing?", pool) == []
     assert never_discussed("Does sentry.CaptureException() need closing?", pool)
+
+
+def test_a_long_text_covers_a_query_only_as_well_as_its_best_passage():
+    query = "which authentication provider handles user log in sessions?"
+    scattered = [set(analyze(w)) for w in ("authentication", "provider", "user", "log", "sessions")]
+    pool = [set().union(*scattered)]
+    judge = Relevance(query, pool)
+    apart = [frozenset(t | {"filler"}) for t in scattered]
+    together = [frozenset(pool[0])]
+    assert judge.score(0.0, pool[0], together) > judge.score(0.0, pool[0], apart)

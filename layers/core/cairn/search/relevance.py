@@ -76,9 +76,12 @@ class Relevance:
             return 0.0
         return sum(w for t, w in self.idf.items() if t in doc_terms) / self.total
 
-    def score(self, cosine: float | None, doc_terms: set[str]) -> float:
-        """Relevance in [0, 1]; FLOOR or more means the hit bears on the query."""
+    def score(
+        self, cosine: float | None, doc_terms: set[str], passages: Sequence[frozenset[str]] = ()
+    ) -> float:
+        """Relevance in [0, 1]; FLOOR or more means the hit bears on the query. A long text covers the
+        query as well as its best passage does, when its passages are given."""
         cos = max(cosine or 0.0, 0.0)
-        cov = self.coverage(doc_terms)
+        cov = max(map(self.coverage, passages)) if passages else self.coverage(doc_terms)
         strength = max(cos / COSINE_ALONE, cov / COVERAGE_ALONE, (cos + cov) / TOGETHER)
         return round(min(FLOOR * strength, 1.0), 4)

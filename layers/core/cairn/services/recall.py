@@ -162,7 +162,7 @@ class RecallService:
             return []
         judge = Relevance(query, pool_terms)
         judged = [
-            replace(h, relevance=judge.score(cosines.get(h.memory.id), terms))
+            replace(h, relevance=judge.score(cosines.get(h.memory.id), terms, _passages(h.memory)))
             for h, terms in zip(hits, pool_terms, strict=True)
         ]
         # the floor is a question about the answer, not each line of it: when the best hit clears it, the
@@ -281,6 +281,7 @@ class RecallService:
 
 
 _BM25_K1 = 1.2
+PASSAGE_LINES = 3  # the window within which a long text's words must cover the query
 _BM25_B = 0.75
 
 
@@ -289,6 +290,25 @@ def _terms(text: str) -> tuple[str, ...]:
     # Content-addressed, so an edited memory simply misses. Recalls keep pooling the same popular
     # memories; re-analysing them was a third of the feedback step.
     return tuple(analyze(text))
+
+
+def _passages(memory: Memory) -> tuple[frozenset[str], ...]:
+    return _passage_terms(memory.title or "", memory.content)
+
+
+@lru_cache(maxsize=8192)
+def _passage_terms(title: str, content: str) -> tuple[frozenset[str], ...]:
+    """Terms of each few consecutive lines of a long text, each with its title's: the words of an
+    answer stand together, and a long excerpt that has every word somewhere is not thereby about it."""
+    lines = [ln for ln in content.splitlines() if ln.strip()]
+    if len(lines) <= PASSAGE_LINES:
+        return ()
+    heading = set(analyze(title))
+    per_line = [set(analyze(ln)) for ln in lines]
+    return tuple(
+        frozenset(heading.union(*per_line[i : i + PASSAGE_LINES]))
+        for i in range(len(per_line) - PASSAGE_LINES + 1)
+    )
 
 
 def feedback_ranking(
