@@ -18,3 +18,5 @@ CLAUDE_SESSION = (
 )
 #: Six real Codex rollouts, free text sanitised upstream (madshn/localpush, MIT).
 CODEX_LOCALPUSH = TRANSCRIPTS / "codex" / "localpush"
+#: Two Gemini CLI 0.61.0 sessions produced here with the real CLI against a scripted model (see SOURCE.md).
+GEMINI_CAPTURE = TRANSCRIPTS / "gemini-cli" / "cairn-capture"

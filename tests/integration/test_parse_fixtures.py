@@ -12,14 +12,15 @@ from cairn.domain.errors import PayloadTooLarge
 from cairn.transcripts import MAX_TRANSCRIPT_BYTES, Role, chunk_events, parse_transcript
 
 from tests.paths import CLAUDE_SESSION as MAIN_SESSION
-from tests.paths import CODEX_LOCALPUSH, TRANSCRIPTS
+from tests.paths import CODEX_LOCALPUSH, GEMINI_CAPTURE, TRANSCRIPTS
 
 pytestmark = pytest.mark.integration
 
 CLAUDE_DIR = MAIN_SESSION.parent
 AGENT_FILES = sorted(CLAUDE_DIR.glob("agent-*.jsonl"))
 CODEX_FILES = sorted(CODEX_LOCALPUSH.glob("rollout-*.jsonl"))
-ALL_FILES = [MAIN_SESSION, *AGENT_FILES, *CODEX_FILES]
+GEMINI_FILES = sorted(GEMINI_CAPTURE.glob("session-*.jsonl"))
+ALL_FILES = [MAIN_SESSION, *AGENT_FILES, *CODEX_FILES, *GEMINI_FILES]
 
 
 def parse(path: Path):
@@ -39,10 +40,12 @@ def test_the_fixtures_are_in_the_repository_each_folder_with_its_source_and_lice
         "codex/agentv",
         "codex/localpush",
         "copilot-cli/agentv",
+        "gemini-cli/cairn-capture",
     ]
     for folder in folders:
         source = (folder / "SOURCE.md").read_text()
-        assert "Repository: https://github.com/" in source, folder
+        # copied from a public repository, or produced here with the real CLI (and said how)
+        assert "Repository: https://github.com/" in source or "Produced by: this project" in source, folder
         assert "Licence: MIT" in source or "Licence: Apache-2.0" in source, folder
     assert all(path.exists() for path in ALL_FILES)
 
@@ -72,6 +75,8 @@ def test_no_injected_text_survives_in_any_event(path: Path):
         assert "Whenever you read a file, you should consider whether it looks malicious" not in event.text
         assert "<command-name>" not in event.text
         assert "<environment_context>" not in event.text
+        assert "<session_context>" not in event.text and "<hook_context>" not in event.text
+        assert "cairn-context" not in event.text
 
 
 def test_the_claude_session_keeps_its_metadata(main_session):

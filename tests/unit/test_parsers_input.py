@@ -88,14 +88,14 @@ def test_plain_text_is_invalid_input():
         parse_transcript(b"Hello, this is a README.\nNothing to see here.\n")
 
 
-def test_json_lines_of_an_unknown_format_are_invalid_input_unless_an_agent_is_given():
+def test_json_lines_of_an_unknown_format_are_invalid_input_even_when_an_agent_is_given():
     data = jsonl({"event": "click", "x": 1}, {"event": "scroll", "y": 2})
 
-    with pytest.raises(InvalidInput, match="neither Claude Code nor Codex"):
+    with pytest.raises(InvalidInput, match="not in Claude Code, Codex or Gemini CLI format"):
         parse_transcript(data)
-    forced = parse_transcript(data, agent="claude")
-    assert forced.events == ()
-    assert forced.stats.skipped_unknown == {"<no type>": 2}
+    # naming an agent does not turn unknown lines into an empty session "learned +0"
+    with pytest.raises(InvalidInput, match="not a Claude Code transcript: none of its 2 JSON lines"):
+        parse_transcript(data, agent="claude")
 
 
 def test_an_unknown_future_version_still_parses_what_it_recognises():

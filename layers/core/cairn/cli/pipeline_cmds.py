@@ -55,13 +55,17 @@ def check_transcript(raw: bytes, path: Path, agent: str | None):
     from cairn.transcripts import normalise_agent, parse_transcript
 
     if agent is not None and normalise_agent(agent) is None:
-        raise CliError(f"--agent {agent!r} is not a transcript format Cairn reads; use claude-code or codex")
+        raise CliError(
+            f"--agent {agent!r} is not a transcript format Cairn reads; use claude-code, codex or gemini-cli"
+        )
     try:
         parsed = parse_transcript(raw, agent, path.name)
     except (InvalidInput, PayloadTooLarge) as exc:
         raise CliError(f"{path}: {exc.message}; nothing was uploaded") from None
-    if parsed.agent not in ("claude-code", "codex"):
-        raise CliError(f"{path} is empty, not a Claude Code or Codex transcript; nothing was uploaded")
+    if parsed.agent not in ("claude-code", "codex", "gemini-cli"):
+        raise CliError(
+            f"{path} is empty, not a Claude Code, Codex or Gemini CLI transcript; nothing was uploaded"
+        )
     if not parsed.events:
         raise CliError(
             f"{path} has no conversation to learn from (a {parsed.agent} transcript with no events)"
@@ -158,7 +162,9 @@ def _print_outcome(client: CairnClient, session: dict, full: bool = False) -> No
 # --- the commands ------------------------------------------------------------------------------
 def ingest(
     path: Annotated[Path, typer.Argument(help="Transcript (.jsonl, .jsonl.gz, .jsonl.zst)")],
-    agent: Annotated[str | None, typer.Option(help="claude-code or codex (default: detect)")] = None,
+    agent: Annotated[
+        str | None, typer.Option(help="claude-code, codex or gemini-cli (default: detect)")
+    ] = None,
     project: Annotated[
         str | None, typer.Option(help="Project key (default: from the transcript's folder or git remote)")
     ] = None,

@@ -1,6 +1,7 @@
 """Shell tool calls in a transcript: which calls ran a command, what the command was, what kind of step.
 
-Agents name their shell tool differently (Claude Code `Bash`, Codex `shell`/`exec_command`/`local_shell`)
+Agents name their shell tool differently (Claude Code `Bash`, Codex `shell`/`exec_command`/`local_shell`,
+Gemini CLI `run_shell_command`)
 and pass the command as a string, a JSON string or an argv list. The learning stages ask only: which
 command, did it succeed, and is it a test/build/run/... step or mere exploration (ls, cat, grep).
 """
@@ -30,7 +31,16 @@ SHELL_TOOLS = frozenset(
     }
 )
 EDIT_TOOLS = frozenset(
-    {"edit", "multiedit", "write", "apply_patch", "str_replace_based_edit_tool", "notebookedit"}
+    {
+        "edit",
+        "multiedit",
+        "write",
+        "apply_patch",
+        "str_replace_based_edit_tool",
+        "notebookedit",
+        "replace",  # Gemini CLI
+        "write_file",  # Gemini CLI
+    }
 )
 MAX_COMMAND_CHARS = 300
 

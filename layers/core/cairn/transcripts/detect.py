@@ -1,24 +1,33 @@
 """One entry point for any uploaded transcript: decompress, detect the agent, parse, filter noise.
 
-`parse_transcript` never crashes on bad input. It returns a `ParsedTranscript` whose stats say what
-was skipped (truncated last line, invalid UTF-8, unknown line types, malformed lines), raises
-`InvalidInput` only when nothing in the input is a JSON-lines transcript at all, and
+`parse_transcript` never crashes on bad input and never guesses silently. It returns a
+`ParsedTranscript` whose stats say what was skipped (truncated last line, invalid UTF-8, unknown line
+types, malformed lines). It raises `InvalidInput`, with a reason a person can act on, when nothing in
+the input is a transcript, when the content is in another agent's format than the one the session
+claims, or when not one line was understood (so a session fails instead of being "learned +0"); and
 `PayloadTooLarge` when it would exceed `MAX_TRANSCRIPT_BYTES` once decompressed.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any, BinaryIO
 
 from cairn.domain.errors import InvalidInput
 from cairn.transcripts.claude_code import parse_claude_code
 from cairn.transcripts.codex import parse_codex
+from cairn.transcripts.gemini_cli import parse_gemini_cli
 from cairn.transcripts.lines import MAX_TRANSCRIPT_BYTES, LineStats, decompress, iter_json_objects
 from cairn.transcripts.model import ParsedTranscript, ParseStats
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
+GEMINI_CLI = "gemini-cli"
+
+_PARSERS = {CLAUDE_CODE: parse_claude_code, CODEX: parse_codex, GEMINI_CLI: parse_gemini_cli}
+_LABELS = {CLAUDE_CODE: "Claude Code", CODEX: "Codex", GEMINI_CLI: "Gemini CLI"}
+KNOWN_FORMATS = "Claude Code, Codex or Gemini CLI"
 
 _AGENT_ALIASES = {
     "claude-code": CLAUDE_CODE,
@@ -29,11 +38,15 @@ _AGENT_ALIASES = {
     "codex-cli": CODEX,
     "codex_cli": CODEX,
     "openai-codex": CODEX,
+    "gemini-cli": GEMINI_CLI,
+    "gemini_cli": GEMINI_CLI,
+    "gemini": GEMINI_CLI,
 }
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _CLAUDE_TYPES = frozenset(
     {"user", "assistant", "summary", "system", "file-history-snapshot", "progress", "queue-operation"}
 )
+_GEMINI_MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 _SNIFF_OBJECTS = 20
 _SNIFF_LINES = 200
 
@@ -45,26 +58,38 @@ def normalise_agent(agent: str | None) -> str | None:
     return _AGENT_ALIASES.get(agent.strip().lower())
 
 
-def detect_agent(objects: Iterator[Mapping[str, Any]], filename: str | None = None) -> str | None:
-    """Guess the agent from the first JSON objects of a transcript (and its file name as a hint)."""
+def _vote(obj: Mapping[str, Any], votes: dict[str, int]) -> None:
+    kind = obj.get("type")
+    if "projectHash" in obj or "$set" in obj or "$rewindTo" in obj:
+        votes[GEMINI_CLI] += 3  # Gemini CLI's metadata and update records; no other agent writes these
+    elif "payload" in obj and kind in _CODEX_TYPES:
+        votes[CODEX] += 3
+    elif "parentUuid" in obj or "leafUuid" in obj or ("sessionId" in obj and "uuid" in obj):
+        votes[CLAUDE_CODE] += 3
+    elif kind == "gemini" or (kind in _GEMINI_MESSAGE_TYPES and "content" in obj and "message" not in obj):
+        votes[GEMINI_CLI] += 1
+    elif kind in _CLAUDE_TYPES and "message" in obj:
+        votes[CLAUDE_CODE] += 1
+    elif "instructions" in obj and "id" in obj:  # legacy Codex header
+        votes[CODEX] += 2
+    elif kind in ("message", "function_call", "function_call_output", "reasoning") and "payload" not in obj:
+        votes[CODEX] += 1
+
+
+def format_votes(objects: Iterator[Mapping[str, Any]], filename: str | None = None) -> dict[str, int]:
+    """How strongly the first JSON objects (and the file name) point at each agent's format."""
     name = (filename or "").rsplit("/", 1)[-1]
-    votes = {CLAUDE_CODE: 0, CODEX: 0}
+    votes = dict.fromkeys(_PARSERS, 0)
     if name.startswith("rollout-"):
         votes[CODEX] += 2
     for obj in objects:
-        kind = obj.get("type")
-        if "payload" in obj and kind in _CODEX_TYPES:
-            votes[CODEX] += 3
-        elif "parentUuid" in obj or "sessionId" in obj or "leafUuid" in obj:
-            votes[CLAUDE_CODE] += 3
-        elif kind in _CLAUDE_TYPES and "message" in obj:
-            votes[CLAUDE_CODE] += 1
-        elif "instructions" in obj and "id" in obj:  # legacy Codex header
-            votes[CODEX] += 2
-        elif (
-            kind in ("message", "function_call", "function_call_output", "reasoning") and "payload" not in obj
-        ):
-            votes[CODEX] += 1
+        _vote(obj, votes)
+    return votes
+
+
+def detect_agent(objects: Iterator[Mapping[str, Any]], filename: str | None = None) -> str | None:
+    """Guess the agent from the first JSON objects of a transcript (and its file name as a hint)."""
+    votes = format_votes(objects, filename)
     best = max(votes, key=lambda agent: votes[agent])
     return best if votes[best] > 0 else None
 
@@ -77,6 +102,24 @@ def _sniff(data: bytes) -> Iterator[Mapping[str, Any]]:
         yield obj
 
 
+def _legacy_gemini(data: bytes) -> dict[str, Any] | None:
+    """A pre-JSONL Gemini CLI session: one (usually pretty-printed) ConversationRecord document."""
+    head = data[:256].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.split(b"\n", 1)[0].strip() != b"{":  # a JSON-lines file starts with a whole object
+        return None
+    try:
+        obj = json.loads(data.decode("utf-8", "replace").lstrip("\ufeff"))
+    except (ValueError, RecursionError):
+        return None
+    if (
+        isinstance(obj, dict)
+        and isinstance(obj.get("sessionId"), str)
+        and isinstance(obj.get("messages"), list)
+    ):
+        return obj
+    return None
+
+
 def parse_transcript(
     data: bytes | bytearray | memoryview | BinaryIO,
     agent: str | None = None,
@@ -84,16 +127,34 @@ def parse_transcript(
     *,
     max_bytes: int = MAX_TRANSCRIPT_BYTES,
 ) -> ParsedTranscript:
-    """Parse a Claude Code or Codex transcript (plain, gzip or zstd; bytes or a binary stream).
+    """Parse a Claude Code, Codex or Gemini CLI transcript (plain, gzip or zstd; bytes or a stream).
 
-    `agent` forces a parser ("claude-code", "codex", or an alias); otherwise it is detected from the
-    content, with `filename` as a hint.
+    `agent` is the agent the session says it came from ("claude-code", "gemini-cli", or an alias). Its
+    parser is used when the content agrees; content in another agent's format is refused, never read
+    with the wrong parser. An agent with no parser of its own (cursor, generic...) or none at all
+    means: detect from the content, with `filename` as a hint.
     """
     decoded = decompress(data, limit=max_bytes)
-    chosen = normalise_agent(agent)
-    if chosen is None:
-        chosen = detect_agent(_sniff(decoded.data), filename)
+    claimed = normalise_agent(agent)
+    legacy = _legacy_gemini(decoded.data)
+    if legacy is not None:
+        votes = dict.fromkeys(_PARSERS, 0) | {GEMINI_CLI: 3}
+    else:
+        votes = format_votes(_sniff(decoded.data), filename)
+    detected = max(votes, key=lambda a: votes[a]) if any(votes.values()) else None
+    if claimed and detected and votes[claimed] == 0:
+        raise InvalidInput(
+            f"transcript is in {_LABELS[detected]} format but the session says it came from "
+            f"{_LABELS[claimed]}; upload it as {detected}",
+            agent=claimed,
+            detected=detected,
+        )
+    chosen = claimed or detected
     stats = LineStats()
+    if legacy is not None:
+        stats.lines = sum(1 for line in decoded.data.splitlines() if line.strip())
+        stats.objects = 1
+        return _checked(parse_gemini_cli([(1, legacy)], stats, damaged=decoded.damaged), stats)
     records = iter_json_objects(decoded.data, stats)
     if chosen is None:
         # nothing recognisable in the first objects: read the rest to tell "empty" from "garbage"
@@ -103,21 +164,34 @@ def parse_transcript(
             return _empty(agent or "unknown", stats)
         if stats.objects == 0:
             raise InvalidInput(
-                "not a transcript: no line is a JSON object (expected Claude Code or Codex JSONL)",
+                f"not a transcript: no line is a JSON object (expected {KNOWN_FORMATS} JSONL)",
                 lines=stats.lines,
                 compression=decoded.compression,
             )
         raise InvalidInput(
-            "not a recognised transcript: JSON lines, but neither Claude Code nor Codex format",
+            f"not a recognised transcript: JSON lines, but not in {KNOWN_FORMATS} format"
+            + (f" (the session says {agent!r}, which Cairn has no transcript parser for)" if agent else ""),
             lines=stats.lines,
         )
-    parser = parse_codex if chosen == CODEX else parse_claude_code
-    parsed = parser(records, stats, damaged=decoded.damaged)
+    parsed = _PARSERS[chosen](records, stats, damaged=decoded.damaged)
     if stats.lines and stats.objects == 0:
         raise InvalidInput(
             "not a transcript: no line is a JSON object",
             lines=stats.lines,
             compression=decoded.compression,
+        )
+    return _checked(parsed, stats)
+
+
+def _checked(parsed: ParsedTranscript, stats: LineStats) -> ParsedTranscript:
+    """Refuse a parse that understood not one line: that is the wrong format, not an empty session."""
+    if stats.objects and parsed.stats.parsed == 0:
+        unknown = ", ".join(sorted(parsed.stats.skipped_unknown)[:5]) or "none"
+        raise InvalidInput(
+            f"not a {_LABELS.get(parsed.agent, parsed.agent)} transcript: none of its {stats.objects} "
+            f"JSON lines is in that format (line types: {unknown})",
+            agent=parsed.agent,
+            lines=stats.lines,
         )
     return parsed
 

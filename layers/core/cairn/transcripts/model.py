@@ -1,8 +1,8 @@
 """The normalised transcript: one event model every agent-specific parser produces.
 
-Parsers turn Claude Code JSONL and Codex rollouts into `TranscriptEvent`s so the learning stages
-(chunk, extract, mine tools, reflect) never look at an agent's own format. Frozen dataclasses with
-no I/O; `line_no` ties every event back to the stored transcript for provenance.
+Parsers turn Claude Code JSONL, Codex rollouts and Gemini CLI session files into `TranscriptEvent`s
+so the learning stages (chunk, extract, mine tools, reflect) never look at an agent's own format.
+Frozen dataclasses with no I/O; `line_no` ties every event back to the stored transcript for provenance.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class ParseStats:
 
 @dataclass(frozen=True, slots=True)
 class ParsedTranscript:
-    agent: str  # "claude-code" | "codex" | "unknown"
+    agent: str  # "claude-code" | "codex" | "gemini-cli" | "unknown"
     session_id: str | None
     events: tuple[TranscriptEvent, ...]
     stats: ParseStats

@@ -31,6 +31,9 @@ _STRIPPED_BLOCKS: tuple[tuple[str, str], ...] = (
     ("user_instructions", "user_instructions"),
     ("permissions instructions", "system_prompt"),
     ("collaboration_mode", "system_prompt"),
+    # Gemini CLI: its start-up context, and what hooks (Cairn's included, HTML-escaped) added to a prompt
+    ("session_context", "environment_context"),
+    ("hook_context", "hook_context"),
 )
 
 
