@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,7 @@ LEARNED = "PostgreSQL 16"  # what the second session's prompt hook and recall mu
 # ... what Cairn knows before it (seeded), and the second session's prompt
 SEEDED_FACT = "Staging deploys go through the blue-green router called heron-gateway."
 SECOND_PROMPT = "Set up the orders service database the way we agreed."
+LEARN_TIMEOUT_S = 45
 RECALL = ToolCall("recall", {"query": "orders service database"}, must_contain="cairn")
 # the headers Cairn's two context hooks put on what they add
 SESSION_START_HEADER = f"# Cairn memory for {PROJECT}"
@@ -186,26 +188,28 @@ class World:
     def sessions(self) -> list[dict]:
         return self.api("GET", "/v1/sessions", params={"project": PROJECT})["items"]
 
-    def wait_learned(self, count: int, timeout: float = 120) -> list[dict]:
-        """Until `count` sessions of this agent are learned; fails with their states when one fails."""
+    def wait_learned(self, count: int, timeout: float) -> list[dict]:
+        """This agent's sessions once `count` are learned (or failed), or when `timeout` has passed."""
         deadline = time.monotonic() + timeout
         mine: list[dict] = []
         while time.monotonic() < deadline:
             mine = [s for s in self.sessions() if s.get("agent") == self.agent]
-            failed = [s for s in mine if s.get("status") == "failed"]
-            assert not failed, f"a session failed to learn: {failed}"
-            if len([s for s in mine if s.get("status") == "learned"]) >= count:
+            if len([s for s in mine if s.get("status") in ("learned", "failed")]) >= count:
                 return mine
+            if not mine and time.monotonic() > deadline - timeout + 10 and not self.captured():
+                break  # no capture hook has run at all: nothing is coming
             time.sleep(0.5)
-        pytest.fail(
-            f"{count} {self.agent} session(s) not learned in {timeout}s: {mine}\n{self.capture_log()}"
-        )
+        self.logs.append(f"{count} {self.agent} session(s) not learned in {timeout}s: {mine}")
+        return mine
 
     def memories(self, kind: str) -> list[str]:
         items = self.api("GET", "/v1/memories", params={"project": PROJECT, "kind": kind, "limit": 100})[
             "items"
         ]
         return [m["content"] for m in items]
+
+    def captured(self) -> bool:
+        return (self.cairn_home / "capture").exists()
 
     def capture_log(self) -> str:
         log = self.cairn_home / "capture" / "worker.log"
@@ -310,71 +314,97 @@ def stop_cairn(world: World) -> None:
             world.server.kill()
 
 
+@dataclass(frozen=True)
+class AgentSpec:
+    """How one agent module drives its CLI; the shared behaviours (tests/agents/behaviours.py) do the rest."""
+
+    agent: str
+    configure: Callable[[World], None]  # point the CLI at the fake model (its own config files and env)
+    run_session: Callable[[World, str], subprocess.CompletedProcess]  # one headless session
+    list_mcp: Callable[[World], subprocess.CompletedProcess]  # the CLI's own MCP listing
+    mcp_listed: Callable[[str], bool]  # the listing shows Cairn's server connected (or enabled)
+    recall_tool: str  # the name the CLI gives Cairn's recall tool, as the model sees it
+
+
 @dataclass
 class Sessions:
     """What one agent's module-wide scenario left behind, for its tests to examine."""
 
+    spec: AgentSpec
     world: World
     first: list = field(default_factory=list)  # requests to the model in session 1
     second: list = field(default_factory=list)  # ... and in session 2
+    runs: list = field(default_factory=list)  # the two sessions' processes
     install_report: list[str] = field(default_factory=list)
     reinstall_report: list[str] = field(default_factory=list)
     before_reinstall: dict = field(default_factory=dict)
     after_reinstall: dict = field(default_factory=dict)
     mcp_list: subprocess.CompletedProcess | None = None
-    learned: list[dict] = field(default_factory=list)
+    learned: list[dict] = field(default_factory=list)  # this agent's sessions in Cairn after session 1
+    seconds: dict[str, float] = field(default_factory=dict)
 
 
-def scenario(agent: str, root: Path, configure, run_session, list_mcp) -> Sessions:
-    """The story every agent test module tells: wire Cairn in, two sessions, the second remembers the first.
+def scenario(spec: AgentSpec, root: Path) -> Sessions:
+    """The story every agent tells: wire Cairn in (twice), two sessions, the second remembers the first.
 
-    `configure(world)` points the CLI at the fake model; `run_session(world, prompt)` runs one headless
-    session; `list_mcp(world)` runs the CLI's own MCP listing.
+    Nothing here stops at a missing piece: each test checks its own part of the story, so one agent's
+    gap (say, hooks its CLI will not run) shows as the tests that depend on it, with the others still run.
     """
     models = FakeModelServer()
     models.__enter__()
-    world = make_world(agent, root, models)
-    out = Sessions(world)
+    world = make_world(spec.agent, root, models)
+    out = Sessions(spec, world)
     try:
         start_cairn(world)
         world.remember(SEEDED_FACT)
         warm_up(world)
-        configure(world)
+        spec.configure(world)
         out.install_report = world.install()
-        paths = sorted(
-            {
-                Path(line.split()[1])
-                for line in out.install_report
-                if line.split()[0] in ("created", "updated", "unchanged")
-            }
-        )
+        words = [line.split() for line in out.install_report]
+        paths = sorted({Path(w[1]) for w in words if w and w[0] in ("created", "updated", "unchanged")})
         out.before_reinstall = world.snapshot(paths)
         out.reinstall_report = world.install()
         out.after_reinstall = world.snapshot(paths)
 
-        mark = len(models.requests)
-        run_session(world, FIRST_PROMPT)
-        out.first = [r for r in models.requests[mark:] if r.provider]
-        out.learned = world.wait_learned(1)
-        mark = len(models.requests)
-        # the second session's model calls Cairn's MCP recall tool once
-        models.script.append(RECALL)
-        run_session(world, SECOND_PROMPT)
-        out.second = [r for r in models.requests[mark:] if r.provider]
-        out.mcp_list = list_mcp(world)
+        for prompt, name in ((FIRST_PROMPT, "first"), (SECOND_PROMPT, "second")):
+            if name == "second":
+                out.learned = world.wait_learned(1, timeout=LEARN_TIMEOUT_S)
+                models.script.append(RECALL)  # the second session's model calls Cairn's recall once
+            mark = len(models.requests)
+            started = time.monotonic()
+            out.runs.append(spec.run_session(world, prompt))
+            out.seconds[name] = time.monotonic() - started
+            setattr(out, name, [r for r in models.requests[mark:] if r.provider])
+        out.mcp_list = spec.list_mcp(world)
     except BaseException:
-        dump(root / "requests.json", [r.__dict__ | {"reply": str(r.reply)} for r in models.requests])
         print(world.diagnostics())
-        stop_cairn(world)
-        models.__exit__(None, None, None)
+        teardown(out)
         raise
-    dump(root / "requests.json", [r.__dict__ | {"reply": str(r.reply)} for r in models.requests])
+    finally:
+        dump(root / "requests.json", [r.__dict__ | {"reply": str(r.reply)} for r in models.requests])
     return out
 
 
 def teardown(out: Sessions) -> None:
     stop_cairn(out.world)
     out.world.models.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def story(request, tmp_path_factory):
+    """The module's agent (its `SPEC`) through the whole scenario, once per module."""
+    spec: AgentSpec = request.module.SPEC
+    out = scenario(spec, tmp_path_factory.mktemp(spec.agent))
+    yield out
+    teardown(out)
+
+
+def pytest_collection_modifyitems(config, items):
+    """A module's `XFAIL = {test name: reason}` marks those shared tests strict xfail for that agent only."""
+    for item in items:
+        reason = getattr(item.module, "XFAIL", {}).get(getattr(item, "originalname", item.name))
+        if reason:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
 
 
 def text_of(requests) -> str:
@@ -394,4 +424,4 @@ def prompt_blocks(requests) -> list[str]:
 
 def dump(path: Path, data) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n")

@@ -17,7 +17,11 @@ def read_turn(path: str, body: dict[str, Any]) -> Turn:
     after = isinstance(last, dict) and last.get("type") in ("function_call_output", "custom_tool_call_output")
     tools = []
     for t in body.get("tools") or []:
-        if isinstance(t, dict):
+        if not isinstance(t, dict):
+            continue
+        if t.get("type") == "namespace":  # Codex groups an MCP server's tools: "mcp__cairn" / "recall"
+            tools += [f"{t.get('name')}/{inner.get('name')}" for inner in t.get("tools") or []]
+        else:
             tools.append(t.get("name") or (t.get("function") or {}).get("name") or "")
     output = json.dumps(last.get("output"), ensure_ascii=False) if after else None
     return Turn(
@@ -30,14 +34,16 @@ def read_turn(path: str, body: dict[str, Any]) -> Turn:
 
 def _item(reply: Reply) -> dict[str, Any]:
     if reply.tool:
-        return {
+        namespace, _, name = reply.tool.rpartition("/")
+        item = {
             "type": "function_call",
             "id": f"fc_{reply.call_id}",
             "call_id": reply.call_id,
-            "name": reply.tool,
+            "name": name,
             "arguments": json.dumps(reply.arguments),
             "status": "completed",
         }
+        return {**item, "namespace": namespace} if namespace else item
     return {
         "type": "message",
         "id": "msg_fake",

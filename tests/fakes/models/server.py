@@ -22,7 +22,7 @@ class ToolCall:
     def matches(self, offered: str) -> bool:
         if self.must_contain and self.must_contain.lower() not in offered.lower():
             return False
-        return offered == self.name or offered.endswith(("_" + self.name, "." + self.name, "-" + self.name))
+        return offered == self.name or offered.endswith(tuple(sep + self.name for sep in "_.-/"))
 
 
 @dataclass(frozen=True)
