@@ -431,3 +431,51 @@ def test_another_team_cannot_find_a_memory_by_hash(stores, team_a_memory):
 def test_another_team_cannot_record_access_to_a_memory(stores, team_a_memory):
     stores.memories.record_access(TEAM_B, [team_a_memory.id], BASE)
     assert stores.memories.get(TEAM_A, team_a_memory.id) == team_a_memory
+
+
+# --- handing a handoff over once --------------------------------------------------------------------
+def _delivered(m: Memory, to: str) -> Memory:
+    return replace(m, details={**m.details, "delivered_at": BASE.isoformat(), "delivered_to": to})
+
+
+def test_a_handoff_is_delivered_by_the_first_conditional_write_only(stores):
+    repo = stores.memories
+    handoff = memory(kind=MemoryKind.HANDOFF, details={"agent": "codex"})
+    repo.add(handoff)
+
+    assert repo.put_if_undelivered(_delivered(handoff, "first")) is True
+    assert repo.put_if_undelivered(_delivered(handoff, "second")) is False
+    assert repo.get(TEAM_A, handoff.id).details["delivered_to"] == "first"
+    # a plain replace of the delivered memory keeps it delivered
+    repo.put(replace(repo.get(TEAM_A, handoff.id), title="renamed"))
+    assert repo.put_if_undelivered(_delivered(handoff, "third")) is False
+
+
+def test_a_missing_memory_is_not_delivered(stores):
+    assert stores.memories.put_if_undelivered(_delivered(memory(kind=MemoryKind.HANDOFF), "x")) is False
+
+
+def test_concurrent_deliveries_of_one_handoff_have_exactly_one_winner(stores):
+    import threading
+
+    repo = stores.memories
+    handoff = memory(kind=MemoryKind.HANDOFF, details={"agent": "claude-code"})
+    repo.add(handoff)
+    racers = 6
+    barrier = threading.Barrier(racers)
+    wins: list[str] = []
+
+    def start_session(name: str) -> None:
+        seen = repo.get(TEAM_A, handoff.id)  # each reads it undelivered, then races to take it
+        barrier.wait()
+        if repo.put_if_undelivered(_delivered(seen, name)):
+            wins.append(name)
+
+    threads = [threading.Thread(target=start_session, args=(f"s{i}",)) for i in range(racers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert len(wins) == 1
+    assert repo.get(TEAM_A, handoff.id).details["delivered_to"] == wins[0]

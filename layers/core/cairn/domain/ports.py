@@ -35,6 +35,11 @@ class MemoryRepository(Protocol):
     def put(self, memory: Memory) -> None:
         """Replace an existing memory (same id, same team); raises NotFound if absent."""
 
+    def put_if_undelivered(self, memory: Memory) -> bool:
+        """Replace a memory only while the stored copy has no `details["delivered_at"]`: one atomic
+        compare-and-set, so of two sessions handing over the same handoff at once exactly one wins.
+        False when it was delivered first (or is gone); nothing is written then."""
+
     def get(self, team_id: str, memory_id: str) -> Memory | None: ...
 
     def get_many(self, team_id: str, memory_ids: Sequence[str]) -> dict[str, Memory]: ...

@@ -8,6 +8,7 @@ the store holds. Sections have caps so the first ones cannot starve the rest.
 
 A handoff is single-use per project and agent: delivering it closes its validity, so the next session
 does not see it again, while a handoff addressed to another agent stays pending for that agent.
+Delivery is a conditional write (`put_if_undelivered`): of two sessions starting at once, one gets it.
 
 The block is wrapped in the markers the transcript parser cuts out (so Cairn never learns its own
 output back) and says that recalled memory is data, not instructions.
@@ -129,14 +130,39 @@ class ContextService:
         decisions = newest(30, MemoryKind.DECISION)
         facts = newest(100, MemoryKind.FACT)
         fetched = [*facts, *conventions, *procedures, *decisions, *episodes]
-        sections = [
-            _Section("Where you left off", 1, self._handoff_lines(team, handoffs[:1], project, agent)),
+        others = [
             _Section("Unresolved errors", 6, _errors(fetched, episodes, project, relevance)),
             _Section("Preferences and conventions", 15, _conventions(conventions, project, relevance)),
             _Section("Proven procedures", 6, _procedures(procedures, project, relevance)),
             _Section("Recent decisions", 6, _decisions(decisions, project, relevance)),
             _Section("Project facts", 8, _facts(facts, project, relevance)),
             _Section("Team insights", 6, self._team_insights(team, caller.member, prompt)),
+        ]
+        built = self._render(team, project, agent, handoffs, others, budget_tokens)
+        if not consume:
+            return built
+        # a read-only key is shown the handoff, never consumes it; handing over is a conditional write,
+        # and when another session start took this handoff a moment ago it is not shown here as well
+        consuming = built.handoff_id is not None and caller.allows(KeyScope.WRITE)
+        if consuming and not self._consume(handoffs, agent):
+            built = self._render(team, project, agent, [], others, budget_tokens)
+        if built.memory_ids:
+            ids = [i for i in built.memory_ids if i != built.handoff_id]
+            self._memories.record_access(team, ids, self._clock())
+        return built
+
+    def _render(
+        self,
+        team: str,
+        project: str,
+        agent: str,
+        handoffs: Sequence[Memory],
+        others: list[_Section],
+        budget_tokens: int,
+    ) -> AssembledContext:
+        sections = [
+            _Section("Where you left off", 1, self._handoff_lines(team, handoffs[:1], project, agent)),
+            *(_Section(s.title, s.cap, list(s.lines)) for s in others),
         ]
         if not handoffs and not any(s.lines for s in sections[1:]):
             return self._empty(project)
@@ -149,12 +175,6 @@ class ContextService:
         )
         markdown, ids, tokens = self._fit(header, f"{CAIRN_CONTEXT_CLOSE}\n", sections, budget_tokens)
         handoff_id = handoffs[0].id if handoffs and handoffs[0].id in ids else None
-        if not consume:
-            return AssembledContext(markdown, tokens, ids, handoff_id)
-        if handoff_id and caller.allows(KeyScope.WRITE):  # a read-only key is shown it, never consumes it
-            self._consume(handoffs, agent)
-        if ids:
-            self._memories.record_access(team, [i for i in ids if i != handoff_id], self._clock())
         return AssembledContext(markdown, tokens, ids, handoff_id)
 
     def relevant(
@@ -294,14 +314,20 @@ class ContextService:
         )
         return AssembledContext(text, self._count([text])[0], ())
 
-    def _consume(self, handoffs: Sequence[Memory], agent: str) -> None:
-        """Close the delivered handoff, and older ones for the same agent it makes stale."""
+    def _consume(self, handoffs: Sequence[Memory], agent: str) -> bool:
+        """Close the delivered handoff, and older ones for the same agent it makes stale.
+
+        Handing over is a conditional write: False when another session start delivered the handoff
+        first (then nothing is retired either; that session did it)."""
         now = self._clock()
         for i, h in enumerate(handoffs):
             details = {**h.details, "delivered_at": now.isoformat(), "delivered_to": agent}
             if i:
                 details["retired_by"] = handoffs[0].id
-            self._memories.put(replace(h, valid_to=now, details=details, updated_at=now))
+            won = self._memories.put_if_undelivered(replace(h, valid_to=now, details=details, updated_at=now))
+            if not i and not won:
+                return False
+        return True
 
 
 # --- sections from fetched memories --------------------------------------------------------------

@@ -1,10 +1,12 @@
 """Handoffs and checkpoints: where an agent left off, stored as memories of kind `handoff`.
 
 A handoff is single-use per project and agent: saving a new one supersedes the one still waiting for
-the same agent, and reading it with `consume=True` hands it over once. The session-start context
-(`services/context.py`) delivers the same handoffs: it closes a delivered handoff's validity; this
-module, which has only `MemoryService` to write with, marks it delivered in its details. Both count
-either mark as "handed over". Agent names are normalised the way the context service does it.
+the same agent (never another agent's, even with the same words), and reading it with `consume=True`
+hands it over once, by a conditional write that only one of two concurrent readers wins. The
+session-start context (`services/context.py`) delivers the same handoffs: it closes a delivered
+handoff's validity; this module, which has only `MemoryService` to write with, marks it delivered in
+its details. Both count either mark as "handed over". Agent names are normalised the way the
+context service does it.
 
 A checkpoint is a named snapshot the agent can list and restore any number of times; it carries the
 tag "checkpoint" and `details["checkpoint"] = True`, is never consumed, and a closed validity that is
@@ -112,6 +114,9 @@ class HandoffService:
             _, saved = self._memories.supersede(caller, waiting[0].id, new)
             return saved
         saved = self._memories.remember(caller, new)
+        if saved.kind is not MemoryKind.HANDOFF or is_checkpoint(saved) or handoff_agent(saved) != agent:
+            # the same words are another agent's handoff (or a checkpoint): each agent gets its own
+            return self._memories.remember(caller, new, dedup=False)
         if saved.details.get("delivered_at"):
             # exact dedup handed back an identical handoff that was already read: arm it again
             saved = self._memories.update(caller, saved.id, MemoryPatch(details=dict(new.details)))
@@ -129,16 +134,19 @@ class HandoffService:
         waiting = self._waiting(caller, project, agent)
         if not waiting:
             return None
-        handoff = waiting[0]
         if not consume:
-            return handoff
-        details = {
-            **handoff.details,
-            "delivered_at": dt_out(self._clock()),
-            "delivered_to": agent,
-            "consumed_by": caller.member,
-        }
-        return self._memories.update(caller, handoff.id, MemoryPatch(details=details))
+            return waiting[0]
+        for handoff in waiting:  # newest first; one another caller took a moment ago is skipped
+            details = {
+                **handoff.details,
+                "delivered_at": dt_out(self._clock()),
+                "delivered_to": agent,
+                "consumed_by": caller.member,
+            }
+            taken = self._memories.mark_delivered(caller, handoff, details)
+            if taken is not None:
+                return taken
+        return None
 
     # --- checkpoints --------------------------------------------------------------------------
     def save_checkpoint(self, caller: Principal, note: CheckpointNote) -> Memory:

@@ -85,17 +85,24 @@ class MemoryService:
         self._clock = clock
 
     # --- writes -------------------------------------------------------------------------------
-    def remember(self, caller: Principal, new: NewMemory) -> Memory:
-        """Store a memory; an identical current one (same kind and content) is returned instead."""
-        return self.remember_many(caller, [new])[0]
+    def remember(self, caller: Principal, new: NewMemory, *, dedup: bool = True) -> Memory:
+        """Store a memory; an identical current one (same kind and content) is returned instead, unless
+        `dedup` is False (a handoff for another agent that happens to say the same)."""
+        return self.remember_many(caller, [new], dedup=dedup)[0]
 
-    def remember_many(self, caller: Principal, batch: Sequence[NewMemory]) -> list[Memory]:
+    def remember_many(
+        self, caller: Principal, batch: Sequence[NewMemory], *, dedup: bool = True
+    ) -> list[Memory]:
         require(caller, KeyScope.WRITE)
         out: list[Memory] = []
         created: list[Memory] = []
         for new in batch:
             memory = self._build(caller, new)
-            existing = self._memories.find_by_hash(caller.team_id, memory.project, memory.content_hash)
+            existing = (
+                self._memories.find_by_hash(caller.team_id, memory.project, memory.content_hash)
+                if dedup
+                else None
+            )
             if existing is not None and existing.scope == memory.scope and existing.owner == memory.owner:
                 out.append(existing)
                 continue
@@ -119,6 +126,18 @@ class MemoryService:
             check_details(changes["details"])
         updated = replace(current, **changes, updated_at=self._clock())
         self._memories.put(updated)
+        if self._indexer:
+            self._indexer.index([updated])
+        return updated
+
+    def mark_delivered(self, caller: Principal, memory: Memory, details: Mapping[str, Any]) -> Memory | None:
+        """Store `memory` with `details` (which record its delivery) only if nobody delivered it first:
+        the atomic step behind "a handoff is handed over once". None when another caller won."""
+        require(caller, KeyScope.WRITE)
+        check_details(details)
+        updated = replace(memory, details=dict(details), updated_at=self._clock())
+        if not self._memories.put_if_undelivered(updated):
+            return None
         if self._indexer:
             self._indexer.index([updated])
         return updated

@@ -69,6 +69,9 @@ def memory_item(table: DynamoTable, m: Memory) -> CairnItem:
         gsi5pk=f"{t}#HASH#{m.content_hash}",
         gsi5sk=m.id,
     )
+    delivered = m.details.get("delivered_at")
+    if delivered:  # sparse: the condition of put_if_undelivered
+        item.delivered_at = str(delivered)
     if m.provenance.session_id:  # sparse: only memories learned from a session are in gsi4
         item.gsi4pk, item.gsi4sk = f"{t}#SRC#{m.provenance.session_id}", order
     return item
@@ -105,6 +108,18 @@ class DynamoMemoryRepository:
             if condition_failed(exc):
                 raise NotFound("memory not found", id=memory.id) from None
             raise
+
+    def put_if_undelivered(self, memory: Memory) -> bool:
+        item_cls = self._t.item
+        try:
+            memory_item(self._t, memory).save(
+                condition=item_cls.pk.exists() & item_cls.delivered_at.does_not_exist()
+            )
+        except PutError as exc:
+            if condition_failed(exc):
+                return False
+            raise
+        return True
 
     def get(self, team_id: str, memory_id: str) -> Memory | None:
         try:

@@ -78,6 +78,8 @@ class CairnItem(Model):
     access_count = NumberAttribute(null=True)
     last_accessed_at = UnicodeAttribute(null=True)
     status = UnicodeAttribute(null=True)
+    # a delivered handoff's `details.delivered_at`, mirrored so handing it over can be a conditional write
+    delivered_at = UnicodeAttribute(null=True)
     expires_at_epoch = NumberAttribute(null=True)
     gsi1pk = UnicodeAttribute(null=True)
     gsi1sk = UnicodeAttribute(null=True)

@@ -209,6 +209,9 @@ UPDATE memories SET project = :project, kind = :kind, scope = :scope, owner = :o
 WHERE team_id = :team_id AND id = :id
 """
 
+# a handoff is handed over once: the write wins only while nobody has marked it delivered
+_MEMORY_CLAIM = _MEMORY_UPDATE.rstrip() + "\n  AND json_extract(data, '$.details.delivered_at') IS NULL\n"
+
 
 # `MemoryFilter.admits` as SQL, clause for clause and in the same order. Set-valued parameters are JSON
 # arrays, or NULL when admits would skip the test (its truthiness: an empty set means "any", not "none").
@@ -308,6 +311,10 @@ class SqliteMemoryRepository:
             cur = conn.execute(_MEMORY_UPDATE, _memory_columns(memory))
         if cur.rowcount == 0:
             raise NotFound("memory not found", memory_id=memory.id)
+
+    def put_if_undelivered(self, memory: Memory) -> bool:
+        with self._db.transaction() as conn:
+            return conn.execute(_MEMORY_CLAIM, _memory_columns(memory)).rowcount == 1
 
     def get(self, team_id: str, memory_id: str) -> Memory | None:
         with self._db.read() as conn:
