@@ -22,6 +22,7 @@ from cairn.pipeline import keys as k
 from cairn.pipeline.contradictions import contradicts
 from cairn.pipeline.excerpts import store_excerpts
 from cairn.pipeline.models import Candidate, CandidatesDoc, ChunkResult, ConsolidateResult, EventsDoc
+from cairn.pipeline.signals import session_signals
 from cairn.pipeline.stages import PipelineDeps, candidates_key, pipeline_principal
 from cairn.redaction import redact, redact_value
 from cairn.services.memories import MemoryPatch, NewMemory
@@ -66,6 +67,7 @@ def consolidate(deps: PipelineDeps, chunked: ChunkResult) -> ConsolidateResult:
     batch: list[Candidate] = []
     for chunk_key in chunked.chunk_keys:
         batch.extend(deps.read(candidates_key(session, chunk_key), CandidatesDoc).candidates)
+    batch.extend(session_signals(events.events))  # what only the whole session shows
     run = _Consolidation(deps, session, events)
     outcome = run.apply(_merge_batch([redacted(c) for c in batch]))
     excerpts = store_excerpts(deps, session, events)

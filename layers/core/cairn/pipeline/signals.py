@@ -1,0 +1,288 @@
+"""Session-level signals every stack has, read over the whole session: zero-LLM memories.
+
+The chunk extractors see a slice of the session; some things only make sense whole:
+
+- **checks**: the commands the session ran to verify its work (test, lint, format, type-check, build),
+  recognised by what the command and the agent's own description say it does, never by a list of tools;
+  the ones that succeeded become one procedure, in the order the session ran them;
+- **git activity**: branches created, commits (hash and message), pushes (range and branch) and pull or
+  merge requests (their URL), read from git's own output, which is the same in every language;
+- **plans**: a plan the user handed over or approved (markdown with sections) kept section by section,
+  so "what was out of scope" or "how was it to be verified" is a memory, not a line in a long excerpt;
+- **compaction summaries**: the model-written summary of the session, split into its sections;
+- **the todo list's final state**: what was never completed is an open item (an episode tagged `open`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cairn.domain.models import MemoryKind
+from cairn.pipeline.models import Candidate, EventDoc
+from cairn.pipeline.shell import command_key, is_learnable_command, shell_calls
+from cairn.transcripts.model import Role
+
+OPEN_TAG = "open"  # an episode of what was left to do: unfinished todos, a summary's pending work
+SECTION_CHARS = 1_400
+MAX_CHECKS, CHECK_CHARS = 10, 160
+MIN_SECTION_CHARS = 40
+MAX_SECTIONS = 12
+PLAN_TOOLS = frozenset({"exitplanmode"})
+TODO_TOOLS = frozenset({"todowrite", "update_plan"})
+
+# what a verification step is for, from the words of its command or its description
+_PURPOSES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("format", re.compile(r"(?:^|[^a-z])(?:fmt|format\w*)(?:$|[^a-z])")),
+    ("lint", re.compile(r"lint")),
+    ("type-check", re.compile(r"type-?check|(?:^|\s)tsc(?:\s|$)|--noemit")),
+    ("test", re.compile(r"test|(?:^|[^a-z])spec(?:$|[^a-z])")),
+    ("check", re.compile(r"(?:^|[^a-z])check(?:$|[^a-z])")),
+    ("build", re.compile(r"(?:^|[^a-z])(?:build|compile)(?:$|[^a-z])")),
+)
+_NOT_A_CHECK = re.compile(
+    r"^(?:git|gh|cd|ls|cat|grep|rg|find|sed|head|tail|echo|which|wc)\b|--help\b|\bhelp$"
+)
+_REDIRECTS = re.compile(r"\s*\d?>&\d|\s*\d?>\s*/dev/null")  # how output was shown, not the check
+_STEP_SPLIT = re.compile(r"\s*(?:&&|;|\|\|)\s*")
+
+_COMMIT = re.compile(r"^\[([^\]\s]+)(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
+_PUSH = re.compile(r"^\s*(?:([0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40})|\* \[new branch\])\s+(\S+) -> (\S+)", re.M)
+_REVIEW_URL = re.compile(r"https?://[^\s\"')]+/(?:pull|pulls|merge_requests)/\d+")
+_NEW_BRANCH = re.compile(r"\bgit (?:checkout -b|switch -c|branch)\s+([\w./-]+)")
+
+_HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*$")
+_NUMBERED = re.compile(r"^(\d{1,2})\.\s+([A-Z][^:\n]{2,60}):\s*$")
+_OPEN_WORDS = re.compile(r"pending|next step|current work|todo|remaining|open", re.I)
+_CHECK_WORDS = re.compile(r"verif|test", re.I)
+_ERROR_WORDS = re.compile(r"error|fix|problem", re.I)
+
+
+def session_signals(events: Sequence[EventDoc]) -> list[Candidate]:
+    """Memories that need the whole session to see: checks, git activity, plans, summaries, todos."""
+    events = list(events)
+    out: list[Candidate] = []
+    for make in (_checks, _git_activity, _plans, _summaries, _todos):
+        out.extend(make(events))
+    return out
+
+
+# --- checks ----------------------------------------------------------------------------------------
+def purpose_of(command: str, description: str = "") -> str | None:
+    """What a verification command is for, or None when it is not one (exploration, git, help)."""
+    command = command.strip()
+    if not command or _NOT_A_CHECK.search(command):
+        return None
+    said = f"{command} {description}".lower()
+    for name, pattern in _PURPOSES:
+        if pattern.search(said):
+            return name
+    return None
+
+
+def _checks(events: list[EventDoc]) -> list[Candidate]:
+    seen: dict[str, tuple[str, EventDoc]] = {}
+    for call in shell_calls(events):
+        if not call.ok or call.call.is_sidechain or not is_learnable_command(call.command):
+            continue
+        description = ""
+        if isinstance(call.call.tool_input, dict):
+            description = str(call.call.tool_input.get("description") or "")
+        for step in _STEP_SPLIT.split(call.command):
+            key = command_key(_REDIRECTS.sub("", step.split(" | ")[0]))
+            purpose = purpose_of(key, description if step == call.command else "")
+            if purpose and key not in seen and len(key) <= CHECK_CHARS and len(seen) < MAX_CHECKS:
+                seen[key] = (purpose, call.call)
+    if not seen:
+        return []
+    listed = "; ".join(f"{purpose}: `{key}`" for key, (purpose, _) in seen.items())
+    first = min(e.line_no for _, e in seen.values())
+    last = max(e.last_line for _, e in seen.values())
+    return [
+        Candidate(
+            kind=MemoryKind.PROCEDURE,
+            title="Project checks: " + ", ".join(dict.fromkeys(p for p, _ in seen.values())),
+            content=f"Checks run and passing in this project, in the order the session ran them: {listed}",
+            tags=["checks", "command"],
+            confidence=0.65,
+            details={"source": "tool", "steps": list(seen), "success_count": 1, "failure_count": 0},
+            line_start=first,
+            line_end=last,
+        )
+    ]
+
+
+# --- git activity ----------------------------------------------------------------------------------
+def _git_activity(events: list[EventDoc]) -> list[Candidate]:
+    branches: list[str] = []
+    commits: list[str] = []
+    pushes: list[str] = []
+    reviews: list[str] = []
+    lines: list[int] = []
+    for call in shell_calls(events):
+        if not call.ok or call.result is None:
+            continue
+        output = call.result.text or ""
+        found = False
+        for m in _NEW_BRANCH.finditer(call.command):
+            branches.append(m.group(1))
+            found = True
+        for m in _COMMIT.finditer(output):
+            commits.append(f"`{m.group(2)}` {m.group(3).strip()[:120]} (on {m.group(1)})")
+            found = True
+        for m in _PUSH.finditer(output):
+            pushes.append(f"{m.group(1) or 'new branch'} {m.group(2)} -> {m.group(3)}")
+            found = True
+        for m in _REVIEW_URL.finditer(output + " " + call.command):
+            reviews.append(m.group(0).rstrip(".,"))
+            found = True
+        if found:
+            lines.extend((call.call.line_no, call.result.last_line))
+    parts = []
+    if branches:
+        parts.append("branch " + ", ".join(f"`{b}`" for b in dict.fromkeys(branches)))
+    if commits:
+        parts.append("commits " + "; ".join(dict.fromkeys(commits)))
+    if pushes:
+        parts.append("pushed " + "; ".join(dict.fromkeys(pushes)))
+    if reviews:
+        parts.append("review " + ", ".join(dict.fromkeys(reviews)))
+    if not parts:
+        return []
+    return [
+        Candidate(
+            kind=MemoryKind.EPISODE,
+            title="Git activity: " + (reviews[-1] if reviews else f"{len(commits)} commit(s)"),
+            content=("Git activity of this session: " + ". ".join(parts))[:1_900],
+            tags=["git"],
+            confidence=0.7,
+            details={"source": "tool", "commits": len(commits)},
+            line_start=min(lines),
+            line_end=max(lines),
+        )
+    ]
+
+
+# --- plans and summaries ---------------------------------------------------------------------------
+def sections(text: str) -> list[tuple[str, str]]:
+    """(heading, body) of a markdown document or a numbered summary; [] when it has fewer than two."""
+    found: list[tuple[str, list[str]]] = []
+    preamble: list[str] = []
+    for line in text.splitlines():
+        m = _HEADING.match(line.strip()) or _NUMBERED.match(line.strip())
+        if m:
+            found.append((m.group(2).strip(" *:"), []))
+        elif found:
+            found[-1][1].append(line)
+        else:
+            preamble.append(line)
+    out = [(h, "\n".join(b).strip()) for h, b in found]
+    return out if len(out) >= 2 else []
+
+
+def _plan_texts(events: list[EventDoc]) -> list[EventDoc]:
+    plans = []
+    for e in events:
+        if e.is_sidechain:
+            continue
+        if e.role is Role.USER and len(e.text) > 400 and len(sections(e.text)) >= 3:
+            plans.append(e)
+        elif e.role is Role.TOOL_CALL and (e.tool_name or "").lower() in PLAN_TOOLS:
+            plan = e.tool_input.get("plan") if isinstance(e.tool_input, dict) else None
+            if isinstance(plan, str) and sections(plan):
+                plans.append(e.model_copy(update={"text": plan}))
+    return plans
+
+
+def _plans(events: list[EventDoc]) -> list[Candidate]:
+    out = []
+    for e in _plan_texts(events):
+        title = _title_of(e.text)
+        for heading, body in sections(e.text)[:MAX_SECTIONS]:
+            if len(body) < MIN_SECTION_CHARS:
+                continue
+            kind = MemoryKind.PROCEDURE if _CHECK_WORDS.search(heading) else MemoryKind.DECISION
+            out.append(_section(kind, f"Plan {title}: {heading}", body, e, ["plan"], 0.6))
+    return out
+
+
+def _summaries(events: list[EventDoc]) -> list[Candidate]:
+    out = []
+    for e in events:
+        if e.role is not Role.SUMMARY:
+            continue
+        for heading, body in sections(e.text)[:MAX_SECTIONS]:
+            if len(body) < MIN_SECTION_CHARS:
+                continue
+            if _OPEN_WORDS.search(heading):
+                kind = MemoryKind.EPISODE  # tagged open: what the session left to do
+            elif _ERROR_WORDS.search(heading):
+                kind = MemoryKind.EPISODE
+            else:
+                kind = MemoryKind.FACT
+            tags = ["summary", OPEN_TAG] if _OPEN_WORDS.search(heading) else ["summary"]
+            out.append(_section(kind, f"Session summary: {heading}", body, e, tags, 0.55))
+    return out
+
+
+def _title_of(text: str) -> str:
+    for line in text.splitlines():
+        m = _HEADING.match(line.strip())
+        if m:
+            return "«" + m.group(2).strip(" *#")[:80] + "»"
+    return ""
+
+
+def _section(
+    kind: MemoryKind, title: str, body: str, e: EventDoc, tags: list[str], confidence: float
+) -> Candidate:
+    body = "\n".join(ln.rstrip() for ln in body.splitlines() if ln.strip())
+    if len(body) > SECTION_CHARS:
+        body = body[: SECTION_CHARS - 1].rstrip() + "…"
+    return Candidate(
+        kind=kind,
+        title=title[:300],
+        content=f"{title}\n{body}",
+        tags=tags,
+        confidence=confidence,
+        details={"source": tags[0]},
+        line_start=e.line_no,
+        line_end=e.last_line,
+    )
+
+
+# --- todos -----------------------------------------------------------------------------------------
+def _todos(events: list[EventDoc]) -> list[Candidate]:
+    lists = [
+        e
+        for e in events
+        if e.role is Role.TOOL_CALL
+        and not e.is_sidechain
+        and (e.tool_name or "").lower() in TODO_TOOLS
+        and isinstance(e.tool_input, dict)
+    ]
+    if not lists:
+        return []
+    last = lists[-1]
+    items = last.tool_input.get("todos") or last.tool_input.get("plan") or []  # type: ignore[union-attr]
+    open_items = [
+        str(i.get("content") or i.get("step"))[:200]
+        for i in (items if isinstance(items, list) else [])
+        if isinstance(i, dict)
+        and i.get("status") not in ("completed", "done")
+        and (i.get("content") or i.get("step"))
+    ]
+    if not open_items:
+        return []
+    return [
+        Candidate(
+            kind=MemoryKind.EPISODE,
+            title="Unfinished todos: " + open_items[0][:120],
+            content="Left unfinished on the session's todo list: " + "; ".join(open_items),
+            tags=["todo", OPEN_TAG],
+            confidence=0.6,
+            details={"source": "todo", "items": open_items},
+            line_start=last.line_no,
+            line_end=last.last_line,
+        )
+    ]

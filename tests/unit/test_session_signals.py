@@ -1,0 +1,100 @@
+"""Session-level signals: checks, git activity, plans, summaries and todos (pipeline.signals)."""
+
+from __future__ import annotations
+
+import pytest
+from cairn.domain.models import MemoryKind
+from cairn.pipeline.models import EventDoc
+from cairn.pipeline.signals import purpose_of, sections, session_signals
+from cairn.transcripts.model import Role
+
+pytestmark = pytest.mark.unit
+
+
+def ev(seq, role, text="", **kw) -> EventDoc:
+    return EventDoc(seq=seq, line_no=seq, role=role, text=text, **kw)
+
+
+def ran(seq, command, output, error=False, description=None) -> list[EventDoc]:
+    args = {"command": command, **({"description": description} if description else {})}
+    call = ev(seq, Role.TOOL_CALL, tool_name="Bash", tool_input=args, tool_call_id=f"c{seq}")
+    return [call, ev(seq + 1, Role.TOOL_RESULT, output, tool_call_id=f"c{seq}", is_error=error)]
+
+
+@pytest.mark.parametrize(
+    ("command", "description", "purpose"),
+    [
+        ("mise run test:ci", "", "test"),
+        ("cargo clippy --all-targets", "Run the linter", "lint"),
+        ("mix format --check-formatted", "", "format"),
+        ("bunx tsc --noEmit", "", "type-check"),
+        ("./gradlew assemble", "Build the app", "build"),
+        ("git status", "Check the working tree", None),
+        ("workmux add --help", "", None),
+    ],
+)
+def test_a_check_is_recognised_by_what_its_command_or_description_says_it_does(command, description, purpose):
+    assert purpose_of(command, description) == purpose
+
+
+def test_the_checks_that_passed_become_one_procedure_in_the_order_they_ran():
+    events = [
+        *ran(1, "mise run fmt", "ok"),
+        *ran(3, "mise run lint 2>&1 | tail -20", "0 issues"),
+        *ran(5, "mise run test:ci", "FAIL", error=True),
+        *ran(7, "mise run test:ci", "ok"),
+        *ran(9, "ls cmd/", "main.go"),
+    ]
+    (checks,) = [c for c in session_signals(events) if "checks" in c.tags]
+    assert checks.kind is MemoryKind.PROCEDURE
+    assert checks.content.index("`mise run fmt`") < checks.content.index("`mise run lint`")
+    assert "`mise run test:ci`" in checks.content and "ls cmd/" not in checks.content
+
+
+def test_git_activity_is_read_from_gits_own_output():
+    events = [
+        *ran(1, "git checkout -b rwr/fix-empty-repo", "Switched to a new branch 'rwr/fix-empty-repo'"),
+        *ran(3, "git commit -m 'Fix empty repo'", "[rwr/fix-empty-repo f0bea619] Fix empty repo\n 3 files"),
+        *ran(5, "git push -u origin HEAD", "To github.com:o/r.git\n * [new branch]  rwr/fix -> rwr/fix"),
+        *ran(7, "gh pr create --fill", "https://github.com/o/r/pull/255\n"),
+    ]
+    (git,) = [c for c in session_signals(events) if "git" in c.tags]
+    for needle in ("rwr/fix-empty-repo", "f0bea619", "Fix empty repo", "new branch", "/pull/255"):
+        assert needle in git.content
+
+
+def test_a_plan_handed_over_is_kept_section_by_section():
+    plan = (
+        "Implement the following plan:\n\n# Fix: empty repo\n\n## Context\n"
+        + "A fresh repository has no HEAD, so initialising a session fails with a cryptic error. " * 4
+        + "\n"
+        + "## What this does NOT change\n- No attempt to fully support empty repos (too many HEAD uses)\n"
+        + "## Verification\n```\nmise run fmt && mise run test:ci\n```\nManual test in /tmp/test-empty\n"
+    )
+    found = {c.title: c for c in session_signals([ev(1, Role.USER, plan)])}
+    scope = next(c for t, c in found.items() if t.endswith("What this does NOT change"))
+    verify = next(c for t, c in found.items() if t.endswith("Verification"))
+    assert scope.kind is MemoryKind.DECISION and "too many HEAD uses" in scope.content
+    assert verify.kind is MemoryKind.PROCEDURE and "/tmp/test-empty" in verify.content
+
+
+def test_a_compaction_summary_is_split_into_its_sections_with_pending_work_tagged_open():
+    summary = (
+        "1. Primary Request and Intent:\n   Add a tree view to the Context tab, grouped by folder.\n"
+        "2. Errors and fixes:\n   useContext returned undefined: wrapped the tree in ChakraProvider.\n"
+        "3. Pending Tasks:\n   Push the branch and remove the unused Chakra dependency afterwards.\n"
+    )
+    found = session_signals([ev(1, Role.SUMMARY, summary)])
+    by_title = {c.title.split(": ", 1)[1]: c for c in found}
+    assert by_title["Errors and fixes"].kind is MemoryKind.EPISODE
+    assert "open" in by_title["Pending Tasks"].tags
+    assert sections("just one paragraph") == []
+
+
+def test_the_todo_lists_unfinished_items_are_open_items():
+    todos = {
+        "todos": [{"content": "Write tests", "status": "completed"}, {"content": "Push", "status": "pending"}]
+    }
+    events = [ev(1, Role.TOOL_CALL, tool_name="TodoWrite", tool_input=todos, tool_call_id="t")]
+    (todo,) = session_signals(events)
+    assert "Push" in todo.content and "Write tests" not in todo.content and "open" in todo.tags
