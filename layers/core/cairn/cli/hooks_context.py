@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -129,6 +130,21 @@ def _read_stdin(stdin: BinaryIO, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
+# context an agent already put in front of the prompt it hands the hook: Cairn's own block (Gemini CLI
+# passes the session-start hook's output along with the first prompt, its tags HTML-escaped) and the
+# agent's wrappers around hook output
+_INJECTED = re.compile(
+    r"(?:<|&lt;)cairn-context(?:>|&gt;).*?(?:(?:<|&lt;)/cairn-context(?:>|&gt;)|$)"
+    r"|<hook_context>.*?(?:</hook_context>|$)",
+    re.S | re.I,
+)
+
+
+def typed_prompt(prompt: str) -> str:
+    """What the person typed: the prompt without context hooks had already added to it."""
+    return _INJECTED.sub(" ", prompt).strip()
+
+
 def _context_for(
     event: str, agent: str, payload: Mapping[str, Any], budget: int | None, deadline: float
 ) -> str:
@@ -145,10 +161,11 @@ def _context_for(
             params["budget"] = budget
     else:
         prompt = payload.get("prompt")
-        if not isinstance(prompt, str) or not prompt.strip():
+        prompt = typed_prompt(prompt) if isinstance(prompt, str) else ""
+        if not prompt:
             return ""
         path = "/v1/context/prompt"
-        params = {"project": project, "prompt": prompt.strip()[:2000], "budget": budget}
+        params = {"project": project, "prompt": prompt[:2000], "budget": budget}
     remaining = deadline - time.monotonic()
     if remaining <= 0.05:
         raise _Timeout

@@ -2,7 +2,9 @@
 
 Hooks use the event -> matcher groups -> hooks shape with a `name` and timeouts in milliseconds;
 SessionStart and BeforeAgent take `hookSpecificOutput.additionalContext`. AfterAgent, SessionEnd and
-PreCompress run the capture hooks when registered. The MCP server is Streamable HTTP (`httpUrl`).
+PreCompress run the capture hooks when registered. The MCP server is Streamable HTTP (`httpUrl`) and
+`trust`ed: headless `gemini -p` never offers an untrusted server's tools to the model (there is no one to
+confirm each call), so without it Cairn's recall and remember would be listed but never usable there.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def hook_edits(w: Wiring) -> list[FileEdit]:
 
 
 def mcp_edits(w: Wiring) -> list[FileEdit]:
-    server: dict[str, Any] = {"httpUrl": w.mcp_url}
+    server: dict[str, Any] = {"httpUrl": w.mcp_url, "trust": True}
     if w.key:
         server["headers"] = w.auth_headers()
     return [json_edit(_settings(w), lambda d: set_server(d, "mcpServers", server), secret=w.key)]
