@@ -127,8 +127,11 @@ def test_resolved_errors_and_superseded_memories_are_left_out(store):
     )
     ok = store.add(kind=MemoryKind.EPISODE, content="Deploy went fine", details={"outcome": "success"})
     md = store.context.assemble(ALICE, P, "claude-code").markdown
-    assert fixed.id not in md and old.id not in md and ok.id not in md
+    assert fixed.id not in md and old.id not in md
     assert new.id in md
+    # a successful episode is recent work, never an unresolved error
+    errors = md.split("## Unresolved errors")[1].split("## ")[0] if "## Unresolved errors" in md else ""
+    assert ok.id not in errors and ok.id in md.split("## Recent work")[1]
 
 
 def test_duplicates_are_shown_once(store):

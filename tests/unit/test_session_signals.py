@@ -98,3 +98,10 @@ def test_the_todo_lists_unfinished_items_are_open_items():
     events = [ev(1, Role.TOOL_CALL, tool_name="TodoWrite", tool_input=todos, tool_call_id="t")]
     (todo,) = session_signals(events)
     assert "Push" in todo.content and "Write tests" not in todo.content and "open" in todo.tags
+
+
+def test_pending_work_of_a_summary_the_session_went_on_from_is_not_left_open():
+    summary = "1. Pending Tasks:\n   Push the branch and remove the unused Chakra dependency afterwards.\n"
+    summary += "2. Current Work:\n   Fixing the duplicate key warnings in the tree builder right now.\n"
+    found = session_signals([ev(1, Role.SUMMARY, summary), ev(2, Role.USER, "go on")])
+    assert found and all("open" not in c.tags for c in found)

@@ -208,19 +208,22 @@ def _plans(events: list[EventDoc]) -> list[Candidate]:
 
 def _summaries(events: list[EventDoc]) -> list[Candidate]:
     out = []
-    for e in events:
+    for i, e in enumerate(events):
         if e.role is not Role.SUMMARY:
             continue
+        # pending work of a summary the session went on from was taken up: history, not open
+        continued = any(x.role is Role.USER and not x.is_sidechain for x in events[i + 1 :])
         for heading, body in sections(e.text)[:MAX_SECTIONS]:
             if len(body) < MIN_SECTION_CHARS:
                 continue
-            if _OPEN_WORDS.search(heading):
+            pending = _OPEN_WORDS.search(heading) and not continued
+            if pending:
                 kind = MemoryKind.EPISODE  # tagged open: what the session left to do
             elif _ERROR_WORDS.search(heading):
                 kind = MemoryKind.EPISODE
             else:
                 kind = MemoryKind.FACT
-            tags = ["summary", OPEN_TAG] if _OPEN_WORDS.search(heading) else ["summary"]
+            tags = ["summary", OPEN_TAG] if pending else ["summary"]
             out.append(_section(kind, f"Session summary: {heading}", body, e, tags, 0.55))
     return out
 
@@ -242,7 +245,7 @@ def _section(
     return Candidate(
         kind=kind,
         title=title[:300],
-        content=f"{title}\n{body}",
+        content=body,
         tags=tags,
         confidence=confidence,
         details={"source": tags[0]},

@@ -132,6 +132,7 @@ class ContextService:
         fetched = [*facts, *conventions, *procedures, *decisions, *episodes]
         others = [
             _Section("Unresolved errors", 6, _errors(fetched, episodes, project, relevance)),
+            _Section("Recent work", 4, _work(episodes, project, relevance)),
             _Section("Preferences and conventions", 15, _conventions(conventions, project, relevance)),
             _Section("Proven procedures", 6, _procedures(procedures, project, relevance)),
             _Section("Recent decisions", 6, _decisions(decisions, project, relevance)),
@@ -342,6 +343,19 @@ def _errors(fetched: list[Memory], episodes: list[Memory], project: str, rel: di
     failed = [m for m in episodes if str(m.details.get("outcome", "")).strip().lower() in FAILED_OUTCOMES]
     found = [m for m in _unique(tagged + failed) if not RESOLVED_TAGS.intersection(m.tags)]
     found.sort(key=lambda m: (rel.get(m.id, 10**6), -m.pinned, -m.created_at.timestamp()))
+    return [_line(m, project) for m in found]
+
+
+def _work(episodes: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
+    """What recent sessions did and left open (git activity, unfinished todos, a summary's pending
+    work), newest first; failed episodes are shown as errors instead."""
+    found = [
+        m
+        for m in episodes
+        if str(m.details.get("outcome", "")).strip().lower() not in FAILED_OUTCOMES
+        and not ERROR_TAGS.intersection(m.tags)
+    ]
+    found.sort(key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -m.created_at.timestamp()))
     return [_line(m, project) for m in found]
 
 
