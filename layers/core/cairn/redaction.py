@@ -115,6 +115,9 @@ _NOT_SECRET_VALUES = frozenset(
 _REFERENCE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")  # settings.API_KEY
 
 
+_VERSION_RANGE = re.compile(r"[~^<>=v]{0,2}\d+(?:\.\d+){1,3}(?:-[\w.]+)?")
+
+
 def _assignment_value(match: _Original) -> bool:
     quoted = match.group("qval") is not None
     value = match.group("qval") if quoted else match.group("uval")
@@ -125,11 +128,17 @@ def _assignment_value(match: _Original) -> bool:
         return False
     if value.startswith("$") or _REFERENCE.match(value):
         return False  # a reference to where the secret lives, not the secret
+    if _VERSION_RANGE.fullmatch(value.strip()):
+        return False  # a dependency's version ("js-tokens": "^4.0.0"), not a credential
     end = match.end()
     following = match.string[end : end + 1]
     if not quoted:
         if following in ("(", "[", "."):
             return False  # get_token(), os.environ[...]
+        if re.fullmatch(r"\d{1,12}", value):
+            return False  # a count or a limit (max_output_tokens: 12000), not a credential
+        if value.startswith(("&", "*")):
+            return False  # Go's `TokenUsage: &agent.TokenUsage{`: an address, not a literal
         if re.fullmatch(r"[A-Za-z_]+", value):
             return False  # an identifier (password=password, token: str), not a literal
     return True  # a quoted literal is redacted even when it reads like words: passphrases do
