@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import tomllib
 from pathlib import Path
 
@@ -216,11 +217,20 @@ def test_an_unknown_agent_is_refused(tmp_path):
     assert result.exit_code == 2 and "unknown agent" in result.output
 
 
-def test_opencode_hooks_are_explained_not_written(tmp_path):
+def test_opencode_hooks_are_a_plugin_that_runs_cairns_hooks_with_this_interpreter(tmp_path):
     home = _home(tmp_path, "opencode")
     before = _files(home)
     output = _cli("install-hooks", "--agent", "opencode", "--home", str(home))
-    assert "no command hooks" in output and _files(home) == before
+    plugin = home / ".config" / "opencode" / "plugin" / "cairn.js"
+    source = plugin.read_text()
+    plugin.rename(tmp_path / "cairn.js")
+    assert f"created {plugin}" in output and _files(home) == before  # opencode.json is left alone
+    (tmp_path / "cairn.js").rename(plugin)
+    assert f"const PYTHON = {json.dumps(sys.executable)}" in source
+    assert "cairn.capture.hook" in source and "cairn.cli.hooks_context" in source
+    assert "unchanged" in _cli("install-hooks", "--agent", "opencode", "--home", str(home))
+    _cli("uninstall", "--agent", "opencode", "--home", str(home))
+    assert not plugin.exists() and _files(home) == before
 
 
 def test_codex_mcp_entry_is_a_streamable_http_server_with_a_header(tmp_path):

@@ -28,7 +28,7 @@ from cairn.userdirs import server_and_key
 DEADLINE_S = 3.0
 MAX_STDIN_BYTES = 1_048_576
 EVENTS = ("session-start", "user-prompt")
-AGENTS = ("claude-code", "codex", "gemini-cli", "cursor", "plain")
+AGENTS = ("claude-code", "codex", "gemini-cli", "cursor", "opencode", "plain")
 
 
 class _Timeout(Exception):
@@ -62,7 +62,7 @@ def working_dir(payload: Mapping[str, Any]) -> str:
 
 def render(agent: str, event: str, markdown: str) -> str:
     """The agent's own output format for context; "" when the agent cannot take context for the event."""
-    if agent == "plain":
+    if agent in ("plain", "opencode"):  # OpenCode's plugin puts the text into the system prompt itself
         return markdown
     if agent == "cursor":
         return json.dumps({"additional_context": markdown}) if event == "session-start" else ""

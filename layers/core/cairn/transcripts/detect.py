@@ -20,14 +20,21 @@ from cairn.transcripts.codex import parse_codex
 from cairn.transcripts.gemini_cli import parse_gemini_cli
 from cairn.transcripts.lines import MAX_TRANSCRIPT_BYTES, LineStats, decompress, iter_json_objects
 from cairn.transcripts.model import ParsedTranscript, ParseStats
+from cairn.transcripts.opencode import is_opencode_record, parse_opencode
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
 GEMINI_CLI = "gemini-cli"
+OPENCODE = "opencode"
 
-_PARSERS = {CLAUDE_CODE: parse_claude_code, CODEX: parse_codex, GEMINI_CLI: parse_gemini_cli}
-_LABELS = {CLAUDE_CODE: "Claude Code", CODEX: "Codex", GEMINI_CLI: "Gemini CLI"}
-KNOWN_FORMATS = "Claude Code, Codex or Gemini CLI"
+_PARSERS = {
+    CLAUDE_CODE: parse_claude_code,
+    CODEX: parse_codex,
+    GEMINI_CLI: parse_gemini_cli,
+    OPENCODE: parse_opencode,
+}
+_LABELS = {CLAUDE_CODE: "Claude Code", CODEX: "Codex", GEMINI_CLI: "Gemini CLI", OPENCODE: "OpenCode"}
+KNOWN_FORMATS = "Claude Code, Codex, Gemini CLI or OpenCode"
 
 _AGENT_ALIASES = {
     "claude-code": CLAUDE_CODE,
@@ -41,6 +48,8 @@ _AGENT_ALIASES = {
     "gemini-cli": GEMINI_CLI,
     "gemini_cli": GEMINI_CLI,
     "gemini": GEMINI_CLI,
+    "opencode": OPENCODE,
+    "open-code": OPENCODE,
 }
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _CLAUDE_TYPES = frozenset(
@@ -60,7 +69,9 @@ def normalise_agent(agent: str | None) -> str | None:
 
 def _vote(obj: Mapping[str, Any], votes: dict[str, int]) -> None:
     kind = obj.get("type")
-    if "projectHash" in obj or "$set" in obj or "$rewindTo" in obj:
+    if is_opencode_record(obj):
+        votes[OPENCODE] += 3  # what Cairn's OpenCode plugin exports: {"info", "parts"} per message
+    elif "projectHash" in obj or "$set" in obj or "$rewindTo" in obj:
         votes[GEMINI_CLI] += 3  # Gemini CLI's metadata and update records; no other agent writes these
     elif "payload" in obj and kind in _CODEX_TYPES:
         votes[CODEX] += 3
@@ -127,7 +138,7 @@ def parse_transcript(
     *,
     max_bytes: int = MAX_TRANSCRIPT_BYTES,
 ) -> ParsedTranscript:
-    """Parse a Claude Code, Codex or Gemini CLI transcript (plain, gzip or zstd; bytes or a stream).
+    """Parse a Claude Code, Codex, Gemini CLI or OpenCode transcript (plain, gzip or zstd; bytes or a stream).
 
     `agent` is the agent the session says it came from ("claude-code", "gemini-cli", or an alias). Its
     parser is used when the content agrees; content in another agent's format is refused, never read
