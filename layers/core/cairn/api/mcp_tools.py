@@ -8,7 +8,7 @@ bookkeeping such as hashes or embedding versions.
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
@@ -30,6 +30,7 @@ from cairn.domain.models import (
     Provenance,
     RecallHit,
     Relation,
+    Scope,
     Session,
 )
 from cairn.search.snippets import snippet
@@ -206,17 +207,40 @@ def recall_view(h: RecallHit, query: str, budget: int = SNIPPET_CHARS) -> dict[s
             "lines": lines,
         }
     else:
-        view = memory_view(m)
+        # what an agent needs to use a memory; `get` with its id opens everything else (details, history)
+        view = {
+            "id": m.id,
+            "kind": m.kind.value,
+            "title": None if _restates(m.title, m.content) else m.title,
+            "content": m.content,
+            "scope": m.scope.value if m.scope is not Scope.PROJECT else None,
+            "tags": [t for t in m.tags if t not in _SOURCE_TAGS] or None,
+            "confidence": m.confidence,
+            "pinned": m.pinned or None,
+            "created_at": m.created_at.date().isoformat(),
+            "superseded_by": m.superseded_by,
+        }
         if len(m.content) > SNIPPET_CHARS * 2:
             view["content"] = snippet(m.content, query, SNIPPET_CHARS * 2)
-            view["truncated"] = True
-        if view.get("details") and len(json.dumps(view["details"], default=str)) > 600:
-            view.pop("details")
             view["truncated"] = True
     view["relevance"] = round(h.relevance, 2)
     if h.via != "search":
         view["via"] = h.via
     return {k: v for k, v in view.items() if v is not None}
+
+
+_SOURCE_TAGS = frozenset({"command", "plan", "summary", "transcript"})  # how it was learned, not what it is
+
+
+def _restates(title: str | None, content: str) -> bool:
+    """A title that only repeats the content's opening words costs tokens and says nothing."""
+    if not title:
+        return True
+    return set(_words(title)) <= set(_words(content))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
 
 
 def _short(text: str | None, limit: int) -> str | None:

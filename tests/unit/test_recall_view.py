@@ -1,0 +1,36 @@
+"""What an agent is shown for a recall hit (api.mcp_tools.recall_view): compact, with a way to open more."""
+
+from __future__ import annotations
+
+import pytest
+from cairn.api.mcp_tools import recall_view
+from cairn.domain.models import Memory, MemoryKind, RecallHit
+
+pytestmark = pytest.mark.unit
+
+
+def hit(**fields) -> RecallHit:
+    base = {"id": "mem_1", "team_id": "t", "kind": MemoryKind.PROCEDURE, "project": "p"}
+    return RecallHit(memory=Memory(**{**base, **fields}), score=1.0, relevance=0.8)
+
+
+def test_a_memory_hit_shows_what_an_agent_acts_on_and_its_id_opens_the_rest():
+    view = recall_view(
+        hit(
+            title="Project checks: format, test",
+            content="Checks run and passing: format `mise run fmt`; test `mise run test:ci`",
+            tags=("checks", "command"),
+            details={"steps": ["mise run fmt", "mise run test:ci"], "success_count": 1},
+        ),
+        "how do I check my change?",
+    )
+    assert view["id"] == "mem_1" and "mise run test:ci" in view["content"]
+    assert view["title"] == "Project checks: format, test" and view["tags"] == ["checks"]
+    assert "details" not in view and "project" not in view and view["relevance"] == 0.8
+
+
+def test_a_title_that_only_restates_the_content_is_left_out():
+    view = recall_view(
+        hit(title="Run the tests: go test ./...", content="Run the tests with `go test ./...`"), "tests"
+    )
+    assert "title" not in view
