@@ -74,3 +74,15 @@ def test_filtering_drops_repeats_and_renumbers_seq():
 
     assert [(e.seq, e.line_no) for e in kept] == [(0, 1), (1, 3), (2, 4), (3, 6), (4, 7)]
     assert dropped == Counter({"duplicate": 2, "system_reminder": 1})
+
+
+def test_a_harness_notification_is_kept_as_a_note_never_as_a_request():
+    notice = "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>"
+    events = [
+        TranscriptEvent(seq=0, line_no=1, role=Role.USER, text="fix the flaky test"),
+        TranscriptEvent(seq=1, line_no=2, role=Role.USER, text=notice),
+        TranscriptEvent(seq=2, line_no=3, role=Role.USER, text="[Request interrupted by user for tool use]"),
+        TranscriptEvent(seq=3, line_no=4, role=Role.USER, text="<div>hello</div> renders twice"),
+    ]
+    kept = filter_events(events, Counter())
+    assert [e.role for e in kept] == [Role.USER, Role.SYSTEM, Role.SYSTEM, Role.USER]

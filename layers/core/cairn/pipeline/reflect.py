@@ -228,7 +228,27 @@ def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[
         "unresolved_errors": [u["command"] for u in unresolved],
         "next_steps": next_steps(events, last_reply),
         "open_questions": open_questions(last_reply),
+        "git_state": git_state(events),
     }
+
+
+_GIT_STATE = re.compile(
+    r"(ahead \d+|behind \d+|Your branch is (?:ahead|behind)|have diverged"
+    r"|Changes (?:not staged|to be committed)|Untracked files|nothing to commit"
+    r"|Your branch is up to date|Staged: \d+ files|Modified: \d+ files|Untracked: \d+ files)",
+    re.I,
+)
+
+
+def git_state(events: list[EventDoc]) -> str | None:
+    """What the session's last `git status` said of uncommitted or unpushed work, in git's words."""
+    for c in reversed(shell_calls(events)):
+        if c.ok and re.search(r"\bgit (?:commit|push|stash|reset|checkout)\b", c.command):
+            return None  # the work changed after the last status: what it said is stale
+        if c.ok and c.result is not None and "git status" in c.command:
+            lines = [ln.strip() for ln in c.result.text.splitlines() if _GIT_STATE.search(ln)]
+            return "; ".join(dict.fromkeys(lines))[:300] or None
+    return None
 
 
 def next_steps(events: list[EventDoc], last_reply: str) -> list[str]:
@@ -284,6 +304,8 @@ def handoff_text(s: dict[str, Any], unresolved: list[dict[str, Any]]) -> str:
         parts.append(f"Last request: {s['last_request'][:300]}")
     if s["next_steps"]:
         parts.append("Next steps: " + "; ".join(s["next_steps"]))
+    if s.get("git_state"):
+        parts.append(f"Git at the end: {s['git_state']}")
     if s["open_questions"]:
         parts.append("Open questions: " + " ".join(s["open_questions"]))
     if unresolved:

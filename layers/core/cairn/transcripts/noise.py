@@ -137,6 +137,17 @@ def injected_reason(text: str) -> str | None:
     return None
 
 
+# A message that is one lower-case tagged element from end to end (`<task-notification>…</task-notification>`)
+# is written by the agent's harness, not typed by a person; so is an interruption marker.
+_HARNESS_ELEMENT = re.compile(r"^<([a-z][a-z0-9_-]*)(?:\s[^>]*)?>.*</\1>$", re.S)
+_HARNESS_MARKER = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
+
+
+def is_harness_message(text: str) -> bool:
+    text = text.strip()
+    return bool(_HARNESS_ELEMENT.match(text) or _HARNESS_MARKER.match(text))
+
+
 _TEXT_ROLES = frozenset({Role.USER, Role.ASSISTANT, Role.SUMMARY, Role.SYSTEM})
 
 
@@ -154,6 +165,8 @@ def filter_events(events: list[TranscriptEvent], dropped: Counter[str]) -> list[
         if event.role is Role.USER and (why := injected_reason(text)):
             dropped[why] += 1
             continue
+        if event.role is Role.USER and is_harness_message(text):
+            event = replace(event, role=Role.SYSTEM)  # kept as a note, never taken for a request
         if not text and event.role in _TEXT_ROLES:
             if not reasons:
                 dropped["empty"] += 1
