@@ -41,6 +41,7 @@ def test_the_fixtures_are_in_the_repository_each_folder_with_its_source_and_lice
         "codex/localpush",
         "copilot-cli/agentv",
         "gemini-cli/cairn-capture",
+        "opencode/cairn-plugin",
     ]
     for folder in folders:
         source = (folder / "SOURCE.md").read_text()
