@@ -72,3 +72,10 @@ def test_a_long_text_covers_a_query_only_as_well_as_its_best_passage():
     apart = [frozenset(t | {"filler"}) for t in scattered]
     together = [frozenset(pool[0])]
     assert judge.score(0.0, pool[0], together) > judge.score(0.0, pool[0], apart)
+
+
+def test_a_prompt_of_several_sentences_is_not_refused_for_a_name_it_mentions_in_passing():
+    pool = [set(analyze("We use PostgreSQL 16 for the Billing service"))]
+    prompt = "Please add a retry to the HTTP client in Billing. Use PostgreSQL advisory locks if needed."
+    assert never_discussed(prompt, pool) == []
+    assert never_discussed("Does the HTTP client retry?", pool) == ["http"]

@@ -34,6 +34,9 @@ _NAMED = re.compile(
 )
 
 
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+
+
 def named_terms(query: str) -> list[str]:
     """The named things a query mentions, as the analyzer's term for the whole word."""
     return [whole for whole, _ in _named(query)]
@@ -58,7 +61,12 @@ def never_discussed(query: str, pool_terms: Iterable[set[str]]) -> list[str]:
     seen: set[str] = set()
     for terms in pool_terms:
         seen |= terms
-    return [w for w, parts in named if w not in seen and not (parts and all(p in seen for p in parts))]
+    absent = [w for w, parts in named if w not in seen and not (parts and all(p in seen for p in parts))]
+    # a question names what it is about; a prompt of several sentences names things in passing
+    # ("add a retry to the HTTP client in Billing"), so there most of what it names must be absent
+    if len(_SENTENCE_END.findall(query.strip())) > 1 and len(absent) * 2 <= len(named):
+        return []
+    return absent
 
 
 class Relevance:
