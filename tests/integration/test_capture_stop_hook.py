@@ -167,3 +167,40 @@ def test_the_cli_form_of_the_hook_also_exits_0_silently(tmp_path):
     )
     assert (proc.returncode, proc.stdout) == (0, b"")
     assert len(list((tmp_path / "home" / "capture" / "requests").glob("*.json"))) == 1
+
+
+def test_a_sub_agents_transcript_is_uploaded_and_learned_as_part_of_its_session(tmp_path, server):
+    home = tmp_path / "client-home"
+    transcript = tmp_path / "cap-3.jsonl"
+    transcript.write_bytes(claude_transcript("cap-3", [("user", "Find where retries are configured.")]))
+    sub = tmp_path / "cap-3" / "subagents" / "agent-a1.jsonl"
+    sub.parent.mkdir(parents=True)
+    sub_lines = claude_transcript(
+        "cap-3",
+        [
+            ("user", "Search the repo for the retry settings"),
+            ("assistant", [{"type": "text", "text": "Retries live in config/retry_policy.toml (max 5)."}]),
+        ],
+    )
+    sub.write_bytes(sub_lines.replace(b'"isSidechain": false', b'"isSidechain": true'))
+    payload = {"session_id": "cap-3", "transcript_path": str(transcript), "cwd": str(tmp_path)}
+    run_hook("stop", payload, hook_env(home, server.url, server.key))
+    wait_for_worker(home)
+    assert server.container.runner.wait_idle(120)
+
+    session = server.container.sessions.get(server.team_id, "cap-3")
+    assert [k.rsplit("/", 1)[1] for k in session.transcript_keys] == [
+        "transcript-1.jsonl.gz",
+        "transcript-2.jsonl.gz",
+    ]
+    assert session.status == "learned", session.stats
+    texts = [
+        m.content
+        for m in server.container.memories.list(_caller(server.team_id), _flt(session.project)).items
+    ]
+    assert any("config/retry_policy.toml" in t for t in texts)
+
+    # a second stop with nothing new in either file uploads nothing
+    run_hook("stop", payload, hook_env(home, server.url, server.key))
+    wait_for_worker(home)
+    assert len(server.container.sessions.get(server.team_id, "cap-3").transcript_keys) == 2

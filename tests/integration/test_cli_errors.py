@@ -129,7 +129,10 @@ def test_importing_a_missing_file_or_a_folder_says_which(down, tmp_path):
 
 def test_ingesting_a_folder_asks_for_a_transcript_file(down, tmp_path):
     line = one_error_line(runner.invoke(app, ["ingest", str(tmp_path)]))
-    assert line == f"error: {tmp_path} is a folder; give a transcript file (.jsonl, .jsonl.gz or .jsonl.zst)"
+    assert line == (
+        f"error: {tmp_path} is a folder, not a session's folder (no {tmp_path.name}.jsonl beside it); "
+        "give a transcript file (.jsonl, .jsonl.gz or .jsonl.zst)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -69,6 +69,22 @@ def test_ingest_detects_agent_and_session_from_the_file(tmp_path, server):
     assert "uploaded session detected-1 (claude-code" in out and "Redis" in out
 
 
+def test_ingest_of_a_session_folder_brings_its_sub_agents_transcripts(tmp_path, server):
+    env = hook_env(tmp_path / "cli-home", server.url, server.key)
+    (tmp_path / "sub-1.jsonl").write_bytes(claude_transcript("sub-1", [("user", "Find the retry settings.")]))
+    agent = tmp_path / "sub-1" / "subagents" / "agent-a1.jsonl"
+    agent.parent.mkdir(parents=True)
+    turns = [("user", "Search for retries"), ("assistant", "Retries live in config/retry_policy.toml")]
+    agent.write_bytes(
+        claude_transcript("sub-1", turns).replace(b'"isSidechain": false', b'"isSidechain": true')
+    )
+    code, out = cairn(env, "ingest", str(tmp_path / "sub-1"), "--project", "p", "--wait")
+    assert code == 0, out
+    assert "uploaded session sub-1 (claude-code, project p) with 1 sub-agent transcript(s)" in out
+    session = server.container.sessions.get(server.team_id, "sub-1")
+    assert len(session.transcript_keys) == 2 and session.status == "learned"
+
+
 def test_reprocess_of_an_unknown_session_fails_clearly(tmp_path, server):
     env = hook_env(tmp_path / "cli-home", server.url, server.key)
     code, out = cairn(env, "reprocess", "nope")

@@ -109,3 +109,16 @@ def test_a_long_request_is_never_cut_it_continues_over_several_excerpts():
     assert len(excerpts) > 2 and all(len(x.text) <= 1_800 for x in excerpts)
     assert "too many downstream HEAD dependencies" in joined and "module_119" in joined
     assert all(x.request.startswith("Implement the following plan") for x in excerpts)
+
+
+def test_a_sub_agents_work_is_its_own_step_and_the_main_thread_resumes_its_request():
+    events = [
+        ev(1, 1, Role.USER, "Find where retries are configured and raise the limit"),
+        ev(2, 2, Role.USER, "Search the repo for retry settings", is_sidechain=True),
+        ev(3, 3, Role.ASSISTANT, "Retries live in config/retry_policy.toml", is_sidechain=True),
+        ev(4, 4, Role.ASSISTANT, "Raising max_retries to 8 in config/retry_policy.toml"),
+    ]
+    first, sub, resumed = build_excerpts(events)
+    assert sub.sidechain and sub.request == "Search the repo for retry settings"
+    assert "config/retry_policy.toml" in sub.text and "config/retry_policy.toml" not in first.text
+    assert resumed.request == first.request and "max_retries to 8" in resumed.text

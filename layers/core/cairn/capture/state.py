@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from cairn.capture.paths import state_dir
 
@@ -26,6 +26,8 @@ class SessionState:
     project: str = ""
     offset: int = 0  # bytes of the (decompressed) transcript already in parts
     next_part: int = 1
+    # bytes already in parts of each sub-agent transcript of the session, by file name
+    subagent_offsets: dict[str, int] = field(default_factory=dict)
 
 
 def _path(agent: str, session_id: str):

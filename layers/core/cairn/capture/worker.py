@@ -18,6 +18,7 @@ from pathlib import Path
 from cairn.capture import queue, state
 from cairn.capture.locate import locate, read_from
 from cairn.capture.paths import capture_dir, lock_path, log_path, requests_dir
+from cairn.capture.subagents import subagent_files
 from cairn.capture.upload import prepare
 
 log = logging.getLogger("cairn.capture")
@@ -44,6 +45,8 @@ def cut_part(request: dict) -> queue.SpooledPart | None:
         st.offset, data = 0, read_from(found.path, 0)  # rewritten from scratch: start over
     end = data.rfind(b"\n", 0, MAX_PART_BYTES) + 1  # whole lines only; a line being written waits
     if end <= 0:
+        if st.project:  # the session has a first part: its sub-agents may have written since
+            _cut_subagents(agent, session_id, found.path, st)
         return None
     if not st.project:
         from cairn.projects import project_key
@@ -57,7 +60,22 @@ def cut_part(request: dict) -> queue.SpooledPart | None:
     st.offset += end
     st.next_part += 1
     state.save(st)
+    _cut_subagents(agent, session_id, found.path, st)
     return item
+
+
+def _cut_subagents(agent: str, session_id: str, transcript: Path, st: state.SessionState) -> None:
+    """New whole lines of each sub-agent transcript, as further parts of the same session."""
+    for path in subagent_files(transcript):
+        offset = st.subagent_offsets.get(path.name, 0)
+        data = read_from(path, offset)
+        end = data.rfind(b"\n", 0, MAX_PART_BYTES) + 1
+        if end <= 0:
+            continue
+        queue.spool(agent, session_id, st.project, st.next_part, prepare(data[:end]).data)
+        st.subagent_offsets[path.name] = offset + end
+        st.next_part += 1
+        state.save(st)
 
 
 def process_requests() -> int:

@@ -100,9 +100,39 @@ def project_for(given: str | None, parsed, path: Path) -> Filing:
     raise CliError(f"{path} does not say which folder it was recorded in; pass --project")
 
 
-def ingest_folder(path: Path) -> None:
-    """A folder given to `ingest` (a place for sub-agent session folders to be handled)."""
-    raise CliError(f"{path} is a folder; give a transcript file (.jsonl, .jsonl.gz or .jsonl.zst)")
+def ingest_folder(path: Path) -> Path:
+    """A session folder given to `ingest` (Claude Code's `<session>/` holding `subagents/`) stands for
+    its session: the transcript beside it, which brings its sub-agents along."""
+    from cairn.capture.subagents import session_transcript
+
+    main = session_transcript(path)
+    if main is None:
+        raise CliError(
+            f"{path} is a folder, not a session's folder (no {path.name}.jsonl beside it); "
+            "give a transcript file (.jsonl, .jsonl.gz or .jsonl.zst)"
+        )
+    return main
+
+
+def _upload_subagents(client, path: Path, agent: str, session_id: str, project: str) -> dict[str, int]:
+    """The session's sub-agent transcripts as parts 2, 3, ...; secrets redacted per file, by name."""
+    from cairn.capture.subagents import subagent_files
+    from cairn.capture.upload import prepare, upload_part
+
+    redacted: dict[str, int] = {}
+    for number, sub in enumerate(subagent_files(path), start=2):
+        prepared = prepare(read_transcript(sub))
+        upload_part(
+            client.url,
+            client.api_key,
+            agent=agent,
+            session_id=session_id,
+            project=project,
+            part=number,
+            data=prepared.data,
+        )
+        redacted[sub.name] = sum(prepared.redactions.values())
+    return redacted
 
 
 # --- waiting on the pipeline -------------------------------------------------------------------
@@ -179,8 +209,7 @@ def ingest(
     from cairn.capture.upload import prepare, upload_part
 
     if path.is_dir():
-        ingest_folder(path)
-        return
+        path = ingest_folder(path)
     if not path.exists():
         raise CliError(f"no such file: {path}")
     raw = read_transcript(path)
@@ -200,8 +229,11 @@ def ingest(
         data=prepared.data,
     )
     redacted = sum(prepared.redactions.values())
+    subagents = _upload_subagents(client, path, agent_name, session_id, filing.project)
+    redacted += sum(subagents.values())
     out.print(
         f"[green]uploaded[/green] session {session_id} ({agent_name}, project {esc(filing.project)})"
+        + (f" with {len(subagents)} sub-agent transcript(s)" if subagents else "")
         + (f", {redacted} secrets redacted" if redacted else "")
     )
     if filing.why:

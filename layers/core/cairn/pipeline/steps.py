@@ -57,8 +57,13 @@ def build_excerpts(events: Sequence[EventDoc], max_chars: int = EXCERPT_CHARS) -
     results = {e.tool_call_id: e for e in events if e.role is Role.TOOL_RESULT and e.tool_call_id}
     paired = {e.tool_call_id for e in events if e.role is Role.TOOL_CALL and e.tool_call_id}
     out: list[Excerpt] = []
+    main_request = ""
     for step in _steps(events):
         request = _request_of(step)
+        if step[0].role is Role.USER and not step[0].is_sidechain:
+            main_request = request
+        elif not step[0].is_sidechain and not request:
+            request = main_request  # the main thread resuming after a sub-agent serves its request
         pieces: list[tuple[str, int, int]] = []  # rendered text, first line, last line
         words: list[int] = []
         for e in step:
@@ -80,10 +85,12 @@ def build_excerpts(events: Sequence[EventDoc], max_chars: int = EXCERPT_CHARS) -
 
 
 def _steps(events: Iterable[EventDoc]) -> list[list[EventDoc]]:
-    """A main-thread user message starts a step; a compaction summary is a step of its own."""
+    """A main-thread user message starts a step; a compaction summary is a step of its own; a
+    sub-agent's work is a step of its own, and the main thread resuming after it starts another."""
     steps: list[list[EventDoc]] = []
     for e in events:
-        starts = (e.role is Role.USER and not e.is_sidechain) or e.role is Role.SUMMARY
+        switched = bool(steps and steps[-1]) and steps[-1][-1].is_sidechain != e.is_sidechain
+        starts = (e.role is Role.USER and not e.is_sidechain) or e.role is Role.SUMMARY or switched
         if not steps or starts:
             steps.append([])
         steps[-1].append(e)
