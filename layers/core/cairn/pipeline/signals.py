@@ -138,6 +138,10 @@ def _git_activity(events: list[EventDoc]) -> list[Candidate]:
             found = True
         if found:
             lines.extend((call.call.line_no, call.result.last_line))
+    for e in events:  # the agent's own record of a pull request it opened (Claude Code's pr-link)
+        if e.role is Role.SYSTEM and (m := _REVIEW_URL.search(e.text)):
+            reviews.append(m.group(0).rstrip(".,"))
+            lines.extend((e.line_no, e.last_line))
     parts = []
     if branches:
         parts.append("branch " + ", ".join(f"`{b}`" for b in dict.fromkeys(branches)))

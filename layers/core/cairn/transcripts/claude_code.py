@@ -31,7 +31,7 @@ AGENT = "claude-code"
 
 # Line types with nothing to learn from (undo snapshots, hook progress, input queue, titles)
 _IGNORED_TYPES = frozenset(
-    {"file-history-snapshot", "progress", "queue-operation", "custom-title", "agent-name", "tag", "pr-link"}
+    {"file-history-snapshot", "progress", "queue-operation", "custom-title", "agent-name", "tag"}
 )
 _DROPPED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 
@@ -64,6 +64,7 @@ class _Parser:
         self.calls_seen: set[str] = set()
         self.messages_seen: set[str] = set()
         self.summaries: list[tuple[str | None, TranscriptEvent]] = []
+        self.hooks_seen: set[tuple[str, str]] = set()
 
     # -- per line -------------------------------------------------------------------------------
     def feed(self, line_no: int, record: dict[str, Any]) -> None:
@@ -76,6 +77,8 @@ class _Parser:
             "assistant": self._assistant,
             "summary": self._summary,
             "system": self._system,
+            "pr-link": self._pr_link,
+            "progress": self._hook_progress,
         }.get(kind)
         if handler is None:
             if kind in _IGNORED_TYPES:
@@ -118,6 +121,29 @@ class _Parser:
             is_sidechain=bool(record.get("isSidechain")),
             **fields,
         )
+
+    def _pr_link(self, line_no: int, record: dict[str, Any]) -> None:
+        """The pull request the session opened, as Claude Code records it."""
+        url = _str(record.get("prUrl"))
+        if url:
+            number = record.get("prNumber")
+            text = f"pull request {'#' + str(number) + ' ' if number else ''}opened: {url}"
+            self.out.add(self._event(line_no, record, Role.SYSTEM, text=text))
+
+    def _hook_progress(self, line_no: int, record: dict[str, Any]) -> None:
+        """Which hooks the project runs (once each): how its sessions are set up, a fact of the project.
+        Tool progress and in-process callbacks say nothing."""
+        self._remember_node(line_no, record, prompt=False)
+        data = record.get("data")
+        if not isinstance(data, Mapping) or data.get("type") != "hook_progress":
+            self.out.ignored["progress"] += 1
+            return
+        event, command = _str(data.get("hookEvent")), _str(data.get("command"))
+        if not event or not command or command == "callback" or (event, command) in self.hooks_seen:
+            self.out.ignored["progress"] += 1
+            return
+        self.hooks_seen.add((event, command))
+        self.out.add(self._event(line_no, record, Role.SYSTEM, text=f"{event} hook runs: {command}"))
 
     def _user(self, line_no: int, record: dict[str, Any]) -> None:
         message = record.get("message")

@@ -1,0 +1,35 @@
+"""Claude Code's own records beyond messages: the pull request it opened, the hooks the project runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cairn.transcripts import Role, parse_transcript
+
+pytestmark = pytest.mark.unit
+
+
+def _line(**record) -> str:
+    base = {"sessionId": "s1", "cwd": "/w", "version": "2.1.39", "isSidechain": False}
+    return json.dumps({**base, **record})
+
+
+def test_a_pr_link_and_each_project_hook_become_notes_once():
+    hook = {"type": "hook_progress", "hookEvent": "SessionStart", "command": "bash .claude/scripts/setup.sh"}
+    lines = [
+        _line(type="user", uuid="u1", parentUuid=None, message={"role": "user", "content": "open a PR"}),
+        _line(type="progress", uuid="p1", parentUuid="u1", data=hook),
+        _line(type="progress", uuid="p2", parentUuid="p1", data=hook),
+        _line(
+            type="progress", uuid="p3", parentUuid="p2", data={"type": "hook_progress", "command": "callback"}
+        ),
+        _line(type="progress", uuid="p4", parentUuid="p3", data={"type": "bash_progress", "output": "..."}),
+        _line(type="pr-link", prNumber=255, prUrl="https://github.com/o/r/pull/255", prRepository="o/r"),
+    ]
+    parsed = parse_transcript(("\n".join(lines) + "\n").encode(), "claude-code")
+    notes = [e.text for e in parsed.events if e.role is Role.SYSTEM]
+    assert notes == [
+        "SessionStart hook runs: bash .claude/scripts/setup.sh",
+        "pull request #255 opened: https://github.com/o/r/pull/255",
+    ]
