@@ -19,6 +19,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from cairn.cli.agents import AGENTS
 from cairn.cli.agents.base import FileEdit, NotSupported, SettingsError, Wiring
@@ -48,6 +49,8 @@ def install_hooks(
     module = _agent(agent)
     wiring = Wiring(home=_home(home), python=sys.executable, capture=capture_commands())
     _run(lambda: module.hook_edits(wiring), dry_run)
+    for notice in getattr(module, "hook_notices", lambda _w: [])(wiring):
+        err.print(f"[bold yellow]warning:[/] {escape(notice)}", soft_wrap=True)
 
 
 def install_mcp(

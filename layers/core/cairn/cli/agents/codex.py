@@ -4,10 +4,14 @@ Codex's hooks.json has Claude Code's shape (event -> matcher groups -> command h
 seconds) and its SessionStart/UserPromptSubmit output takes `hookSpecificOutput.additionalContext`,
 capped at 2,500 tokens. There is no SessionEnd event; Stop and PreCompact run the capture hooks when
 registered. The MCP server is a Streamable HTTP `url` with the key as a literal `http_headers` entry.
+
+Codex runs a new hook only once it is trusted; installing records that trust in config.toml the way
+Codex's own review does (`codex_trust`), so `codex exec` does not silently skip Cairn's hooks.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from cairn.cli.agents.base import (
@@ -16,9 +20,11 @@ from cairn.cli.agents.base import (
     Wiring,
     add_grouped_hook,
     json_edit,
+    load_json,
     remove_grouped_hooks,
     toml_edit,
 )
+from cairn.cli.agents.codex_trust import disabled_flag, trust_edit
 
 NAME = "codex"
 CONTEXT_HOOKS = (
@@ -29,12 +35,35 @@ CAPTURE_HOOKS = (("Stop", "stop"), ("PreCompact", "pre-compact"))
 TABLE = f"mcp_servers.{SERVER_NAME}"
 
 
-def _hooks(w: Wiring):
-    return w.home / ".codex" / "hooks.json"
+def codex_dir(w: Wiring) -> Path:
+    """Codex's home as Codex itself names it: trust keys hold the absolute hooks.json path."""
+    return (w.home / ".codex").absolute()
 
 
-def _config(w: Wiring):
-    return w.home / ".codex" / "config.toml"
+def _hooks(w: Wiring) -> Path:
+    return codex_dir(w) / "hooks.json"
+
+
+def _config(w: Wiring) -> Path:
+    return codex_dir(w) / "config.toml"
+
+
+def _trusted(w: Wiring, hooks_edit: FileEdit, base: FileEdit | None = None) -> FileEdit:
+    path = _hooks(w)
+    old = load_json(path, hooks_edit.before)
+    new = load_json(path, hooks_edit.after)
+    return trust_edit(_config(w), path, old, new, base)
+
+
+def hook_notices(w: Wiring) -> list[str]:
+    """What the user must still do for the hooks to run (printed loudly after installing)."""
+    flag = disabled_flag(_config(w))
+    if flag:
+        return [
+            f"Codex hooks are turned off in {_config(w)} ([features] {flag} = false): Cairn's hooks will"
+            f" not run until you set it to true"
+        ]
+    return []
 
 
 def hook_edits(w: Wiring) -> list[FileEdit]:
@@ -49,7 +78,8 @@ def hook_edits(w: Wiring) -> list[FileEdit]:
                 add_grouped_hook(data, event, {"type": "command", "command": command, "timeout": 30}, None)
         return data
 
-    return [json_edit(_hooks(w), change)]
+    hooks = json_edit(_hooks(w), change)
+    return [hooks, _trusted(w, hooks)]
 
 
 def mcp_edits(w: Wiring) -> list[FileEdit]:
@@ -60,4 +90,5 @@ def mcp_edits(w: Wiring) -> list[FileEdit]:
 
 
 def remove_edits(w: Wiring) -> list[FileEdit]:
-    return [json_edit(_hooks(w), remove_grouped_hooks), toml_edit(_config(w), TABLE, None)]
+    hooks = json_edit(_hooks(w), remove_grouped_hooks)
+    return [hooks, _trusted(w, hooks, base=toml_edit(_config(w), TABLE, None))]
