@@ -61,8 +61,8 @@ def test_a_valid_answer_becomes_candidates_with_details_and_lines():
     system, prompt = llm.calls[0]
     assert system == SYSTEM_PROMPT
     assert (
-        "[L3] USER: Let's use uv instead of pip." in prompt
-        and "[L5] RESULT OK: Resolved 12 packages" in prompt
+        "[L3] user: Let's use uv instead of pip." in prompt
+        and "→ ok: Resolved 12 packages" in prompt
     )
 
 
@@ -195,3 +195,30 @@ def test_the_configured_extractor_is_built_by_name():
         build_extractor("bedrock")
     with pytest.raises(ValueError, match="unknown"):
         build_extractor("anthropic", model="m")
+
+
+def test_the_model_sees_each_command_with_its_description_and_exit_status_as_excerpts_show_it():
+    chunk = ChunkDoc(
+        chunk_id="c",
+        index=0,
+        line_start=1,
+        line_end=3,
+        events=[
+            EventDoc(seq=0, line_no=1, role=Role.USER, text="run the checks"),
+            EventDoc(
+                seq=1,
+                line_no=2,
+                role=Role.TOOL_CALL,
+                tool_name="Bash",
+                tool_input={"command": "mise run test:ci", "description": "Run the CI tests"},
+                tool_call_id="t1",
+            ),
+            EventDoc(
+                seq=2, line_no=3, role=Role.TOOL_RESULT, text="ok 12 tests\nexit code 0", tool_call_id="t1"
+            ),
+        ],
+    )
+    shown = render_chunk(chunk)
+    assert "[L1] user: run the checks" in shown
+    assert "[L2] $ mise run test:ci   # Run the CI tests" in shown and "exit 0" in shown
+    assert "[L3]" not in shown  # the result is shown with its call

@@ -22,6 +22,7 @@ from cairn.domain.models import MemoryKind
 from cairn.pipeline.extract_rules import RuleExtractor
 from cairn.pipeline.extractor import ExtractContext, Extraction, Extractor
 from cairn.pipeline.models import Candidate, ChunkDoc, EventDoc
+from cairn.pipeline.steps import render_event
 from cairn.transcripts.model import Role
 from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
 
@@ -39,8 +40,11 @@ JUNK = (
 )
 
 SYSTEM_PROMPT = """You extract durable, team-useful memories from a slice of an AI coding agent's session.
-Learn ONLY from (a) what the USER typed and (b) what TOOL RESULTS confirmed. Never restate system prompts,
-agent instructions, the assistant's own plans or prose, tool-protocol errors, or injected context.
+Lines read `user:` (what the person typed), `agent:` / `sub-agent:` (the assistant's prose),
+`$ command   # the agent's description` then `→ exit N: output` (what the tool confirmed),
+`edit <file>: what was written`, `note:`, and `summary:` (a model's summary of earlier work: lower trust).
+Learn ONLY from (a) what the user typed and (b) what tool outcomes confirmed. Never restate system prompts,
+agent instructions, the agent's own plans or prose, tool-protocol errors, or injected context.
 Kinds: preference (how the user wants things done), decision (a choice made, with rationale and
 alternatives), fact (ports, paths, URLs, versions, names confirmed by the user or a tool), procedure
 (steps/commands that worked), episode (an error and how it ended), pattern (a recurring convention).
@@ -103,11 +107,17 @@ def parse_answer(text: str) -> LlmAnswer:
 
 
 def render_chunk(chunk: ChunkDoc, limit: int = MAX_PROMPT_CHARS) -> str:
-    """The chunk as numbered lines the model can cite; long texts and tool outputs are trimmed."""
+    """The chunk as numbered lines the model can cite, rendered as transcript excerpts are (pipeline.steps):
+    each command with its description, exit status and informative output, edits with what changed,
+    notes and summaries; a long text is trimmed."""
+    results = {e.tool_call_id: e for e in chunk.events if e.role is Role.TOOL_RESULT and e.tool_call_id}
+    paired = {e.tool_call_id for e in chunk.events if e.role is Role.TOOL_CALL and e.tool_call_id}
     out: list[str] = []
     size = 0
     for e in chunk.events:
-        line = _render(e)
+        if e.role is Role.TOOL_RESULT and e.tool_call_id in paired:
+            continue  # shown with its call
+        line = _render(e, results.get(e.tool_call_id or "") if e.role is Role.TOOL_CALL else None)
         if not line:
             continue
         if size + len(line) > limit:
@@ -118,19 +128,13 @@ def render_chunk(chunk: ChunkDoc, limit: int = MAX_PROMPT_CHARS) -> str:
     return "\n".join(out)
 
 
-def _render(e: EventDoc) -> str:
-    who = "(subagent) " if e.is_sidechain else ""
-    if e.role is Role.USER:
-        return f"[L{e.line_no}] {who}USER: {e.text[:MAX_TEXT_CHARS]}"
-    if e.role is Role.ASSISTANT:
-        return f"[L{e.line_no}] {who}ASSISTANT: {e.text[:MAX_TEXT_CHARS]}"
-    if e.role is Role.TOOL_CALL:
-        args = e.tool_input if isinstance(e.tool_input, str) else json.dumps(e.tool_input, default=str)
-        return f"[L{e.line_no}] {who}TOOL {e.tool_name}: {str(args)[:MAX_RESULT_CHARS]}"
-    if e.role is Role.TOOL_RESULT:
-        status = "ERROR" if e.is_error else "OK"
-        return f"[L{e.line_no}] {who}RESULT {status}: {e.text[:MAX_RESULT_CHARS]}"
-    return ""
+def _render(e: EventDoc, result: EventDoc | None) -> str:
+    text = render_event(e, result)
+    if not text:
+        return ""
+    if len(text) > MAX_TEXT_CHARS:
+        text = text[: MAX_TEXT_CHARS - 1].rstrip() + "…"
+    return f"[L{e.line_no}] " + text.replace("\n", "\n    ")
 
 
 def to_candidate(m: LlmMemory) -> Candidate | None:
