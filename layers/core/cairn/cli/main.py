@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from cairn.cli import browse, hooks_capture, install, pipeline_cmds, serve_cmds  # noqa: F401 (registers)
+from cairn.cli import browse, doctor, hooks_capture, install, pipeline_cmds, serve_cmds  # noqa: F401 (registers)
 from cairn.cli.admin import admin_app, reindex
 from cairn.cli.client import CairnClient
 from cairn.cli.errors import CairnGroup, CliError
@@ -34,6 +34,7 @@ install.register(app)
 pipeline_cmds.register(app)
 serve_cmds.register(app)
 browse.register(app)
+doctor.register(app)
 app.command("reindex")(reindex)
 
 KINDS = ", ".join(k.value for k in MemoryKind)
