@@ -173,3 +173,9 @@ def test_codex_shell_calls_with_argv_lists_are_understood():
 def test_extraction_is_deterministic():
     script = Script().user("Let's use uv for installs.").bash("uv run pytest", "3 passed")
     assert script.extract() == script.extract()
+
+
+def test_a_sentence_that_only_introduces_what_follows_is_not_learned():
+    from cairn.pipeline.extract_rules import sentences
+
+    assert sentences("Detect the empty repo and print a friendlier note instead of the warning:") == []

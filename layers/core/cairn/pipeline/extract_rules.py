@@ -97,6 +97,8 @@ def sentences(text: str) -> list[str]:
     out = []
     for raw in SENTENCE_SPLIT.split(text):
         s = _BULLET.sub("", raw).strip().strip("`").strip()
+        if s.endswith(":"):
+            continue  # it introduces what follows (a list, a code block): a fragment on its own
         if MIN_SENTENCE <= len(s) <= MAX_SENTENCE and not any(m in s for m in _NOISE_MARKERS):
             out.append(s)
     return out

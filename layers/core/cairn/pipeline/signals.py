@@ -42,6 +42,7 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _NOT_A_CHECK = re.compile(
     r"^(?:git|gh|cd|ls|cat|grep|rg|find|sed|head|tail|echo|which|wc)\b|--help\b|\bhelp$"
+    r"|^(?:test|\[) +!? *-[a-zA-Z] "  # the shell's own `test -f file`: a condition, not a check
 )
 _REDIRECTS = re.compile(r"\s*\d?>&\d|\s*\d?>\s*/dev/null")  # how output was shown, not the check
 _STEP_SPLIT = re.compile(r"\s*(?:&&|;|\|\|)\s*")
@@ -49,7 +50,7 @@ _STEP_SPLIT = re.compile(r"\s*(?:&&|;|\|\|)\s*")
 _COMMIT = re.compile(r"^\[([^\]\s]+)(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
 _PUSH = re.compile(r"^\s*(?:([0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40})|\* \[new branch\])\s+(\S+) -> (\S+)", re.M)
 _REVIEW_URL = re.compile(r"https?://[^\s\"')]+/(?:pull|pulls|merge_requests)/\d+")
-_NEW_BRANCH = re.compile(r"\bgit (?:checkout -b|switch -c|branch)\s+([\w./-]+)")
+_NEW_BRANCH = re.compile(r"\bgit (?:checkout -b|switch -c|branch)\s+(\w[\w./-]*)")
 
 _HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*$")
 _NUMBERED = re.compile(r"^(\d{1,2})\.\s+([A-Z][^:\n]{2,60}):\s*$")

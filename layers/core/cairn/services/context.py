@@ -54,6 +54,7 @@ MAX_PROJECT_CHARS = 300
 
 ERROR_TAGS = frozenset({"error", "unresolved"})
 RESOLVED_TAGS = frozenset({"resolved", "fixed"})
+OPEN_TAG, HISTORY_TAG = "open", "summary"  # tags the pipeline's session signals put on episodes
 FAILED_OUTCOMES = frozenset({"failure", "failed", "fail", "error", "errored"})
 _WS = re.compile(r"\s+")
 _MARKER = re.compile(r"</?\s*cairn-context\s*>", re.I)
@@ -355,7 +356,16 @@ def _work(episodes: list[Memory], project: str, rel: dict[str, int]) -> list[_Li
         if str(m.details.get("outcome", "")).strip().lower() not in FAILED_OUTCOMES
         and not ERROR_TAGS.intersection(m.tags)
     ]
-    found.sort(key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -m.created_at.timestamp()))
+    # what is still open first; a summary's account of work the session went on from comes last
+    found.sort(
+        key=lambda m: (
+            -m.pinned,
+            rel.get(m.id, 10**6),
+            OPEN_TAG not in m.tags,
+            HISTORY_TAG in m.tags,
+            -m.created_at.timestamp(),
+        )
+    )
     return [_line(m, project) for m in found]
 
 
