@@ -262,3 +262,14 @@ def test_a_project_with_only_facts_gets_them_in_its_context(store):
     md = store.context.assemble(ALICE, P, "claude-code").markdown
     assert "## Project facts" in md and f"[{fact.id}]" in md
     assert "nothing is remembered yet" not in md
+
+
+def test_an_error_a_later_success_fixed_is_not_shown_as_unresolved(store):
+    fixed = store.add(
+        kind=MemoryKind.EPISODE,
+        content="`bun test` failed with: expect(received).toEqual(expected)",
+        tags=("error", "test"),
+        details={"outcome": "fixed"},
+    )
+    md = store.context.assemble(ALICE, P, "claude-code").markdown
+    assert "## Unresolved errors" not in md and fixed.id not in md  # its fix is a procedure

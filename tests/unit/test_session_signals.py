@@ -31,6 +31,7 @@ def ran(seq, command, output, error=False, description=None) -> list[EventDoc]:
         ("./gradlew assemble", "Build the app", "build"),
         ("git status", "Check the working tree", None),
         ("workmux add --help", "", None),
+        ("nl -ba packages/core/test/results.test.ts", "", None),
     ],
 )
 def test_a_check_is_recognised_by_what_its_command_or_description_says_it_does(command, description, purpose):

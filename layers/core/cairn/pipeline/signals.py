@@ -44,6 +44,7 @@ _NOT_A_CHECK = re.compile(
     r"^(?:git|gh|cd|ls|cat|grep|rg|find|sed|head|tail|echo|which|wc)\b|--help\b|\bhelp$"
     r"|^(?:test|\[) +!? *-[a-zA-Z] "  # the shell's own `test -f file`: a condition, not a check
 )
+_PATH_LIKE = re.compile(r"/|\.\w{1,5}$")
 _REDIRECTS = re.compile(r"\s*\d?>&\d|\s*\d?>\s*/dev/null")  # how output was shown, not the check
 _STEP_SPLIT = re.compile(r"\s*(?:&&|;|\|\|)\s*")
 
@@ -74,7 +75,9 @@ def purpose_of(command: str, description: str = "") -> str | None:
     command = command.strip()
     if not command or _NOT_A_CHECK.search(command):
         return None
-    said = f"{command} {description}".lower()
+    # a path names a file, not what the command does: `nl -ba test/app.test.ts` is no test run
+    words = " ".join(w for w in command.split() if not _PATH_LIKE.search(w))
+    said = f"{words} {description}".lower()
     for name, pattern in _PURPOSES:
         if pattern.search(said):
             return name

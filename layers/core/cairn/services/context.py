@@ -54,6 +54,7 @@ MAX_PROJECT_CHARS = 300
 
 ERROR_TAGS = frozenset({"error", "unresolved"})
 RESOLVED_TAGS = frozenset({"resolved", "fixed"})
+RESOLVED_OUTCOMES = frozenset({"fixed", "resolved", "succeeded", "success"})
 OPEN_TAG, HISTORY_TAG = "open", "summary"  # tags the pipeline's session signals put on episodes
 FAILED_OUTCOMES = frozenset({"failure", "failed", "fail", "error", "errored"})
 _WS = re.compile(r"\s+")
@@ -340,7 +341,13 @@ def _errors(fetched: list[Memory], episodes: list[Memory], project: str, rel: di
     not by a tag query: the SQLite repository answers a tag filter by parsing every row of the team
     (~130 ms at 10k memories), which alone would blow the session-start latency budget.
     """
-    tagged = [m for m in fetched if ERROR_TAGS.intersection(m.tags)]
+    # an error a later success fixed is history (its fix is a procedure), not an unresolved error
+    tagged = [
+        m
+        for m in fetched
+        if ERROR_TAGS.intersection(m.tags)
+        and str(m.details.get("outcome", "")).strip().lower() not in RESOLVED_OUTCOMES
+    ]
     failed = [m for m in episodes if str(m.details.get("outcome", "")).strip().lower() in FAILED_OUTCOMES]
     found = [m for m in _unique(tagged + failed) if not RESOLVED_TAGS.intersection(m.tags)]
     found.sort(key=lambda m: (rel.get(m.id, 10**6), -m.pinned, -m.created_at.timestamp()))
