@@ -30,3 +30,5 @@ def _provided(request):
 stores = pytest.fixture(_provided, name="stores")
 blob_store = pytest.fixture(_provided, name="blob_store")
 search_index = pytest.fixture(_provided, name="search_index")
+vector_cache = pytest.fixture(_provided, name="vector_cache")
+index_audit = pytest.fixture(_provided, name="index_audit")

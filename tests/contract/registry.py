@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-PORTS = ("stores", "blob_store", "search_index")
+PORTS = ("stores", "blob_store", "search_index", "vector_cache", "index_audit")
 
 PROVIDERS: dict[str, dict[str, Callable[[], AbstractContextManager[Any]]]] = defaultdict(dict)
 

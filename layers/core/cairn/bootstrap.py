@@ -7,6 +7,7 @@ are created once per process and shared, because Lambda keeps the process warm b
 
 from __future__ import annotations
 
+import logging
 import secrets
 from dataclasses import dataclass
 from functools import cache
@@ -26,6 +27,8 @@ from cairn.services.memories import MemoryService
 from cairn.services.portability import PortabilityService
 from cairn.services.reindex import ReindexService
 from cairn.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -61,16 +64,21 @@ def shared_embedder() -> Embedder:
     return OnnxMiniLmEmbedder()
 
 
-def build_container(settings: Settings | None = None, embedder: Embedder | None = None) -> Container:
+def build_container(
+    settings: Settings | None = None, embedder: Embedder | None = None, reconcile: bool = True
+) -> Container:
+    """`reconcile=False` leaves a local store's index drift for `cairn reindex --check` to report."""
     settings = settings or Settings()
     if settings.mode == "aws":
         return _build_aws(settings, embedder or shared_embedder())
-    return _build_local(settings, embedder or shared_embedder())
+    return _build_local(settings, embedder or shared_embedder(), reconcile)
 
 
-def _build_local(settings: Settings, embedder: Embedder) -> Container:
+def _build_local(settings: Settings, embedder: Embedder, reconcile: bool = True) -> Container:
+    from cairn.adapters.cached_embedder import CachingEmbedder
     from cairn.adapters.local.blobs import FilesystemBlobStore
     from cairn.adapters.local.db import SqliteDatabase
+    from cairn.adapters.local.index_audit import SqliteIndexAudit
     from cairn.adapters.local.repositories import (
         SqliteMemoryRepository,
         SqliteRelationRepository,
@@ -81,18 +89,27 @@ def _build_local(settings: Settings, embedder: Embedder) -> Container:
 
     settings.home.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase(settings.db_path)
+    index = SqliteSearchIndex(db)
     container = _assemble(
         settings,
-        embedder,
+        # the index keeps every vector under its model and text: nothing is ever embedded twice
+        CachingEmbedder(embedder, index),
         memories=SqliteMemoryRepository(db),
         relations=SqliteRelationRepository(db),
         sessions=SqliteSessionRepository(db),
         teams=SqliteTeamRepository(db),
-        index=SqliteSearchIndex(db),
+        index=index,
         blobs=FilesystemBlobStore(settings.blob_root, _local_signing_key(settings), settings.base_url),
         index_on_write=True,
         closers=(db.close,),
+        unit=db.transaction,  # a memory and its index entries commit as one
+        audit=SqliteIndexAudit(db),
     )
+    # a store written by an older version (memory and index were two commits) may hold memories a
+    # crash left unindexed: mend that before serving
+    drift = container.reindex.repair() if reconcile else None
+    if drift is not None and drift.total:
+        log.warning("search index drift repaired at start-up: %s", _describe(drift))
     container.ui_secret = _ui_secret(settings) or _private_key_file(settings, "ui-session.key")
     # sessions granted an upload that never came would stay `received` forever: fail them, with why
     container.uploads.expire_unsent(team.id for team in container.teams.list_teams())
@@ -111,6 +128,8 @@ def _assemble(
     blobs: BlobStore,
     index_on_write: bool,
     closers: tuple[Any, ...],
+    unit: Any = None,
+    audit: Any = None,
 ) -> Container:
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
@@ -126,7 +145,7 @@ def _assemble(
     recall = RecallService(memories, index, embedder, relations, overlap_embedding=settings.mode == "local")
     container = Container(
         settings=settings,
-        memories=MemoryService(memories, relations, on_write),
+        memories=MemoryService(memories, relations, on_write, unit=unit),
         recall=recall,
         keys=KeyService(teams),
         portability=PortabilityService(memories, relations, sessions, on_write),
@@ -134,7 +153,7 @@ def _assemble(
         teams=teams,
         blobs=blobs,
         embedder=embedder,
-        reindex=ReindexService(teams, memories, index, indexer),
+        reindex=ReindexService(teams, memories, index, indexer, audit),
         context=ContextService(memories, recall, sessions),
         indexer=indexer,
         closers=closers,
@@ -150,6 +169,14 @@ def _assemble(
         container, memories, relations, index, extractor=extractor, inline=settings.mode == "local"
     )
     return container
+
+
+def _describe(report: Any) -> str:
+    return "; ".join(
+        f"team {team}: {len(d.missing)} missing, {len(d.orphaned)} orphaned, {len(d.stale)} stale"
+        for team, d in report.teams.items()
+        if d.total
+    )
 
 
 def _local_signing_key(settings: Settings) -> bytes:

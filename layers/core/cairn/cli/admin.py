@@ -18,14 +18,14 @@ out = Console()
 err = Console(stderr=True, highlight=False)
 
 
-def _container():
+def _container(reconcile: bool = True):
     from cairn.bootstrap import build_container
     from cairn.settings import Settings
 
     settings = Settings()
     if settings.mode == "local":
         settings = Settings(home=config.home())
-    return build_container(settings)
+    return build_container(settings, reconcile=reconcile)
 
 
 @admin_app.command("create-team")
@@ -44,15 +44,46 @@ def create_team(
 
 def reindex(
     team: Annotated[list[str] | None, typer.Option("--team", help="Only these team ids")] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Only report where the index and the memories disagree")
+    ] = False,
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Index only what is missing or stale, drop what is orphaned")
+    ] = False,
 ) -> None:
-    """Rebuild the search index from the source of truth."""
-    container = _container()
-    counted = ProgressCount("reindexing", "memories")
+    """Rebuild the search index from the source of truth, or check and mend it (--check, --repair)."""
+    container = _container(reconcile=not (check or repair))
     try:
+        if check or repair:
+            _check(container, team or None, repair)
+            return
+        counted = ProgressCount("reindexing", "memories")
         report = container.reindex.rebuild(team or None, progress=counted.add)
     finally:
         container.close()
     out.print(f"reindexed {report.memories} memories of {report.teams} teams")
+
+
+def _check(container, teams: list[str] | None, repair: bool) -> None:
+    if not container.reindex.can_check:
+        err.print("this deployment's index cannot be checked; run `cairn reindex` to rebuild it")
+        raise typer.Exit(2)
+    report = container.reindex.repair(teams) if repair else container.reindex.check(teams)
+    for team_id, drift in report.teams.items():
+        out.print(
+            f"team {team_id}: {len(drift.missing)} missing, {len(drift.orphaned)} orphaned,"
+            f" {len(drift.stale)} stale"
+        )
+        for label, ids in (("missing", drift.missing), ("orphaned", drift.orphaned), ("stale", drift.stale)):
+            for memory_id in ids[:20]:
+                out.print(f"  {label} {memory_id}")
+    if report.total and repair:
+        out.print(f"repaired {report.total} index entries")
+    elif report.total:
+        out.print(f"index drift: {report.total} entries; `cairn reindex --repair` mends it")
+        raise typer.Exit(1)
+    else:
+        out.print("index and memories agree")
 
 
 class ProgressCount:

@@ -218,6 +218,14 @@ class IndexedMemory:
 
     memory: Memory
     vector: tuple[float, ...] | None
+    # what the vector was computed from (`vector_key`): lets an index hand a known vector back instead
+    # of the text being embedded again
+    text_key: str | None = None
+
+
+def vector_key(model_version: str, text: str) -> str:
+    """A vector's identity: the embedding model and the exact text it embedded."""
+    return hashlib.sha1(f"{model_version}\n{text}".encode(), usedforsecurity=False).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

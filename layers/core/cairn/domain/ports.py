@@ -198,3 +198,29 @@ class Embedder(Protocol):
         """L2-normalised vectors, one per text."""
 
     def embed_query(self, text: str) -> list[float]: ...
+
+
+@runtime_checkable
+class VectorCache(Protocol):
+    """Vectors already computed, by `vector_key`: an index that stores them can offer them back, so
+    reindexing, the pipeline and imports never embed the same text with the same model twice."""
+
+    def cached_vectors(self, keys: Sequence[str]) -> dict[str, list[float]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDrift:
+    """Where a team's search index disagrees with its memories."""
+
+    missing: tuple[str, ...] = ()  # stored memories the index lacks
+    orphaned: tuple[str, ...] = ()  # index entries of memories that no longer exist
+    stale: tuple[str, ...] = ()  # index entries whose filter fields (current or not) are out of date
+
+    @property
+    def total(self) -> int:
+        return len(self.missing) + len(self.orphaned) + len(self.stale)
+
+
+@runtime_checkable
+class IndexAudit(Protocol):
+    def drift(self, team_id: str) -> IndexDrift: ...

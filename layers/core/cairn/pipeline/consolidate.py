@@ -271,7 +271,9 @@ class _Consolidation:
     def _embed(self, batch: list[Candidate]) -> dict[int, list[float]]:
         if not batch or self.deps.embedder is None or self.deps.index is None:
             return {}
-        vectors = self.deps.embedder.embed([c.content for c in batch])
+        # the text the index embeds for the memory each becomes: an embedder that caches (local mode)
+        # then hands the indexer this very vector instead of embedding the memory a second time
+        vectors = self.deps.embedder.embed([_indexed_text(c) for c in batch])
         return {id(c): v for c, v in zip(batch, vectors, strict=True)}
 
     def _near_duplicate(self, c: Candidate, vector: list[float]) -> Memory | None:
@@ -416,6 +418,12 @@ class _Consolidation:
             if cursor is None:
                 break
         return seen
+
+
+def _indexed_text(c: Candidate) -> str:
+    """`Memory.search_text()` of the memory `c` would become (title, content, normalised tags)."""
+    tags = " ".join(dict.fromkeys(t.strip().lower() for t in c.tags if t.strip()))
+    return "\n".join(p for p in [(c.title or "").strip(), c.content.strip(), tags] if p)
 
 
 def overlap(a: str, b: str) -> float:

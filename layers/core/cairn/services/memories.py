@@ -2,12 +2,16 @@
 
 Every write goes to the repository (the source of truth) and then to the indexer when one is wired
 (local mode indexes inline; in AWS the DynamoDB stream feeds the indexer Lambda, so none is wired).
+With a `unit` of work (local mode: one SQLite transaction) the memory and its index entries are written
+as one: the embedding is computed first, outside it, then both commit together or not at all, so a
+crash can never leave a stored memory unsearchable.
 Corrections never overwrite: `supersede` closes the old memory's validity and links the new one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -36,6 +40,11 @@ PREDICATES = frozenset({"uses", "fixes", "caused-by", "supersedes", "part-of", "
 
 class Indexer(Protocol):
     def index(self, memories: Sequence[Memory]) -> None: ...
+
+    def prepare(self, memories: Sequence[Memory]) -> Sequence[Any]:
+        """The index entries of `memories`, embedded: slow, so done before the write's unit."""
+
+    def write(self, docs: Sequence[Any]) -> None: ...
 
     def remove(self, team_id: str, memory_ids: Sequence[str]) -> None: ...
 
@@ -78,11 +87,13 @@ class MemoryService:
         relations: RelationRepository,
         indexer: Indexer | None = None,
         clock: Callable[[], datetime] = utcnow,
+        unit: Callable[[], AbstractContextManager[Any]] | None = None,
     ) -> None:
         self._memories = memories
         self._relations = relations
         self._indexer = indexer
         self._clock = clock
+        self._unit = unit or nullcontext
 
     # --- writes -------------------------------------------------------------------------------
     def remember(self, caller: Principal, new: NewMemory, *, dedup: bool = True) -> Memory:
@@ -95,23 +106,29 @@ class MemoryService:
     ) -> list[Memory]:
         require(caller, KeyScope.WRITE)
         out: list[Memory] = []
-        created: list[Memory] = []
+        created: dict[tuple, Memory] = {}  # with dedup, an identical one earlier in the batch counts too
         for new in batch:
             memory = self._build(caller, new)
-            existing = (
-                self._memories.find_by_hash(caller.team_id, memory.project, memory.content_hash)
-                if dedup
-                else None
-            )
-            if existing is not None and existing.scope == memory.scope and existing.owner == memory.owner:
-                out.append(existing)
-                continue
-            self._memories.add(memory)
-            created.append(memory)
-            out.append(memory)
-        if created and self._indexer:
-            self._indexer.index(created)
+            key = (memory.project, memory.content_hash, memory.scope, memory.owner) if dedup else len(out)
+            existing = (created.get(key) or self._existing(memory)) if dedup else None
+            out.append(existing or memory)
+            if existing is None:
+                created[key] = memory
+        if not created:
+            return out
+        docs = self._indexer.prepare(list(created.values())) if self._indexer else []
+        with self._unit():
+            for memory in created.values():
+                self._memories.add(memory)
+            if self._indexer:
+                self._indexer.write(docs)
         return out
+
+    def _existing(self, memory: Memory) -> Memory | None:
+        found = self._memories.find_by_hash(memory.team_id, memory.project, memory.content_hash)
+        if found is not None and found.scope == memory.scope and found.owner == memory.owner:
+            return found
+        return None
 
     def update(self, caller: Principal, memory_id: str, patch: MemoryPatch) -> Memory:
         require(caller, KeyScope.WRITE)
@@ -125,9 +142,11 @@ class MemoryService:
         if "details" in changes:
             check_details(changes["details"])
         updated = replace(current, **changes, updated_at=self._clock())
-        self._memories.put(updated)
-        if self._indexer:
-            self._indexer.index([updated])
+        docs = self._indexer.prepare([updated]) if self._indexer else []
+        with self._unit():
+            self._memories.put(updated)
+            if self._indexer:
+                self._indexer.write(docs)
         return updated
 
     def mark_delivered(self, caller: Principal, memory: Memory, details: Mapping[str, Any]) -> Memory | None:
@@ -136,18 +155,21 @@ class MemoryService:
         require(caller, KeyScope.WRITE)
         check_details(details)
         updated = replace(memory, details=dict(details), updated_at=self._clock())
-        if not self._memories.put_if_undelivered(updated):
-            return None
-        if self._indexer:
-            self._indexer.index([updated])
+        docs = self._indexer.prepare([updated]) if self._indexer else []
+        with self._unit():
+            if not self._memories.put_if_undelivered(updated):
+                return None
+            if self._indexer:
+                self._indexer.write(docs)
         return updated
 
     def forget(self, caller: Principal, memory_id: str) -> None:
         require(caller, KeyScope.WRITE)
         self.get(caller, memory_id)  # NotFound for other teams' or others' personal memories
-        self._memories.delete(caller.team_id, memory_id)
-        if self._indexer:
-            self._indexer.remove(caller.team_id, [memory_id])
+        with self._unit():
+            self._memories.delete(caller.team_id, memory_id)
+            if self._indexer:
+                self._indexer.remove(caller.team_id, [memory_id])
 
     def supersede(self, caller: Principal, old_id: str, new: NewMemory) -> tuple[Memory, Memory]:
         """Replace `old_id` by a new memory; the old one stays in history, closed and linked."""
@@ -158,21 +180,23 @@ class MemoryService:
         now = self._clock()
         replacement = self._build(caller, new)
         closed = replace(old, valid_to=now, superseded_by=replacement.id, updated_at=now)
-        self._memories.add(replacement)
-        self._memories.put(closed)
-        self._relations.add(
-            Relation(
-                id=new_id("rel"),
-                team_id=caller.team_id,
-                source_id=replacement.id,
-                predicate="supersedes",
-                target_id=old.id,
-                created_at=now,
-                valid_from=now,
+        docs = self._indexer.prepare([replacement, closed]) if self._indexer else []
+        with self._unit():
+            self._memories.add(replacement)
+            self._memories.put(closed)
+            self._relations.add(
+                Relation(
+                    id=new_id("rel"),
+                    team_id=caller.team_id,
+                    source_id=replacement.id,
+                    predicate="supersedes",
+                    target_id=old.id,
+                    created_at=now,
+                    valid_from=now,
+                )
             )
-        )
-        if self._indexer:
-            self._indexer.index([replacement, closed])
+            if self._indexer:
+                self._indexer.write(docs)
         return closed, replacement
 
     def relate(

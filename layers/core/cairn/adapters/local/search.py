@@ -61,6 +61,7 @@ CREATE TABLE IF NOT EXISTS search_generation (
 # the generation that wrote each row: what a view at an older generation has not seen yet
 _UPGRADE = """
 CREATE INDEX IF NOT EXISTS search_docs_written ON search_docs (team_id, written);
+CREATE INDEX IF NOT EXISTS search_vectors_key ON search_vectors (text_key);
 """
 
 _ROWS = (
@@ -83,6 +84,9 @@ class SqliteSearchIndex:
             columns = {r[1] for r in conn.execute("PRAGMA table_info(search_docs)")}
             if "written" not in columns:
                 conn.execute("ALTER TABLE search_docs ADD COLUMN written INTEGER NOT NULL DEFAULT 0")
+            # the `vector_key` of each vector (model + text), so a known vector is never computed again
+            if "text_key" not in {r[1] for r in conn.execute("PRAGMA table_info(search_vectors)")}:
+                conn.execute("ALTER TABLE search_vectors ADD COLUMN text_key TEXT")
         self._db.ensure_schema(_UPGRADE)
         self._views: OrderedDict[str, TeamView] = OrderedDict()  # least recent first
         self._views_lock = threading.Lock()
@@ -123,6 +127,21 @@ class SqliteSearchIndex:
             rows = conn.execute("SELECT memory_id FROM search_docs WHERE team_id = ?", (team_id,))
             return {r[0] for r in rows}
 
+    def cached_vectors(self, keys: Sequence[str]) -> dict[str, list[float]]:
+        """`VectorCache`: the stored vectors of these `vector_key`s (any team: a key names a model and
+        a text, nothing of who wrote it, and the vector never leaves this process)."""
+        found: dict[str, list[float]] = {}
+        with self._db.read() as conn:
+            for start in range(0, len(keys), 500):
+                rows = conn.execute(
+                    "SELECT text_key, vector FROM search_vectors"
+                    " WHERE text_key IN (SELECT value FROM json_each(?))",
+                    (json.dumps(list(keys[start : start + 500])),),
+                )
+                for key, blob in rows:
+                    found[key] = np.frombuffer(blob, dtype=np.float32).tolist()
+        return found
+
     @staticmethod
     def _insert(conn: sqlite3.Connection, doc: IndexedMemory, written: int) -> None:
         m = doc.memory
@@ -145,8 +164,8 @@ class SqliteSearchIndex:
         )
         if vector is not None:
             conn.execute(
-                "INSERT INTO search_vectors (rowid, team_id, dim, vector) VALUES (?, ?, ?, ?)",
-                (cur.lastrowid, m.team_id, len(vector), vector.tobytes()),
+                "INSERT INTO search_vectors (rowid, team_id, dim, vector, text_key) VALUES (?, ?, ?, ?, ?)",
+                (cur.lastrowid, m.team_id, len(vector), vector.tobytes(), doc.text_key),
             )
         head = analyzed_text(" ".join([m.title or "", *m.tags]))
         conn.execute(
