@@ -73,3 +73,64 @@ def test_a_malformed_import_line_is_refused_with_its_line_number(api, team_a):
     )
     assert r.status_code == 400
     assert "line 1" in r.json()["error"]["message"]
+
+
+def test_an_import_with_the_same_model_embeds_nothing_and_finds_the_memories_alike(api, team_a, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from tests.integration.test_nothing_embedded_twice import CountingEmbedder
+
+    for i in range(12):
+        api.post(
+            "/v1/memories",
+            json={"kind": "fact", "content": f"service {i} listens on port {8000 + i}", "project": PROJECT},
+            headers=team_a.headers,
+        )
+    exported = api.get("/v1/admin/export", headers=team_a.headers).text
+    lines = [json.loads(line) for line in exported.splitlines()]
+    assert all("vector" in o for o in lines if o["type"] == "memory")
+
+    model = CountingEmbedder()
+    other = build_container(Settings(mode="local", home=tmp_path / "elsewhere"), embedder=model)
+    try:
+        team, _, secret = other.keys.create_team("restored", "me")
+        with TestClient(create_app(other)) as api2:
+            h2 = {"Authorization": f"Bearer {secret}"}
+            assert api2.post("/v1/admin/import", content=exported, headers=h2).json()["memories"] == 12
+            assert sum(model.texts.values()) == 0
+            hits = api2.post("/v1/search", json={"query": "which port does service 7 use"}, headers=h2)
+            assert hits.json()["hits"][0]["memory"]["content"] == "service 7 listens on port 8007"
+            assert other.reindex.check().total == 0
+    finally:
+        other.close()
+
+
+def test_a_vector_of_another_model_is_ignored_and_the_text_embedded(api, team_a, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from tests.integration.test_nothing_embedded_twice import CountingEmbedder
+
+    api.post(
+        "/v1/memories",
+        json={"kind": "fact", "content": "the stub runs on 9100", "project": PROJECT},
+        headers=team_a.headers,
+    )
+    lines = [
+        json.loads(line) for line in api.get("/v1/admin/export", headers=team_a.headers).text.splitlines()
+    ]
+    for o in lines:
+        if "vector" in o:
+            o["vector"]["model"] = "some-other-model"
+    model = CountingEmbedder()
+    other = build_container(Settings(mode="local", home=tmp_path / "elsewhere"), embedder=model)
+    try:
+        _, _, secret = other.keys.create_team("restored", "me")
+        with TestClient(create_app(other)) as api2:
+            body = "\n".join(json.dumps(o) for o in lines)
+            report = api2.post(
+                "/v1/admin/import", content=body, headers={"Authorization": f"Bearer {secret}"}
+            )
+            assert report.json()["memories"] == 1
+        assert sum(model.texts.values()) == 1
+    finally:
+        other.close()

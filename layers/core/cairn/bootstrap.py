@@ -21,6 +21,7 @@ from cairn.domain.ports import (
     SearchIndex,
     SessionRepository,
     TeamRepository,
+    VectorCache,
 )
 from cairn.services.keys import KeyService
 from cairn.services.memories import MemoryService
@@ -148,7 +149,15 @@ def _assemble(
         memories=MemoryService(memories, relations, on_write, unit=unit),
         recall=recall,
         keys=KeyService(teams),
-        portability=PortabilityService(memories, relations, sessions, on_write),
+        portability=PortabilityService(
+            memories,
+            relations,
+            sessions,
+            on_write,
+            unit=unit,
+            vectors=index if isinstance(index, VectorCache) else None,
+            model=embedder.version,
+        ),
         sessions=sessions,
         teams=teams,
         blobs=blobs,

@@ -4,19 +4,30 @@ Each line is `{"type": "memory"|"relation"|"session", "record": {...codec...}}`.
 timestamps and history (superseded memories included) and rewrites `team_id` to the importing team, so
 a store can move between an embedded install and a team server. Importing a record whose id exists
 is skipped, which makes a re-run of an interrupted import safe.
+
+Where the index keeps vectors (`VectorCache`, local mode), a memory line also carries its vector as
+`"vector": {"model": <embedder version>, "f32": <base64 of float32>}`; an import with the same model
+indexes it as it is instead of embedding the text again (a vector of another model is ignored and the
+text embedded). Memories and their index entries are written in one unit, a chunk at a time.
 """
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any
+
+import numpy as np
 
 from cairn.domain import codec
 from cairn.domain.details import check_details
 from cairn.domain.errors import Conflict, InvalidInput
-from cairn.domain.models import KeyScope, Memory, Principal, Relation, Session
-from cairn.domain.ports import MemoryRepository, RelationRepository, SessionRepository
+from cairn.domain.models import IndexedMemory, KeyScope, Memory, Principal, Relation, Session, vector_key
+from cairn.domain.ports import MemoryRepository, RelationRepository, SessionRepository, VectorCache
 from cairn.services.memories import Indexer, require
 
 
@@ -35,19 +46,33 @@ class PortabilityService:
         relations: RelationRepository,
         sessions: SessionRepository,
         indexer: Indexer | None = None,
+        unit: Callable[[], AbstractContextManager[Any]] | None = None,
+        vectors: VectorCache | None = None,
+        model: str | None = None,  # the embedder's version, whose vectors travel with the memories
     ) -> None:
         self._memories = memories
         self._relations = relations
         self._sessions = sessions
         self._indexer = indexer
+        self._unit = unit or nullcontext
+        self._vectors = vectors if model else None
+        self._model = model
 
     def export_lines(self, caller: Principal) -> Iterator[str]:
         require(caller, KeyScope.ADMIN)
         team = caller.team_id
         for s in self._sessions.iter_team(team):
             yield json.dumps({"type": "session", "record": codec.encode_session(s)}, sort_keys=True)
-        for m in self._memories.iter_team(team):
-            yield json.dumps({"type": "memory", "record": codec.encode_memory(m)}, sort_keys=True)
+        rows = self._memories.iter_team(team)
+        while chunk := list(islice(rows, _CHUNK)):
+            known = self._known_vectors(chunk)
+            for m in chunk:
+                line: dict[str, Any] = {"type": "memory", "record": codec.encode_memory(m)}
+                vector = known.get(m.id)
+                if vector is not None:
+                    raw = np.asarray(vector, dtype="<f4").tobytes()
+                    line["vector"] = {"model": self._model, "f32": base64.b64encode(raw).decode()}
+                yield json.dumps(line, sort_keys=True)
         for r in self._relations.iter_team(team):
             yield json.dumps({"type": "relation", "record": codec.encode_relation(r)}, sort_keys=True)
 
@@ -56,23 +81,29 @@ class PortabilityService:
         require(caller, KeyScope.ADMIN)
         team = caller.team_id
         records: list[tuple[str, Memory | Relation | Session]] = []
+        carried: dict[str, tuple[float, ...]] = {}  # memory id -> its vector, when of our model
         for n, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
-            kind, record = _parse_line(line, n)
+            kind, record, vector = _parse_line(line, n)
             record["team_id"] = team
             try:
                 records.append((kind, _decode(kind, record)))
             except InvalidInput as exc:
                 raise InvalidInput(f"line {n}: {exc.message}", **exc.details) from exc
+            if vector is not None and vector.get("model") == self._model and self._model:
+                carried[record["id"]] = _vector(vector, n)
         counts = {"memory": 0, "relation": 0, "session": 0, "skipped": 0}
-        imported: list[Memory] = []
+        memories = [obj for _, obj in records if isinstance(obj, Memory)]
+        for start in range(0, len(memories), _CHUNK):
+            added = self._import_memories(memories[start : start + _CHUNK], carried)
+            counts["memory"] += added
+            counts["skipped"] += min(_CHUNK, len(memories) - start) - added
         for kind, obj in records:
+            if isinstance(obj, Memory):
+                continue
             try:
-                if isinstance(obj, Memory):
-                    self._memories.add(obj)
-                    imported.append(obj)
-                elif isinstance(obj, Relation):
+                if isinstance(obj, Relation):
                     self._relations.add(obj)
                 else:
                     if self._sessions.get(team, obj.id) is not None:
@@ -82,9 +113,54 @@ class PortabilityService:
                 counts["skipped"] += 1
                 continue
             counts[kind] += 1
-        if imported and self._indexer:
-            self._indexer.index([replace(m) for m in imported])
         return ImportReport(counts["memory"], counts["relation"], counts["session"], counts["skipped"])
+
+    def _import_memories(self, chunk: list[Memory], carried: dict[str, tuple[float, ...]]) -> int:
+        """Add the chunk's new memories and index them in one unit; their embedding (of the ones that
+        brought no vector of this model) happens before it. Returns how many were added."""
+        stored = self._memories.get_many(chunk[0].team_id, [m.id for m in chunk]) if chunk else {}
+        fresh = [m for m in chunk if m.id not in stored]
+        docs: list[Any] = []
+        if self._indexer:
+            version = self._model or ""
+            docs = [
+                IndexedMemory(m, carried[m.id], vector_key(version, m.search_text()))
+                for m in fresh
+                if m.id in carried
+            ]
+            docs += self._indexer.prepare([m for m in fresh if m.id not in carried])
+        added: set[str] = set()
+        with self._unit():
+            for m in fresh:
+                try:
+                    self._memories.add(m)
+                    added.add(m.id)
+                except Conflict:
+                    continue
+            if self._indexer:
+                self._indexer.write([d for d in docs if d.memory.id in added])
+        return len(added)
+
+    def _known_vectors(self, memories: list[Memory]) -> dict[str, list[float]]:
+        if self._vectors is None or self._model is None:
+            return {}
+        keys = {m.id: vector_key(self._model, m.search_text()) for m in memories}
+        found = self._vectors.cached_vectors(list(keys.values()))
+        return {memory_id: found[key] for memory_id, key in keys.items() if key in found}
+
+
+_CHUNK = 500
+
+
+def _vector(value: dict, n: int) -> tuple[float, ...]:
+    try:
+        raw = base64.b64decode(value["f32"], validate=True)
+        vector = np.frombuffer(raw, dtype="<f4")
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidInput(f"line {n} has a malformed vector") from exc
+    if not len(vector) or not np.isfinite(vector).all():
+        raise InvalidInput(f"line {n} has a malformed vector")
+    return tuple(float(x) for x in vector)
 
 
 def _decode(kind: str, record: dict) -> Memory | Relation | Session:
@@ -97,7 +173,7 @@ def _decode(kind: str, record: dict) -> Memory | Relation | Session:
     return codec.decode_session(record)
 
 
-def _parse_line(line: str, n: int) -> tuple[str, dict]:
+def _parse_line(line: str, n: int) -> tuple[str, dict, dict | None]:
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -109,4 +185,7 @@ def _parse_line(line: str, n: int) -> tuple[str, dict]:
     record = obj.get("record")
     if not isinstance(record, dict):
         raise InvalidInput(f"line {n} needs a record object")
-    return obj["type"], record
+    vector = obj.get("vector")
+    if vector is not None and not isinstance(vector, dict):
+        raise InvalidInput(f"line {n} has a malformed vector")
+    return obj["type"], record, vector
