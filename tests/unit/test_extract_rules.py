@@ -179,3 +179,17 @@ def test_a_sentence_that_only_introduces_what_follows_is_not_learned():
     from cairn.pipeline.extract_rules import sentences
 
     assert sentences("Detect the empty repo and print a friendlier note instead of the warning:") == []
+
+
+@pytest.mark.parametrize(
+    ("said", "learned"),
+    [
+        ("anything in next tag can be hard deprecated, maybe document this.", True),
+        ("push the branch but never force-push over someone's work.", True),
+        ("it never worked on my laptop anyway.", False),
+    ],
+)
+def test_a_rule_stated_in_passing_is_a_preference(said, learned):
+    from cairn.pipeline.extract_rules import PREFERENCE
+
+    assert any(p.search(said) for p in PREFERENCE) is learned

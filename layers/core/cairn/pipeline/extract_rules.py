@@ -40,6 +40,9 @@ PREFERENCE = [
         r"^(?:don'?t|do not)\s+(?:ever\s+)?(?:use|add|commit|push|run|touch|change)\b",
         r"\b(?:always|never)\s+(?:use|run|commit|push|write|add|call|put|mock)\b",
         r"\bfrom now on\b",
+        # a rule stated in passing: "never force-push", "anything in the next tag can be removed"
+        r"\b(?:never|always)\s+(?!(?:been|was|were|had|did|worked|happened|seen)\b)[a-z][\w-]*",
+        r"\b(?:anything|everything|any \w+)\b[^.?!]{0,80}\b(?:can|must|should) (?:always |never )?be\b",
     )
 ]
 DECISION = [
