@@ -193,3 +193,11 @@ def test_a_rule_stated_in_passing_is_a_preference(said, learned):
     from cairn.pipeline.extract_rules import PREFERENCE
 
     assert any(p.search(said) for p in PREFERENCE) is learned
+
+
+def test_a_rule_inside_a_run_on_brief_is_still_seen():
+    from cairn.pipeline.extract_rules import sentences
+
+    brief = "Open a draft PR that " + "plumbs the signal through every layer and " * 8
+    brief += "renders a toast; never force-push, snake_case wire / camelCase TS, add tests."
+    assert any(s.startswith("never force-push") for s in sentences(brief))

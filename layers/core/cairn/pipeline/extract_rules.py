@@ -75,6 +75,7 @@ SERVED_URL = re.compile(
 PNPM_ADDED = re.compile(r"^\+\s+(@?[\w./-]+)\s+(\d+\.\d+\.\d+[\w.-]*)", re.M)
 PIP_INSTALLED = re.compile(r"Successfully installed (.+)$", re.M)
 SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE_SPLIT = re.compile(r"\s*(?:;|\s—\s|\s+[┃│|]\s+)\s*")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _NOISE_MARKERS = (CAIRN_CONTEXT_OPEN, "<system-reminder>", "<tool_use_error>", "[REDACTED_")
 MIN_SENTENCE, MAX_SENTENCE = 12, 320
@@ -98,12 +99,23 @@ class RuleExtractor:
 # --- what a person typed ----------------------------------------------------------------------
 def sentences(text: str) -> list[str]:
     out = []
-    for raw in SENTENCE_SPLIT.split(text):
+    for raw in _clauses(SENTENCE_SPLIT.split(text)):
         s = _BULLET.sub("", raw).strip().strip("`").strip()
         if s.endswith(":"):
             continue  # it introduces what follows (a list, a code block): a fragment on its own
         if MIN_SENTENCE <= len(s) <= MAX_SENTENCE and not any(m in s for m in _NOISE_MARKERS):
             out.append(s)
+    return out
+
+
+def _clauses(parts: list[str]) -> list[str]:
+    """A run-on sentence (a pasted brief) is cut at its clause marks, so a rule inside it is seen."""
+    out: list[str] = []
+    for part in parts:
+        if len(part) <= MAX_SENTENCE:
+            out.append(part)
+        else:
+            out.extend(_CLAUSE_SPLIT.split(part))
     return out
 
 
