@@ -26,11 +26,13 @@ import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
 import scale_corpus as corpus
 from _paths import REPO
+from cairn.adapters.cached_embedder import CachingEmbedder
 from cairn.adapters.embedding import OnnxMiniLmEmbedder
 from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.repositories import (
@@ -41,6 +43,7 @@ from cairn.adapters.local.repositories import (
 from cairn.adapters.local.search import SqliteSearchIndex
 from cairn.domain.models import (
     IndexedMemory,
+    KeyScope,
     Memory,
     MemoryFilter,
     MemoryKind,
@@ -48,6 +51,7 @@ from cairn.domain.models import (
     Scope,
     Team,
     content_hash,
+    vector_key,
 )
 from cairn.services.indexing import MemoryIndexer
 from cairn.services.recall import RecallService
@@ -96,10 +100,13 @@ def build(path: Path, n: int, pool: list[str], vectors: np.ndarray) -> dict:
     for lo in range(0, n, BUILD_BATCH):
         docs = []
         for i in range(lo, min(n, lo + BUILD_BATCH)):
+            memory = _memory(i, recs[i], pool, start + step * i)
             docs.append(
                 IndexedMemory(
-                    memory=_memory(i, recs[i], pool, start + step * i),
+                    memory=memory,
                     vector=tuple(corpus.vector_of(recs[i], vectors)),
+                    # keyed as the model's vector of the text, so a reindex finds it as it would a real one
+                    text_key=vector_key(OnnxMiniLmEmbedder.version, memory.search_text()),
                 )
             )
         with db.transaction():
@@ -248,43 +255,115 @@ def recall_run(path: Path, n: int, queries: int, rounds: int) -> dict:
     }
 
 
-def reindex_run(path: Path, sample: int) -> dict:
-    """`ReindexService.rebuild` with the real embedder on every core over `sample` records of a copy of
-    the store (the rebuild clears the team's index first; the cached store must stay whole)."""
-    copy = path.with_name(f"reindex-{path.name}")
-    for suffix in ("-wal", "-shm"):
+def _copy(path: Path, name: str) -> Path:
+    copy = path.with_name(f"{name}-{path.name}")
+    for suffix in ("", "-wal", "-shm", ".tmp"):
         Path(f"{copy}{suffix}").unlink(missing_ok=True)
     source = SqliteDatabase(path)
     with source.read() as conn:
         conn.execute("VACUUM INTO ?", (str(copy) + ".tmp",))
     source.close()
     os.replace(str(copy) + ".tmp", copy)
+    return copy
+
+
+def reindex_run(path: Path, sample: int) -> dict:
+    """`cairn reindex` of the whole store (a copy) as local mode wires it: the model unchanged, so every
+    vector is found under its key and nothing is embedded; then the model's own bulk throughput on
+    `sample` record texts, on every core, for a reindex after a model change."""
+    copy = _copy(path, "reindex")
     db = SqliteDatabase(copy)
     memories, index = SqliteMemoryRepository(db), SqliteSearchIndex(db)
-    embedder = OnnxMiniLmEmbedder(threads=os.cpu_count() or 1)
+    model = OnnxMiniLmEmbedder()
+    embedder = CachingEmbedder(model, index)
 
     class _Teams:
         def list_teams(self):
             return [Team(id=TEAM, name="scale", created_at=datetime.now(UTC))]
 
-    class _Sample:
-        def iter_team(self, team_id):
-            for i, m in enumerate(memories.iter_team(team_id)):
-                if i >= sample:
-                    return
-                yield m
-
-    service = ReindexService(_Teams(), _Sample(), index, MemoryIndexer(index, embedder))
-    embedder.embed(["load the model first"])
+    service = ReindexService(_Teams(), memories, index, MemoryIndexer(index, embedder))
     t0 = time.perf_counter()
     report = service.rebuild()
     seconds = time.perf_counter() - t0
+    texts = [m.search_text() for m in islice(memories.iter_team(TEAM), sample)]
     db.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{copy}{suffix}").unlink(missing_ok=True)
+    model.embed(["load the model first"])
+    t1 = time.perf_counter()
+    model.embed(texts)
+    embed_s = time.perf_counter() - t1
     return {
         "reindex_records": report.memories,
         "reindex_s": seconds,
         "reindex_per_s": report.memories / seconds,
+        "reindex_embedded": embedder.embedded,
+        "embed_texts": len(texts),
+        "embed_per_s": len(texts) / embed_s,
     }
+
+
+def serve_rss(path: Path, n: int, queries: int) -> dict:
+    """Peak RSS of a real `cairn serve` over (a copy of) the store, after `queries` recalls over HTTP."""
+    import httpx
+    from cairn.services.keys import KeyService
+
+    home = path.parent / f"serve-home-{n}"
+    home.mkdir(exist_ok=True)
+    db_path = _copy(path, "serve")
+    os.replace(db_path, home / "cairn.db")
+    db = SqliteDatabase(home / "cairn.db")
+    _, secret = KeyService(SqliteTeamRepository(db))._issue(
+        TEAM, "bench", "bench", frozenset({KeyScope.READ, KeyScope.WRITE}), None
+    )
+    db.close()
+    port = 18000 + n % 1000
+    env = {**os.environ, "CAIRN_HOME": str(home)}
+    env.pop("CAIRN_MODE", None)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "cairn.cli.main", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 120:
+            try:
+                if httpx.get(f"{url}/v1/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        ready_s = time.perf_counter() - t0
+        pool = corpus.fragment_pool(POOL)
+        recs = corpus.records(n, len(pool))
+        rng = random.Random(9)
+        headers = {"Authorization": f"Bearer {secret}"}
+        t1 = time.perf_counter()
+        for _ in range(queries):
+            rec = recs[rng.randrange(n)]
+            body = {
+                "query": corpus.query_for(rec, pool, rng),
+                "project": rec.project or corpus.PROJECTS[0],
+                "limit": 20,
+            }
+            assert httpx.post(f"{url}/v1/search", json=body, headers=headers, timeout=60).status_code == 200
+        http_s = time.perf_counter() - t1
+        status = dict(
+            line.split(":", 1) for line in Path(f"/proc/{server.pid}/status").read_text().splitlines()
+        )
+        return {
+            "serve_ready_s": ready_s,
+            "serve_http_recall_mean_ms": http_s / queries * 1e3,
+            "serve_rss_mb": int(status["VmRSS"].split()[0]) / 1024,
+            "serve_peak_rss_mb": int(status["VmHWM"].split()[0]) / 1024,
+        }
+    finally:
+        server.terminate()
+        server.wait(30)
+        for p in home.glob("cairn.db*"):
+            p.unlink()
 
 
 # -- main -----------------------------------------------------------------------------------------------
@@ -298,8 +377,9 @@ def main(argv=None) -> None:
     p.add_argument("--scratch", type=Path, default=REPO / ".bench-cache" / "scale")
     p.add_argument("--rebuild", action="store_true", help="build the stores even when cached")
     p.add_argument(
-        "--reindex-sample", type=int, default=5000, help="records reindexed for throughput; 0: skip"
+        "--reindex-sample", type=int, default=2000, help="texts embedded for throughput; 0: no reindex"
     )
+    p.add_argument("--serve", action="store_true", help="also peak RSS of `cairn serve` at each size")
     p.add_argument("--recall-only", type=int, default=0, help=argparse.SUPPRESS)  # the child process
     args = p.parse_args(argv)
     args.scratch.mkdir(parents=True, exist_ok=True)
@@ -336,15 +416,26 @@ def main(argv=None) -> None:
             text=True,
         )
         row = {**built, **json.loads(child.stdout.strip().splitlines()[-1]), **disk_size(path)}
+        if args.serve:
+            row.update(serve_rss(path, n, args.queries))
+            print(
+                f"          cairn serve: ready in {row['serve_ready_s']:.1f} s, HTTP recall mean"
+                f" {row['serve_http_recall_mean_ms']:.1f} ms, RSS {row['serve_rss_mb']:.0f} MB,"
+                f" peak {row['serve_peak_rss_mb']:.0f} MB",
+                flush=True,
+            )
         rows.append(row)
         _print_row(row)
     reindex = {}
     if args.reindex_sample:
-        reindex = reindex_run(args.scratch / f"store-{sizes[0]}.sqlite3", args.reindex_sample)
+        reindex = reindex_run(args.scratch / f"store-{sizes[-1]}.sqlite3", args.reindex_sample)
         print(
-            f"reindex: {reindex['reindex_records']} records in {reindex['reindex_s']:.1f} s"
-            f" = {reindex['reindex_per_s']:.0f} records/s on {os.cpu_count()} cores"
-            f" (100k at this rate: {100_000 / reindex['reindex_per_s'] / 60:.1f} min)"
+            f"reindex (model unchanged) of {reindex['reindex_records']} records in"
+            f" {reindex['reindex_s']:.1f} s = {reindex['reindex_per_s']:.0f} records/s,"
+            f" {reindex['reindex_embedded']} texts embedded; re-embedding (model changed):"
+            f" {reindex['embed_per_s']:.0f} texts/s on {os.cpu_count()} cores"
+            f" (100k: {100_000 / reindex['embed_per_s'] / 60:.0f} min)",
+            flush=True,
         )
     for a, b in zip(rows, rows[1:], strict=False):
         f = b["n"] / a["n"]

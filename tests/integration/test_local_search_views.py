@@ -47,11 +47,16 @@ def _answers(index: SqliteSearchIndex, rng: random.Random) -> list:
     return out
 
 
-@pytest.mark.parametrize("merge_min", [1_000, 0], ids=["segments-pile-up", "merged-every-time"])
+@pytest.mark.parametrize(
+    ("merge_min", "segment_rows"),
+    [(1_000, 25_000), (0, 25_000), (0, 37)],
+    ids=["segments-pile-up", "merged-every-time", "built-in-small-segments"],
+)
 def test_a_view_caught_up_through_writes_deletes_and_reused_rowids_answers_like_a_fresh_one(
-    tmp_path, monkeypatch, merge_min
+    tmp_path, monkeypatch, merge_min, segment_rows
 ):
     monkeypatch.setattr("cairn.adapters.local.search._MERGE_MIN", merge_min)
+    monkeypatch.setattr("cairn.adapters.local.search._SEGMENT_ROWS", segment_rows)
     db = SqliteDatabase(tmp_path / "s.db")
     live = SqliteSearchIndex(db)
     rng = random.Random(3)

@@ -21,6 +21,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from itertools import islice
 
 import numpy as np
 
@@ -74,6 +75,7 @@ _ROWS = (
 _CACHED_TEAMS = 16  # local mode rarely serves more than a few teams
 _MERGE_AT = 0.2  # merge when new segments or dead rows pass this share of the rows
 _MERGE_MIN = 1_000  # ... and this many rows
+_SEGMENT_ROWS = 25_000
 
 
 class SqliteSearchIndex:
@@ -258,12 +260,13 @@ class SqliteSearchIndex:
                 if view is None:
                     return _whole(conn, team_id, generation)
                 live = _count(conn, team_id, -1)
-                fresh = _segment(conn, team_id, since)
-                new_rowids = fresh.rowids
+                fresh = _segments(conn, team_id, since)
+                new_rowids = np.concatenate([f.rowids for f in fresh]) if fresh else np.zeros(0, np.int64)
                 alive = [
                     a & ~np.isin(s.rowids, new_rowids) for s, a in zip(view.segments, view.alive, strict=True)
                 ]
-                if sum(int(a.sum()) for a in alive) + len(fresh) != live:  # rows were deleted: which?
+                added = len(new_rowids)
+                if sum(int(a.sum()) for a in alive) + added != live:  # rows were deleted: which?
                     rowids = np.fromiter(
                         (
                             r[0]
@@ -274,21 +277,20 @@ class SqliteSearchIndex:
                         dtype=np.int64,
                     )
                     alive = [a & np.isin(s.rowids, rowids) for s, a in zip(view.segments, alive, strict=True)]
-                total = sum(len(s) for s in view.segments) + len(fresh)
+                total = sum(len(s) for s in view.segments) + added
                 dead = total - live
-                small = sum(len(s) for s in view.segments[1:]) + len(fresh)
+                small = sum(len(s) for s in view.segments[view.base :]) + added
                 threshold = max(_MERGE_MIN, _MERGE_AT * live)
                 if dead > threshold or small > threshold:
                     return _whole(conn, team_id, generation)
             finally:
                 if own:
                     conn.execute("COMMIT")
-        if not fresh:
-            return TeamView(generation, view.segments, tuple(alive))
         return TeamView(
             generation,
-            (*view.segments, fresh),
-            (*alive, np.ones(len(fresh), bool)),
+            (*view.segments, *fresh),
+            (*alive, *(np.ones(len(f), bool) for f in fresh)),
+            view.base,
         )
 
 
@@ -297,12 +299,21 @@ def _count(conn: sqlite3.Connection, team_id: str, since: int) -> int:
     return int(conn.execute(sql, (team_id, since)).fetchone()[0])
 
 
-def _segment(conn: sqlite3.Connection, team_id: str, since: int):
+def _segments(conn: sqlite3.Connection, team_id: str, since: int) -> list:
+    """The rows written after generation `since`, as segments of at most `_SEGMENT_ROWS` rows: building
+    one holds its postings twice for a moment, so smaller segments keep a 100k-record team's peak memory
+    ~100 MB lower, for a few more numpy calls per query."""
     sql = "SELECT project FROM search_docs WHERE team_id = ? AND written > ? ORDER BY rowid"
     projects = [r[0] for r in conn.execute(sql, (team_id, since))]
-    return build_segment(conn.execute(_ROWS, (team_id, since)), projects)
+    rows = conn.execute(_ROWS, (team_id, since))
+    return [
+        build_segment(islice(rows, len(chunk)), chunk)
+        for chunk in (projects[i : i + _SEGMENT_ROWS] for i in range(0, len(projects), _SEGMENT_ROWS))
+    ]
 
 
 def _whole(conn: sqlite3.Connection, team_id: str, generation: int) -> TeamView:
-    segment = _segment(conn, team_id, -1)
-    return TeamView(generation, (segment,), (np.ones(len(segment), bool),))
+    segments = _segments(conn, team_id, -1)
+    return TeamView(
+        generation, tuple(segments), tuple(np.ones(len(s), bool) for s in segments), len(segments)
+    )

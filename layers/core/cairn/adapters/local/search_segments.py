@@ -192,6 +192,7 @@ class TeamView:
     generation: int
     segments: tuple[Segment, ...]
     alive: tuple[np.ndarray, ...]
+    base: int = 1  # the first `base` segments were built whole; the rest were caught up since
     masks: dict[MemoryFilter, tuple[np.ndarray, ...]] = field(default_factory=dict)
 
     @property
@@ -274,12 +275,21 @@ class TeamView:
         return cached
 
 
-def _slices(mask: np.ndarray, most: int = 8) -> list[tuple[int, int]]:
+def _slices(mask: np.ndarray, gap: int = 512, most: int = 8) -> list[tuple[int, int]]:
+    """The admitted rows as a few slices: runs closer than `gap` rows are joined (scoring a few
+    rejected rows is cheaper than another call), and past `most` slices one slice covers them all."""
     if not mask.any():
         return []
     edges = np.flatnonzero(np.diff(mask.astype(np.int8))) + 1
     bounds = np.concatenate(([0], edges, [len(mask)]))
-    runs = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True) if mask[lo]]
+    runs: list[tuple[int, int]] = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        if not mask[lo]:
+            continue
+        if runs and lo - runs[-1][1] <= gap:
+            runs[-1] = (runs[-1][0], int(hi))
+        else:
+            runs.append((int(lo), int(hi)))
     return runs if len(runs) <= most else [(runs[0][0], runs[-1][1])]
 
 
