@@ -45,8 +45,12 @@ class EnvironmentConfig:
     transcript_transition_days: int | None = None
     transcript_expiry_days: int | None = None
     noncurrent_version_expiry_days: int = 7
-    # Search
+    # Search: the memories index. One shard holds a few million 384-d vectors comfortably (HNSW graphs are
+    # searched per shard, so more shards mean more graphs per query); a replica per extra zone keeps
+    # searches up when a node is lost and spreads the read load. Replicas must be < data nodes.
     embedding_dim: int = 384
+    opensearch_index_shards: int = 1
+    opensearch_index_replicas: int = 0
     # Deployed to the LocalStack emulator (localstack/deploy.py), not to AWS: the few template differences the
     # emulator needs, each explained in localstack/README.md. Never true for an AWS environment.
     emulated: bool = False
@@ -97,6 +101,7 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
         alarms_enabled=True,
         opensearch_instance_type="t3.medium.search",
         opensearch_data_nodes=2,
+        opensearch_index_replicas=1,
         opensearch_volume_gb=20,
         opensearch_availability_zones=2,
         throttle_rate_limit=25,
@@ -113,6 +118,8 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
         alarms_enabled=True,
         opensearch_instance_type="r7g.large.search",
         opensearch_data_nodes=3,
+        opensearch_index_shards=2,
+        opensearch_index_replicas=1,
         opensearch_volume_gb=100,
         opensearch_availability_zones=3,
         opensearch_master_instance_type="m7g.large.search",

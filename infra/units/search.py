@@ -114,6 +114,8 @@ class Search(Construct):
             "CAIRN_OPENSEARCH_ENDPOINT": self.endpoint_url,
             "CAIRN_OPENSEARCH_INDEX_PREFIX": self.config.resource_prefix,
             "CAIRN_EMBEDDING_DIM": str(self.config.embedding_dim),
+            "CAIRN_OPENSEARCH_SHARDS": str(self.config.opensearch_index_shards),
+            "CAIRN_OPENSEARCH_REPLICAS": str(self.config.opensearch_index_replicas),
         }
 
     def grant_http(self, role: iam.IRole) -> None:

@@ -22,6 +22,8 @@ EXPECTED_ENV = {
         "CAIRN_BUCKET",
         "CAIRN_OPENSEARCH_ENDPOINT",
         "CAIRN_OPENSEARCH_INDEX_PREFIX",
+        "CAIRN_OPENSEARCH_SHARDS",
+        "CAIRN_OPENSEARCH_REPLICAS",
         "CAIRN_EMBEDDING_DIM",
         "CAIRN_STATE_MACHINE_ARN",
     },
@@ -30,6 +32,8 @@ EXPECTED_ENV = {
         "CAIRN_BUCKET",
         "CAIRN_OPENSEARCH_ENDPOINT",
         "CAIRN_OPENSEARCH_INDEX_PREFIX",
+        "CAIRN_OPENSEARCH_SHARDS",
+        "CAIRN_OPENSEARCH_REPLICAS",
         "CAIRN_EMBEDDING_DIM",
         "CAIRN_ALLOWED_HOSTS",
     },
@@ -38,6 +42,8 @@ EXPECTED_ENV = {
         "CAIRN_TABLE_NAME",
         "CAIRN_OPENSEARCH_ENDPOINT",
         "CAIRN_OPENSEARCH_INDEX_PREFIX",
+        "CAIRN_OPENSEARCH_SHARDS",
+        "CAIRN_OPENSEARCH_REPLICAS",
         "CAIRN_EMBEDDING_DIM",
     },
     **{
@@ -47,6 +53,8 @@ EXPECTED_ENV = {
             "CAIRN_EMBEDDING_DIM",
             "CAIRN_OPENSEARCH_ENDPOINT",
             "CAIRN_OPENSEARCH_INDEX_PREFIX",
+            "CAIRN_OPENSEARCH_SHARDS",
+            "CAIRN_OPENSEARCH_REPLICAS",
         }
         for stage in ("parse", "chunk", "extract", "consolidate", "reflect", "fail")
     },
@@ -103,3 +111,10 @@ def test_authorizer_and_api_functions_use_their_own_handlers(dev):
             "Environment": {"Variables": Match.object_like({"POWERTOOLS_SERVICE_NAME": "cairn-authorizer"})},
         },
     )
+
+
+def test_the_memories_index_gets_its_shards_and_replicas_from_the_environment_config(synth):
+    for env, layout in {"dev": ("1", "0"), "prod": ("2", "1")}.items():
+        _, fn = function_by_service(synth.json[env], "cairn-indexer", "handler.handler")
+        variables = fn["Properties"]["Environment"]["Variables"]
+        assert (variables["CAIRN_OPENSEARCH_SHARDS"], variables["CAIRN_OPENSEARCH_REPLICAS"]) == layout

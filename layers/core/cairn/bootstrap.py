@@ -221,7 +221,13 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
     client = opensearch_client(
         settings.opensearch_endpoint, settings.aws_region, auth=settings.opensearch_auth
     )
-    index = OpenSearchIndex(client, settings.opensearch_index_prefix, settings.embedding_dim)
+    index = OpenSearchIndex(
+        client,
+        settings.opensearch_index_prefix,
+        settings.embedding_dim,
+        shards=settings.opensearch_shards,
+        replicas=settings.opensearch_replicas,
+    )
     container = _assemble(
         settings,
         embedder,
@@ -263,5 +269,11 @@ def build_stream_indexer(settings: Settings | None = None, embedder: Embedder | 
     client = opensearch_client(
         settings.opensearch_endpoint, settings.aws_region, auth=settings.opensearch_auth
     )
-    index = OpenSearchIndex(client, settings.opensearch_index_prefix, settings.embedding_dim)
+    index = OpenSearchIndex(
+        client,
+        settings.opensearch_index_prefix,
+        settings.embedding_dim,
+        shards=settings.opensearch_shards,
+        replicas=settings.opensearch_replicas,
+    )
     return DynamoStreamIndexer(MemoryIndexer(index, embedder or shared_embedder()), index)

@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     opensearch_endpoint: str | None = None
     opensearch_index_prefix: str = "cairn"
     opensearch_auth: Literal["sigv4", "none"] = "sigv4"
+    # the memories index's layout, set per environment by the stack (infra/config.py); read when it is made
+    opensearch_shards: int = Field(default=1, ge=1, le=64)
+    opensearch_replicas: int = Field(default=0, ge=0, le=8)
     embedding_dim: int = 384
     state_machine_arn: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")

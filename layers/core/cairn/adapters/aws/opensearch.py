@@ -71,11 +71,14 @@ class OpenSearchIndex:
         *,
         engine: str = "lucene",
         refresh: bool | str = False,
+        shards: int = 1,
+        replicas: int = 0,
     ) -> None:
         self._client = client
         self.index = f"{index_prefix}-memories"
         self.dimension = dimension
         self._engine = engine
+        self._shards, self._replicas = shards, replicas
         self._refresh = refresh  # True/"wait_for" in tests; the indexer does not wait
         self._ready = False
 
@@ -85,7 +88,10 @@ class OpenSearchIndex:
             return
         try:
             self._client.indices.put_index_template(
-                name=self.index, body=index_template_body(f"{self.index}*", self.dimension, self._engine)
+                name=self.index,
+                body=index_template_body(
+                    f"{self.index}*", self.dimension, self._engine, self._shards, self._replicas
+                ),
             )
             if not self._client.indices.exists(index=self.index):
                 self._client.indices.create(index=self.index)

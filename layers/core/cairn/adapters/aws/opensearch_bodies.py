@@ -86,8 +86,10 @@ def index_body(dimension: int, engine: str = "lucene", shards: int = 1, replicas
     }
 
 
-def index_template_body(index_pattern: str, dimension: int, engine: str = "lucene") -> dict[str, Any]:
-    return {"index_patterns": [index_pattern], "template": index_body(dimension, engine)}
+def index_template_body(
+    index_pattern: str, dimension: int, engine: str = "lucene", shards: int = 1, replicas: int = 0
+) -> dict[str, Any]:
+    return {"index_patterns": [index_pattern], "template": index_body(dimension, engine, shards, replicas)}
 
 
 def document(m: Memory, vector: Sequence[float] | None) -> dict[str, Any]:
