@@ -79,3 +79,13 @@ def test_a_prompt_of_several_sentences_is_not_refused_for_a_name_it_mentions_in_
     prompt = "Please add a retry to the HTTP client in Billing. Use PostgreSQL advisory locks if needed."
     assert never_discussed(prompt, pool) == []
     assert never_discussed("Does the HTTP client retry?", pool) == ["http"]
+
+
+def test_a_long_line_is_shown_where_most_of_the_querys_words_are():
+    line = "edit src/tree.ts: " + "const node = build(entry); " * 12
+    line += (
+        "const seenPaths = new Set(); // dedupe entries so a skill that is also a context file appears once"
+    )
+    text = "\n".join([line] + [f"filler {i} about rendering" for i in range(40)])
+    shown = snippet(text, "which entry does the tree keep when a skill is also a context file?", 300)
+    assert "seenPaths" in shown

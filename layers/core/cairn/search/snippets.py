@@ -87,16 +87,19 @@ def _fill_gaps(chosen: list[int], lines: list[str], terms: set[str], room: int) 
 
 
 def _around(line: str, terms: set[str], limit: int) -> str:
-    """The line, or a window of it starting a little before the first word that matches a term."""
+    """The line, or the window of it that holds the most distinct query terms (a long edit or a
+    one-line list has its answer anywhere), starting a little before the first of them."""
     if len(line) <= limit:
         return line
-    start = 0
-    for word_start, word in _word_positions(line):
-        if set(analyze(word)) & terms:
-            start = max(word_start - 40, 0)
-            break
-    window = line[start : start + limit - 2]
-    return ("…" if start else "") + window + "…"
+    hits = [(start, set(analyze(word)) & terms) for start, word in _word_positions(line)]
+    hits = [(start, found) for start, found in hits if found]
+    best, best_count = 0, 0
+    for i, (start, _) in enumerate(hits):
+        window = set().union(*(f for s, f in hits[i:] if s < start + limit - 40))
+        if len(window) > best_count:
+            best, best_count = max(start - 40, 0), len(window)
+    window = line[best : best + limit - 2]
+    return ("…" if best else "") + window + "…"
 
 
 def _word_positions(line: str):
