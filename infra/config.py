@@ -35,6 +35,9 @@ class EnvironmentConfig:
     # When true, every authorized method requires the usage-plan key that the authorizer returns as
     # ``usageIdentifierKey`` (per-team throttling). Off until the authorizer and admin commands provide it.
     require_usage_plan_key: bool = False
+    # X-Ray subsegments from the X-Ray SDK (Powertools Tracer) in the API and MCP functions; active tracing
+    # traces every invocation either way. The SDK costs ~0.25 s of each cold start (docs/benchmarks.md).
+    xray_sdk_tracing: bool = False
     # Lambda sizing
     api_memory_mb: int = 1024
     stage_memory_mb: int = 1024
@@ -102,6 +105,7 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
         opensearch_instance_type="t3.medium.search",
         opensearch_data_nodes=2,
         opensearch_index_replicas=1,
+        xray_sdk_tracing=True,
         opensearch_volume_gb=20,
         opensearch_availability_zones=2,
         throttle_rate_limit=25,
@@ -120,6 +124,7 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
         opensearch_data_nodes=3,
         opensearch_index_shards=2,
         opensearch_index_replicas=1,
+        xray_sdk_tracing=True,
         opensearch_volume_gb=100,
         opensearch_availability_zones=3,
         opensearch_master_instance_type="m7g.large.search",

@@ -58,6 +58,7 @@ class SharedRuntime(Construct):
             "POWERTOOLS_SERVICE_NAME": service,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "POWERTOOLS_LOG_LEVEL": self.config.log_level,
+            "POWERTOOLS_TRACE_DISABLED": "false" if self.config.xray_sdk_tracing else "true",
             **environment,
         }
         return lambda_.Function(

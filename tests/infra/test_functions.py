@@ -15,6 +15,7 @@ COMMON = {
     "POWERTOOLS_SERVICE_NAME",
     "POWERTOOLS_METRICS_NAMESPACE",
     "POWERTOOLS_LOG_LEVEL",
+    "POWERTOOLS_TRACE_DISABLED",
 }
 EXPECTED_ENV = {
     ("cairn-api", "handler.handler"): {
@@ -118,3 +119,9 @@ def test_the_memories_index_gets_its_shards_and_replicas_from_the_environment_co
         _, fn = function_by_service(synth.json[env], "cairn-indexer", "handler.handler")
         variables = fn["Properties"]["Environment"]["Variables"]
         assert (variables["CAIRN_OPENSEARCH_SHARDS"], variables["CAIRN_OPENSEARCH_REPLICAS"]) == layout
+
+
+def test_x_ray_sdk_subsegments_are_on_in_prod_and_off_in_dev_where_cold_starts_matter_more(synth):
+    for env, disabled in {"dev": "true", "prod": "false"}.items():
+        _, fn = function_by_service(synth.json[env], "cairn-api", "handler.handler")
+        assert fn["Properties"]["Environment"]["Variables"]["POWERTOOLS_TRACE_DISABLED"] == disabled

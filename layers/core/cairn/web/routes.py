@@ -16,12 +16,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import parse_qs, urlencode
 
-import jinja2
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.routing import APIRoute
@@ -64,14 +64,6 @@ NOTICES = {
 _STATIC = {"cairn.css": "text/css; charset=utf-8", "cairn.js": "text/javascript; charset=utf-8"}
 _static_cache: dict[str, bytes] = {}
 
-_templates = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
-
 
 def _dt(value: datetime | None) -> str:
     return "—" if value is None else value.strftime("%Y-%m-%d %H:%M UTC")
@@ -82,9 +74,23 @@ def _short(text: str | None, n: int = 160) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-_templates.filters["dt"] = _dt
-_templates.filters["short"] = _short
-_templates.filters["pretty"] = lambda v: json.dumps(v, indent=2, sort_keys=True, default=str)
+@cache
+def _templates() -> Any:
+    """The page templates, made on the first page: jinja2 costs ~0.1 s to import, which the API Lambda's
+    hook and REST requests (most cold starts) never need."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["dt"] = _dt
+    env.filters["short"] = _short
+    env.filters["pretty"] = lambda v: json.dumps(v, indent=2, sort_keys=True, default=str)
+    return env
 
 
 class SignedOut(Exception):
@@ -211,14 +217,18 @@ Posted = Annotated[tuple[Viewer, Form], Depends(posted)]
 def _render(request: Request, who: Viewer | None, template: str, status: int = 200, **ctx: Any) -> Response:
     notice = NOTICES.get(request.query_params.get("done", ""))
     ctx.setdefault("nav", "")
-    html = _templates.get_template(template).render(
-        base=_base(request),
-        who=who,
-        me=who.principal if who else None,
-        csrf=who.csrf if who else "",
-        notice=notice,
-        version=__version__,
-        **ctx,
+    html = (
+        _templates()
+        .get_template(template)
+        .render(
+            base=_base(request),
+            who=who,
+            me=who.principal if who else None,
+            csrf=who.csrf if who else "",
+            notice=notice,
+            version=__version__,
+            **ctx,
+        )
     )
     return HTMLResponse(html, status_code=status)
 
