@@ -83,10 +83,13 @@ class _PostingsBuilder:
 
     def build(self) -> Postings:
         terms = np.frombuffer(self.terms, dtype=np.int32) if self.terms else np.zeros(0, np.int32)
-        order = np.argsort(terms, kind="stable")  # rows stay ascending within a term
-        bounds = np.searchsorted(terms[order], np.arange(len(self.vocab) + 1))
+        rows = np.frombuffer(self.rows, dtype=np.int32) if self.rows else np.zeros(0, np.int32)
+        # by term, and by row position within a term: a filter's slices of rows are then slices of
+        # each term's postings too
+        order = np.lexsort((rows, terms))
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(terms, minlength=len(self.vocab)))))
         spans = {t: (int(bounds[i]), int(bounds[i + 1])) for t, i in self.vocab.items()}
-        rows = np.frombuffer(self.rows, dtype=np.int32)[order] if self.rows else np.zeros(0, np.int32)
+        rows = rows[order]
         freq = np.frombuffer(self.freqs, dtype=np.float32)[order] if self.freqs else np.zeros(0, np.float32)
         return Postings(spans, rows, freq, self.length)
 
@@ -211,38 +214,53 @@ class TeamView:
 
     # -- the two legs -----------------------------------------------------------------------------
 
+    def _totals(self) -> tuple[int, float, tuple[bool, ...]]:
+        """Live rows, their tokens, and which segments have no dead row (cached: a view never changes)."""
+        cached = self.masks.get("totals")  # type: ignore[call-overload]
+        if cached is None:
+            whole = tuple(bool(a.all()) for a in self.alive)
+            tokens = sum(
+                float(s.postings.length.sum() if w else s.postings.length[a].sum())
+                for s, a, w in zip(self.segments, self.alive, whole, strict=True)
+            )
+            cached = self.masks["totals"] = (self.rows, tokens, whole)  # type: ignore[index]
+        return cached
+
     def bm25(self, terms: list[str], flt: MemoryFilter, k: int) -> list[tuple[str, float]]:
-        """FTS5's bm25 over the live rows, best first (higher is better), ties by insertion order."""
-        total_rows = self.rows
+        """FTS5's bm25 over the live rows, best first (higher is better), ties by insertion order.
+        Statistics are the team's; only the postings inside the filter's slices of rows are scored."""
+        total_rows, total_tokens, whole = self._totals()
         if not total_rows or not terms:
             return []
-        total_tokens = sum(
-            float(s.postings.length[a].sum()) for s, a in zip(self.segments, self.alive, strict=True)
-        )
         avgdl = total_tokens / total_rows
         hits = {t: 0 for t in terms}
-        for seg, alive in zip(self.segments, self.alive, strict=True):
+        for seg, alive, all_alive in zip(self.segments, self.alive, whole, strict=True):
             for t in terms:
                 span = seg.postings.spans.get(t)
-                if span is not None:
+                if span is None:
+                    continue
+                if all_alive:
+                    hits[t] += span[1] - span[0]
+                else:
                     hits[t] += int(np.count_nonzero(alive[seg.postings.rows[span[0] : span[1]]]))
         idf = {}
         for t, n_hit in hits.items():
             value = math.log((total_rows - n_hit + 0.5) / (n_hit + 0.5))
             idf[t] = value if value > 0 else 1e-6
         found: list[tuple[float, int, str]] = []
-        for seg, mask in zip(self.segments, self.filter_masks(flt), strict=True):
+        for seg, mask, runs in zip(self.segments, self.filter_masks(flt), self._runs(flt), strict=True):
             p = seg.postings
             scores = np.zeros(len(seg), dtype=np.float64)
             for t in terms:
                 span = p.spans.get(t)
-                if span is None or not hits[t]:
+                if span is None or not hits[t] or not runs:
                     continue
-                rows = p.rows[span[0] : span[1]]
-                freq = p.freq[span[0] : span[1]].astype(np.float64)
-                norm = K1 * (1 - B + B * p.length[rows] / avgdl)
-                # parenthesised as FTS5 computes it, so equal scores stay equal (ties keep their order)
-                scores[rows] += idf[t] * ((freq * (K1 + 1.0)) / (freq + norm))
+                for lo, hi in _within(p.rows, span, runs):
+                    rows = p.rows[lo:hi]
+                    freq = p.freq[lo:hi].astype(np.float64)
+                    norm = K1 * (1 - B + B * p.length[rows] / avgdl)
+                    # parenthesised as FTS5 computes it, so equal scores stay equal (ties keep their order)
+                    scores[rows] += idf[t] * ((freq * (K1 + 1.0)) / (freq + norm))
             scores[~mask] = 0.0
             found.extend(_top(scores, k, seg))
         found.sort()
@@ -273,6 +291,15 @@ class TeamView:
         if cached is None:
             cached = self.masks[key] = tuple(_slices(m) for m in self.filter_masks(flt))  # type: ignore[index]
         return cached
+
+
+def _within(rows: np.ndarray, span: tuple[int, int], runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of one term's postings (rows ascending within `span`) that fall inside `runs`."""
+    if len(runs) == 1 and runs[0][0] == 0 and runs[0][1] > int(rows[span[1] - 1]):
+        return [span]
+    term_rows = rows[span[0] : span[1]]
+    edges = np.searchsorted(term_rows, np.asarray(runs, dtype=np.int64).ravel()) + span[0]
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True) if b > a]
 
 
 def _slices(mask: np.ndarray, gap: int = 512, most: int = 8) -> list[tuple[int, int]]:
