@@ -137,18 +137,20 @@ def test_a_tool_use_block_written_twice_is_kept_once():
     assert len(parse(s).by_role(Role.TOOL_CALL)) == 1
 
 
-def test_thinking_blocks_are_dropped_and_counted():
+def test_thinking_is_kept_as_low_trust_reasoning_and_redacted_thinking_is_dropped():
     s = Session()
     s.user("why is it slow?")
     s.assistant(
         "msg_1", {"type": "thinking", "thinking": "Let me consider the N+1 query...", "signature": "x"}
     )
+    s.assistant("msg_1", {"type": "redacted_thinking", "data": "opaque"})
     s.assistant("msg_1", text("There is an N+1 query in the order list."))
 
     parsed = parse(s)
 
-    assert all("consider" not in e.text for e in parsed.events)
-    assert parsed.stats.noise_dropped["thinking"] == 1
+    thoughts = [e for e in parsed.events if e.role is Role.THINKING]
+    assert [e.text for e in thoughts] == ["Let me consider the N+1 query..."]
+    assert parsed.stats.noise_dropped["thinking"] == 1  # the redacted one
 
 
 def test_a_branch_abandoned_by_a_rewind_is_dropped_but_the_live_branch_is_kept():

@@ -151,6 +151,9 @@ def render_event(e: EventDoc, result: EventDoc | None = None) -> str:
         return f"{who or 'agent'}: {_prose(e.text)}" if e.text.strip() else ""
     if e.role is Role.SUMMARY:
         return f"summary: {_prose(e.text)}"
+    if e.role is Role.THINKING:
+        # low trust and often long: its gist is searchable, not all of it
+        return f"{who or 'agent'} thinking: {_clip(_prose(e.text), AGENT_CHARS)}" if e.text.strip() else ""
     if e.role is Role.SYSTEM:
         return f"note: {_clip(e.text, AGENT_CHARS)}" if e.text.strip() else ""
     if e.role is Role.TOOL_RESULT:

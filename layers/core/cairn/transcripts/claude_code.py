@@ -14,7 +14,8 @@ line types are counted and skipped. What it understands:
   result on the main thread, is kept once.
 - `summary` lines (session titles; only those whose `leafUuid` is in this file: Claude Code also
   writes other sessions' titles into a file) and `isCompactSummary` user messages become summaries.
-- `thinking` blocks are dropped: private reasoning, often long, rarely a fact.
+- `thinking` blocks are kept as THINKING events (a low-trust source: searchable in excerpts, never
+  extracted from); `redacted_thinking` is dropped.
 """
 
 from __future__ import annotations
@@ -228,8 +229,10 @@ class _Parser:
                         message_id=message_id,
                     )
                 )
+            elif btype == "thinking" and (thought := _str(block.get("thinking"))):
+                self.out.add(self._event(line_no, record, Role.THINKING, text=thought, message_id=message_id))
             elif btype in _DROPPED_BLOCKS:
-                self.out.noise["thinking"] += 1
+                self.out.noise["thinking"] += 1  # redacted (encrypted) reasoning says nothing
             elif isinstance(btype, str) and btype.endswith("_tool_result"):  # web_search_tool_result...
                 self.out.add(
                     self._event(

@@ -20,6 +20,7 @@ class Role(StrEnum):
     TOOL_RESULT = "tool_result"
     SUMMARY = "summary"  # compaction summaries and session titles
     SYSTEM = "system"  # agent-side notices worth keeping (e.g. a compaction boundary)
+    THINKING = "thinking"  # the model's visible reasoning: low trust, searchable, never extracted from
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,7 +148,7 @@ def is_harness_message(text: str) -> bool:
     return bool(_HARNESS_ELEMENT.match(text) or _HARNESS_MARKER.match(text))
 
 
-_TEXT_ROLES = frozenset({Role.USER, Role.ASSISTANT, Role.SUMMARY, Role.SYSTEM})
+_TEXT_ROLES = frozenset({Role.USER, Role.ASSISTANT, Role.SUMMARY, Role.SYSTEM, Role.THINKING})
 
 
 def filter_events(events: list[TranscriptEvent], dropped: Counter[str]) -> list[TranscriptEvent]:
