@@ -88,8 +88,10 @@ def embed_bulk(embedder, texts: list[str]) -> list[list[float]]:
 
 def build(path: Path, n: int, pool: list[str], vectors: np.ndarray) -> dict:
     """Write n records through the repository and the index in batches of one transaction each."""
-    for suffix in ("", "-wal", "-shm"):
+    final, path = path, path.with_name(path.name + ".building")  # renamed when whole: a killed
+    for suffix in ("", "-wal", "-shm"):  # build never leaves a store that looks finished
         Path(f"{path}{suffix}").unlink(missing_ok=True)
+        Path(f"{final}{suffix}").unlink(missing_ok=True)
     db = SqliteDatabase(path)
     memories, index = SqliteMemoryRepository(db), SqliteSearchIndex(db)
     SqliteTeamRepository(db).add_team(Team(id=TEAM, name="scale", created_at=datetime.now(UTC)))
@@ -114,7 +116,10 @@ def build(path: Path, n: int, pool: list[str], vectors: np.ndarray) -> dict:
                 memories.add(d.memory)
             index.upsert(docs)
     seconds = time.perf_counter() - t0
+    with db.read() as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
+    os.replace(path, final)
     return {"build_s": seconds, "build_per_s": n / seconds}
 
 
