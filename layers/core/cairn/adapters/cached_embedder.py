@@ -13,10 +13,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
+import numpy as np
+
 from cairn.domain.models import vector_key
 from cairn.domain.ports import Embedder, VectorCache
 
-RECENT = 4096  # vectors kept in process (~6 MB at 384-d)
+RECENT = 4096  # vectors kept in process, as float32 (~6 MB at 384-d; as lists of floats it was ~50 MB)
 
 
 class CachingEmbedder:
@@ -25,7 +27,7 @@ class CachingEmbedder:
         self.version = inner.version
         self.dimension = inner.dimension
         self._cache = cache
-        self._recent: OrderedDict[str, list[float]] = OrderedDict()
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         self._size = recent
         self._lock = threading.Lock()
         self.embedded = 0  # texts that went to the model (for tests and benchmarks)
@@ -36,7 +38,7 @@ class CachingEmbedder:
         with self._lock:
             for key in keys:
                 if key in self._recent:
-                    found[key] = self._recent[key]
+                    found[key] = self._recent[key].tolist()
                     self._recent.move_to_end(key)
         wanted = [k for k in dict.fromkeys(keys) if k not in found]
         if wanted and self._cache is not None:
@@ -48,7 +50,8 @@ class CachingEmbedder:
             found.update(zip(todo, vectors, strict=True))
         with self._lock:
             for key in keys:
-                self._recent[key] = found[key]
+                if key not in self._recent:
+                    self._recent[key] = np.asarray(found[key], dtype=np.float32)
                 self._recent.move_to_end(key)
             while len(self._recent) > self._size:
                 self._recent.popitem(last=False)
