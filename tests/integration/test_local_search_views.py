@@ -112,3 +112,21 @@ def test_lexical_scores_and_order_are_fts5_bm25s(tmp_path):
         assert [m for m, _ in got] == [r[0] for r in rows]
         assert [s for _, s in got] == pytest.approx([-r[1] for r in rows], rel=1e-12)
     db.close()
+
+
+def test_a_local_server_warms_every_teams_view_before_the_first_recall(tmp_path):
+    from cairn.bootstrap import build_container
+    from cairn.services.memories import NewMemory
+    from cairn.settings import Settings
+
+    container = build_container(Settings(mode="local", home=tmp_path / "home"))
+    try:
+        team, _, secret = container.keys.create_team("alpha", "ops")
+        caller = container.keys.authenticate(secret)
+        container.memories.remember(caller, NewMemory(MemoryKind.FACT, "the stub is on 9100", project="p"))
+        index = container.indexer._index
+        assert team.id not in index._views
+        container.warm()
+        assert team.id in index._views
+    finally:
+        container.close()

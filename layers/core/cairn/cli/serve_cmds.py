@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,6 +144,8 @@ def _serve(host: str, port: int) -> None:
         _ensure_local_admin(container, url)
         err.print(f"Cairn {settings.mode} server on [bold]{url}[/bold] · data in {esc(settings.home)}")
         _write_pid(url)
+        if container.warm is not None:  # the model and search views load while the server starts
+            threading.Thread(target=container.warm, name="cairn-warm", daemon=True).start()
         resumed = container.runner.resume_unfinished(container.teams)
         if resumed:
             err.print(f"Resuming learning from {resumed} session(s) the last run left unfinished")

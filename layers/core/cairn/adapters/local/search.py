@@ -123,6 +123,10 @@ class SqliteSearchIndex:
             conn.execute("DELETE FROM search_docs WHERE team_id = ?", (team_id,))
             self._bump(conn, team_id)
 
+    def warm(self, team_id: str) -> None:
+        """Build the team's in-memory view now (a server start), not on its first search."""
+        self._view(team_id)
+
     def indexed_ids(self, team_id: str) -> set[str]:
         """The memory ids this index holds for the team (for the drift check)."""
         with self._db.read() as conn:
