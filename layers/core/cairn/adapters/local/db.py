@@ -2,7 +2,9 @@
 
 A single connection guarded by a re-entrant lock: SQLite serialises writers anyway, and one connection
 lets the FTS5 and vector tables commit atomically with the memories they index. Each adapter creates
-its own tables with `ensure_schema` so the adapters stay independent of each other.
+its own tables with `ensure_schema` so the adapters stay independent of each other. Long reads (building
+the search index's in-memory views: seconds at 100k records) take `snapshot()`, a second connection in a
+read transaction, so they never hold the shared connection's lock while requests wait on it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ class SqliteDatabase:
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
+        self._reader: sqlite3.Connection | None = None
+        self._reader_lock = threading.Lock()
         with self._lock:
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode=WAL")
@@ -38,6 +42,31 @@ class SqliteDatabase:
     def read(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             yield self._conn
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A consistent read-only view of the whole file for a long read, on its own connection (WAL
+        lets it read while the shared connection writes); an in-memory database has only the one."""
+        if self.path == ":memory:":
+            with self.read() as conn:
+                own = not conn.in_transaction
+                if own:
+                    conn.execute("BEGIN")
+                try:
+                    yield conn
+                finally:
+                    if own:
+                        conn.execute("COMMIT")
+            return
+        with self._reader_lock:
+            if self._reader is None:
+                self._reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+                self._reader.execute("PRAGMA busy_timeout=5000")
+            self._reader.execute("BEGIN")
+            try:
+                yield self._reader
+            finally:
+                self._reader.execute("COMMIT")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -66,6 +95,10 @@ class SqliteDatabase:
             self._conn.executescript(ddl)
 
     def close(self) -> None:
+        with self._reader_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
         with self._lock:
             self._conn.close()
 

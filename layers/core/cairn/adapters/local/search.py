@@ -251,45 +251,36 @@ class SqliteSearchIndex:
     def _refresh(self, team_id: str, view: TeamView | None) -> TeamView:
         """The view at the current generation: `view` caught up, or a new one when there is none or
         catching up would leave it fragmented."""
-        with self._db.read() as conn:
-            own = not conn.in_transaction
-            if own:
-                conn.execute("BEGIN")  # one snapshot of the tables for the whole catch-up
-            try:
-                row = conn.execute(
-                    "SELECT generation FROM search_generation WHERE team_id = ?", (team_id,)
-                ).fetchone()
-                generation = row[0] if row else 0
-                since = -1 if view is None else view.generation
-                if view is None:
-                    return _whole(conn, team_id, generation)
-                live = _count(conn, team_id, -1)
-                fresh = _segments(conn, team_id, since)
-                new_rowids = np.concatenate([f.rowids for f in fresh]) if fresh else np.zeros(0, np.int64)
-                alive = [
-                    a & ~np.isin(s.rowids, new_rowids) for s, a in zip(view.segments, view.alive, strict=True)
-                ]
-                added = len(new_rowids)
-                if sum(int(a.sum()) for a in alive) + added != live:  # rows were deleted: which?
-                    rowids = np.fromiter(
-                        (
-                            r[0]
-                            for r in conn.execute(
-                                "SELECT rowid FROM search_docs WHERE team_id = ?", (team_id,)
-                            )
-                        ),
-                        dtype=np.int64,
-                    )
-                    alive = [a & np.isin(s.rowids, rowids) for s, a in zip(view.segments, alive, strict=True)]
-                total = sum(len(s) for s in view.segments) + added
-                dead = total - live
-                small = sum(len(s) for s in view.segments[view.base :]) + added
-                threshold = max(_MERGE_MIN, _MERGE_AT * live)
-                if dead > threshold or small > threshold:
-                    return _whole(conn, team_id, generation)
-            finally:
-                if own:
-                    conn.execute("COMMIT")
+        with self._db.snapshot() as conn:  # one consistent read, off the shared connection's lock
+            row = conn.execute(
+                "SELECT generation FROM search_generation WHERE team_id = ?", (team_id,)
+            ).fetchone()
+            generation = row[0] if row else 0
+            since = -1 if view is None else view.generation
+            if view is None:
+                return _whole(conn, team_id, generation)
+            live = _count(conn, team_id, -1)
+            fresh = _segments(conn, team_id, since)
+            new_rowids = np.concatenate([f.rowids for f in fresh]) if fresh else np.zeros(0, np.int64)
+            alive = [
+                a & ~np.isin(s.rowids, new_rowids) for s, a in zip(view.segments, view.alive, strict=True)
+            ]
+            added = len(new_rowids)
+            if sum(int(a.sum()) for a in alive) + added != live:  # rows were deleted: which?
+                rowids = np.fromiter(
+                    (
+                        r[0]
+                        for r in conn.execute("SELECT rowid FROM search_docs WHERE team_id = ?", (team_id,))
+                    ),
+                    dtype=np.int64,
+                )
+                alive = [a & np.isin(s.rowids, rowids) for s, a in zip(view.segments, alive, strict=True)]
+            total = sum(len(s) for s in view.segments) + added
+            dead = total - live
+            small = sum(len(s) for s in view.segments[view.base :]) + added
+            threshold = max(_MERGE_MIN, _MERGE_AT * live)
+            if dead > threshold or small > threshold:
+                return _whole(conn, team_id, generation)
         return TeamView(
             generation,
             (*view.segments, *fresh),
