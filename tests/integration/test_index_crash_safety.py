@@ -169,3 +169,23 @@ def test_start_up_mends_a_memory_a_crash_left_unindexed(tmp_path):
         assert c.reindex.check().total == 0
     finally:
         c.close()
+
+
+def test_without_a_sql_audit_the_check_reads_the_memories_against_what_the_index_lists(tmp_path):
+    """As in AWS, where the table and the search engine are apart: drift found from the index's listing."""
+    from cairn.services.reindex import ReindexService
+
+    home = tmp_path / "home"
+    setup = _open(home)
+    team, _, _ = setup.keys.create_team("aws-like", "ops")
+    setup.close()
+    loose, ghost = _orphan_and_unindexed(home, team.id)
+    c = _open(home)
+    try:
+        generic = ReindexService(c.teams, c.memories._memories, c.indexer._index, c.indexer)
+        drift = generic.check().teams[team.id]
+        assert (drift.missing, drift.orphaned) == ((loose,), (ghost,))
+        generic.repair()
+        assert generic.check().total == 0 and c.reindex.check().total == 0
+    finally:
+        c.close()

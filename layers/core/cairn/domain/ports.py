@@ -224,3 +224,11 @@ class IndexDrift:
 @runtime_checkable
 class IndexAudit(Protocol):
     def drift(self, team_id: str) -> IndexDrift: ...
+
+
+@runtime_checkable
+class ListableIndex(Protocol):
+    """A search index that can say what it holds: each memory id of a team and whether it is indexed as
+    current. Lets a rebuild happen in place (no blind window) and drift be found in any deployment."""
+
+    def indexed(self, team_id: str) -> dict[str, bool]: ...

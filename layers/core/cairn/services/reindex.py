@@ -14,7 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import islice
 
-from cairn.domain.ports import IndexAudit, IndexDrift, MemoryRepository, SearchIndex, TeamRepository
+from cairn.domain.ports import (
+    IndexAudit,
+    IndexDrift,
+    ListableIndex,
+    MemoryRepository,
+    SearchIndex,
+    TeamRepository,
+)
 from cairn.services.memories import Indexer
 
 
@@ -55,7 +62,7 @@ class ReindexService:
         progress: Callable[[int], None] | None = None,
     ) -> ReindexReport:
         teams = team_ids or [t.id for t in self._teams.list_teams()]
-        listing = getattr(self._index, "indexed_ids", None)
+        listing = self._index.indexed if isinstance(self._index, ListableIndex) else None
         total = 0
         for team_id in teams:
             if listing is None:
@@ -69,20 +76,34 @@ class ReindexService:
                 if progress:
                     progress(len(batch))
             if listing is not None:
-                gone = sorted(listing(team_id) - seen)
+                gone = sorted(set(listing(team_id)) - seen)
                 if gone:
                     self._index.remove(team_id, gone)
         return ReindexReport(teams=len(teams), memories=total)
 
     @property
     def can_check(self) -> bool:
-        return self._audit is not None
+        return self._audit is not None or isinstance(self._index, ListableIndex)
 
     def check(self, team_ids: list[str] | None = None) -> DriftReport:
-        if self._audit is None:
+        if not self.can_check:
             raise NotImplementedError("this deployment's index cannot be checked; run a full reindex")
         teams = team_ids or [t.id for t in self._teams.list_teams()]
-        return DriftReport({team_id: self._audit.drift(team_id) for team_id in teams})
+        return DriftReport({team_id: self._drift(team_id) for team_id in teams})
+
+    def _drift(self, team_id: str) -> IndexDrift:
+        """The audit's answer where there is one (local: SQL); else the memories read against what the
+        index lists (AWS: a query of the team's partition and a scroll of its documents)."""
+        if self._audit is not None:
+            return self._audit.drift(team_id)
+        assert isinstance(self._index, ListableIndex)
+        indexed = self._index.indexed(team_id)
+        stored = {m.id: m.is_current for m in self._memories.iter_team(team_id)}
+        return IndexDrift(
+            missing=tuple(sorted(set(stored) - set(indexed))),
+            orphaned=tuple(sorted(set(indexed) - set(stored))),
+            stale=tuple(sorted(i for i, current in stored.items() if i in indexed and indexed[i] != current)),
+        )
 
     def repair(self, team_ids: list[str] | None = None) -> DriftReport:
         """Index what is missing or stale and drop what is orphaned; returns what was found."""

@@ -127,11 +127,11 @@ class SqliteSearchIndex:
         """Build the team's in-memory view now (a server start), not on its first search."""
         self._view(team_id)
 
-    def indexed_ids(self, team_id: str) -> set[str]:
-        """The memory ids this index holds for the team (for the drift check)."""
+    def indexed(self, team_id: str) -> dict[str, bool]:
+        """`ListableIndex`: each memory id this index holds for the team, and whether as current."""
         with self._db.read() as conn:
-            rows = conn.execute("SELECT memory_id FROM search_docs WHERE team_id = ?", (team_id,))
-            return {r[0] for r in rows}
+            rows = conn.execute("SELECT memory_id, is_current FROM search_docs WHERE team_id = ?", (team_id,))
+            return {r[0]: bool(r[1]) for r in rows}
 
     def cached_vectors(self, keys: Sequence[str]) -> dict[str, list[float]]:
         """`VectorCache`: the stored vectors of these `vector_key`s (any team: a key names a model and
