@@ -48,6 +48,12 @@ def acknowledge_findings(stack: CairnStack) -> None:
         stack.indexer.function,
         *stack.pipeline.functions.values(),
     ]
+    _ack(
+        stack.api.ui_secret,
+        "SMG4",
+        "The UI session secret signs short-lived cookies; rotating it signs everyone out, so it is "
+        "rotated by redeploying (a new secret) rather than on a schedule.",
+    )
     for fn in functions:
         _ack(
             fn,

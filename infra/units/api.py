@@ -6,6 +6,7 @@ from __future__ import annotations
 from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from infra.config import EnvironmentConfig
@@ -38,6 +39,17 @@ class Api(Construct):
             "CAIRN_BUCKET": storage.bucket.bucket_name,
             **search.client_environment,
         }
+        # signs the web UI's session cookies; every API container must share it, so it lives in
+        # Secrets Manager (generated at deploy, never in the template) and is read at start-up
+        self.ui_secret = secretsmanager.Secret(
+            self,
+            "UiSessionSecret",
+            description="Signs Cairn web UI session cookies",
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                password_length=48, exclude_punctuation=True
+            ),
+            removal_policy=config.removal_policy,
+        )
         self.function = runtime.function(
             self,
             "Function",
@@ -47,8 +59,13 @@ class Api(Construct):
             description="Cairn REST API and hook routes (FastAPI via Mangum)",
             memory_mb=config.api_memory_mb,
             timeout=Duration.seconds(29),  # API Gateway's integration limit
-            environment={**environment, "CAIRN_STATE_MACHINE_ARN": state_machine_arn},
+            environment={
+                **environment,
+                "CAIRN_STATE_MACHINE_ARN": state_machine_arn,
+                "CAIRN_UI_SECRET_ARN": self.ui_secret.secret_arn,
+            },
         )
+        self.ui_secret.grant_read(self.function)
         storage.table.grant_read_write_data(self.function)
         # Presigned PUT URLs are signed with this role: s3:PutObject (+ the key), nothing else on S3.
         storage.grant_blob_put(self.function, f"{TRANSCRIPT_PREFIX}*")

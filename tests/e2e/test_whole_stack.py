@@ -381,3 +381,11 @@ def test_the_authorizer_lambda_allows_a_team_key_and_refuses_any_other(aws, stac
     assert allowed["context"]["member"] == "alice"
     response, refused = authorize("cairn_" + "x" * 40)
     assert response.get("FunctionError") and refused["errorMessage"] == "Unauthorized"
+
+
+def test_the_web_ui_signs_in_with_the_secret_the_stack_generated(team_a):
+    with team_a.api() as api:
+        page = api.get("/ui/login")
+    # without CAIRN_UI_SECRET_ARN read at start-up the page answers 503 "not configured"
+    assert page.status_code == 200, page.text[:300]
+    assert "cairn_ui_login=" in page.headers.get("set-cookie", "")

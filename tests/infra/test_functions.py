@@ -27,6 +27,7 @@ EXPECTED_ENV = {
         "CAIRN_OPENSEARCH_REPLICAS",
         "CAIRN_EMBEDDING_DIM",
         "CAIRN_STATE_MACHINE_ARN",
+        "CAIRN_UI_SECRET_ARN",
     },
     ("cairn-mcp", "handler.handler"): {
         "CAIRN_TABLE_NAME",
@@ -125,3 +126,19 @@ def test_x_ray_sdk_subsegments_are_on_in_prod_and_off_in_dev_where_cold_starts_m
     for env, disabled in {"dev": "true", "prod": "false"}.items():
         _, fn = function_by_service(synth.json[env], "cairn-api", "handler.handler")
         assert fn["Properties"]["Environment"]["Variables"]["POWERTOOLS_TRACE_DISABLED"] == disabled
+
+
+def test_the_api_reads_a_generated_ui_secret_that_no_other_function_can(synth):
+    template = synth.json["dev"]
+    secrets = resources(template, "AWS::SecretsManager::Secret")
+    assert len(secrets) == 1
+    [(secret_id, secret)] = secrets.items()
+    assert secret["Properties"]["GenerateSecretString"]["PasswordLength"] == 48
+    _, api = function_by_service(template, "cairn-api", "handler.handler")
+    assert api["Properties"]["Environment"]["Variables"]["CAIRN_UI_SECRET_ARN"] == {"Ref": secret_id}
+    readers = [
+        name
+        for name, policy in resources(template, "AWS::IAM::Policy").items()
+        if secret_id in str(policy["Properties"]["PolicyDocument"])
+    ]
+    assert len(readers) == 1

@@ -209,6 +209,26 @@ def _ui_secret(settings: Settings) -> bytes | None:
     return value.encode() if len(value) >= 32 else None
 
 
+def _ui_secret_from_aws(settings: Settings) -> bytes | None:
+    """The stack's generated UI secret (CAIRN_UI_SECRET_ARN); None, and web sign-in off with its
+    reason, when it cannot be read: the API itself must keep serving."""
+    if not settings.ui_secret_arn:
+        return None
+    import boto3
+    from botocore.config import Config
+
+    # bounded: an unreachable endpoint must not hold the API's cold start for a minute of retries
+    quick = Config(connect_timeout=2, read_timeout=5, retries={"max_attempts": 2})
+    try:
+        client = boto3.client("secretsmanager", config=quick)
+        value = client.get_secret_value(SecretId=settings.ui_secret_arn)
+    except Exception:  # any AWS failure: the UI says "not configured", the API serves on
+        log.warning("web UI secret %s could not be read; web sign-in is off", settings.ui_secret_arn)
+        return None
+    secret = str(value.get("SecretString") or "")
+    return secret.encode() if len(secret) >= 32 else None
+
+
 def _private_key_file(settings: Settings, name: str) -> bytes:
     path = settings.home / name
     if not path.exists():
@@ -250,7 +270,7 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
         index_on_write=False,
         closers=(),
     )
-    container.ui_secret = _ui_secret(settings)
+    container.ui_secret = _ui_secret(settings) or _ui_secret_from_aws(settings)
     return container
 
 

@@ -35,6 +35,7 @@ class Settings(BaseSettings):
 
     # signs the web UI's session cookies; locally a file in `home` is used when unset
     ui_secret: SecretStr | None = None
+    ui_secret_arn: str | None = None  # aws: the Secrets Manager secret holding it (set by the stack)
 
     # aws mode (names set by the CDK stack on every Lambda)
     table_name: str | None = None
