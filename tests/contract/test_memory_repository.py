@@ -479,3 +479,29 @@ def test_concurrent_deliveries_of_one_handoff_have_exactly_one_winner(stores):
 
     assert len(wins) == 1
     assert repo.get(TEAM_A, handoff.id).details["delivered_to"] == wins[0]
+
+
+def test_counts_agree_with_what_list_admits_by_project_scope_and_kind(stores):
+    repo = stores.memories
+    mine = [
+        memory(minute=1, kind=MemoryKind.FACT),
+        memory(minute=2, kind=MemoryKind.FACT),
+        memory(minute=3, kind=MemoryKind.DECISION, project="proj-2"),
+        memory(minute=4, kind=MemoryKind.PREFERENCE, scope=Scope.TEAM, project=None),
+        memory(minute=5, kind=MemoryKind.FACT, scope=Scope.PERSONAL, owner="alice"),
+        memory(minute=6, kind=MemoryKind.FACT, scope=Scope.PERSONAL, owner="bob"),
+        memory(minute=7, kind=MemoryKind.FACT, valid_to=BASE, superseded_by="mem_x"),
+        memory(TEAM_B, minute=8, kind=MemoryKind.FACT),
+    ]
+    for m in mine:
+        repo.add(m)
+    for flt in (MemoryFilter(member="alice"), MemoryFilter(member="alice", project="proj-1")):
+        listed: dict[tuple, int] = {}
+        for m in list_all(repo, TEAM_A, flt):
+            key = (m.project, m.scope, m.kind)
+            listed[key] = listed.get(key, 0) + 1
+        counted = {(c.project, c.scope, c.kind): c.count for c in repo.counts(TEAM_A, flt)}
+        assert counted == listed
+    alice = {(c.project, c.scope, c.kind): c.count for c in repo.counts(TEAM_A, MemoryFilter(member="alice"))}
+    assert alice[("proj-1", Scope.PROJECT, MemoryKind.FACT)] == 2
+    assert alice[("proj-1", Scope.PERSONAL, MemoryKind.FACT)] == 1  # bob's personal one is not hers

@@ -213,6 +213,16 @@ class Page(Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryCount:
+    """How many memories a filter admits with this project, scope and kind (an overview's row)."""
+
+    project: str | None
+    scope: Scope
+    kind: MemoryKind
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class IndexedMemory:
     """What the search index stores for one memory: its text, vector and filter fields."""
 

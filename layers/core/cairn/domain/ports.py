@@ -17,6 +17,7 @@ from cairn.domain.models import (
     Candidates,
     IndexedMemory,
     Memory,
+    MemoryCount,
     MemoryFilter,
     Page,
     Relation,
@@ -54,6 +55,10 @@ class MemoryRepository(Protocol):
 
         `limit` >= 1; a page may be shorter than `limit` before the end (filtered backends), and a
         malformed cursor raises InvalidInput."""
+
+    def counts(self, team_id: str, flt: MemoryFilter) -> list[MemoryCount]:
+        """How many memories `flt` admits, by project, scope and kind (the same memories `list` pages)."""
+        ...
 
     def find_by_hash(self, team_id: str, project: str | None, content_hash: str) -> Memory | None:
         """A current memory with this hash in this project; with project None, a team-scope memory."""

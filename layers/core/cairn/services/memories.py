@@ -22,6 +22,7 @@ from cairn.domain.ids import is_valid_id, new_id
 from cairn.domain.models import (
     KeyScope,
     Memory,
+    MemoryCount,
     MemoryFilter,
     MemoryKind,
     Page,
@@ -245,6 +246,11 @@ class MemoryService:
         if not 1 <= limit <= 500:
             raise InvalidInput("limit must be between 1 and 500")
         return self._memories.list(caller.team_id, replace(flt, member=caller.member), limit, cursor)
+
+    def counts(self, caller: Principal, flt: MemoryFilter) -> list[MemoryCount]:
+        """How many memories the caller sees under `flt`, by project, scope and kind."""
+        require(caller, KeyScope.READ)
+        return self._memories.counts(caller.team_id, replace(flt, member=caller.member))
 
     def relations_of(self, caller: Principal, memory_id: str, direction: str = "both") -> list[Relation]:
         if direction not in ("in", "out", "both"):

@@ -47,7 +47,6 @@ from cairn.web import security as sec
 MEMORY_PAGE = 25
 SESSION_PAGE = 25
 AGENT_SCAN_PAGES = 20  # the agent filter is applied to listing pages; this bounds one page's scan
-OVERVIEW_SCAN = 50_000  # memories counted for the overview at most
 COUNTS_TTL_S = 30.0
 MAX_FORM_BYTES = 64 * 1024
 STAGES = ("parse", "chunk", "extract", "consolidate", "reflect")
@@ -338,15 +337,8 @@ def logout(request: Request, post: Posted) -> Response:
 def project_counts(container: Any, caller: Principal) -> list[dict[str, Any]]:
     """Current memories the caller can see, counted by project and kind (team-wide ones apart)."""
     counts: dict[str | None, Counter[str]] = defaultdict(Counter)
-    cursor, seen = None, 0
-    while seen < OVERVIEW_SCAN:
-        page = container.memories.list(caller, MemoryFilter(), 500, cursor)
-        for m in page.items:
-            counts[m.project if m.scope is not Scope.TEAM else None][m.kind.value] += 1
-        seen += len(page.items)
-        cursor = page.next_cursor
-        if not cursor:
-            break
+    for row in container.memories.counts(caller, MemoryFilter()):
+        counts[row.project if row.scope is not Scope.TEAM else None][row.kind.value] += row.count
     rows = [
         {"project": p, "total": sum(c.values()), "kinds": dict(c)} for p, c in counts.items() if p is not None
     ]

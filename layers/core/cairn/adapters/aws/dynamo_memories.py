@@ -9,6 +9,7 @@ partition. Listings use the GSIs (eventually consistent on AWS, immediate on mot
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
@@ -28,7 +29,7 @@ from cairn.adapters.aws.dynamo_table import (
 )
 from cairn.domain.codec import decode_memory, decode_relation, dt_out, encode_memory, encode_relation
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
-from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Page, Relation, Scope
+from cairn.domain.models import Memory, MemoryCount, MemoryFilter, MemoryKind, Page, Relation, Scope
 
 MEMORY_SK = "M"
 RELATION_SK = "R"
@@ -145,6 +146,17 @@ class DynamoMemoryRepository:
                     batch.delete(self._t.item(*key))
             batch.delete(self._t.item(pk, MEMORY_SK))
         return True
+
+    def counts(self, team_id: str, flt: MemoryFilter) -> list[MemoryCount]:
+        """Counted over the same pages `list` reads (DynamoDB has no GROUP BY)."""
+        tally: Counter[tuple[str | None, Scope, MemoryKind]] = Counter()
+        cursor: str | None = None
+        while True:
+            page = self.list(team_id, flt, 500, cursor)
+            tally.update((m.project, m.scope, m.kind) for m in page.items)
+            cursor = page.next_cursor
+            if not cursor:
+                return [MemoryCount(p, sc, k, n) for (p, sc, k), n in tally.items()]
 
     def list(
         self, team_id: str, flt: MemoryFilter, limit: int = 50, cursor: str | None = None

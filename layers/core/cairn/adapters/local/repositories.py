@@ -33,7 +33,18 @@ from cairn.domain.codec import (
     encode_team,
 )
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
-from cairn.domain.models import ApiKey, Memory, MemoryFilter, Page, Relation, Session, Team
+from cairn.domain.models import (
+    ApiKey,
+    Memory,
+    MemoryCount,
+    MemoryFilter,
+    MemoryKind,
+    Page,
+    Relation,
+    Scope,
+    Session,
+    Team,
+)
 
 _BATCH = 500  # rows per round trip when iterating a whole team
 
@@ -221,6 +232,21 @@ def _memory_list_sql(params: dict[str, Any]) -> str:
 
     Generic `(:x IS NULL OR ...)` clauses would keep SQLite from choosing the kind or project index,
     so a listing of a rare kind (handoffs, episodes) would walk every row of the team."""
+    where = _memory_where(params)
+    # with a kind filter the kind index reads only those rows; the planner would otherwise prefer the
+    # time index (no sort) and fetch every row of the team to test its kind
+    # (a covering index: the rows are chosen and sorted from the index, and only `limit` rows are read)
+    order = " ORDER BY created_us DESC, id DESC LIMIT :limit"
+    if params["kinds"] is not None and params["tags"] is None:
+        # every clause is a constant of this function; values are bound parameters
+        inner = "SELECT id FROM memories INDEXED BY memories_by_kind_v2 WHERE " + " AND ".join(where)
+        outer = f"SELECT id, created_us, {_MEMORY_COLUMNS} FROM memories WHERE team_id = :team_id"
+        return f"{outer} AND id IN ({inner}{order}){order}"
+    return f"SELECT id, created_us, {_MEMORY_COLUMNS} FROM memories WHERE " + " AND ".join(where) + order
+
+
+def _memory_where(params: dict[str, Any]) -> list[str]:
+    """The WHERE clauses of a memory filter (constants; values stay bound parameters)."""
     where = ["team_id = :team_id"]
     if not params["include_superseded"]:
         where.append("superseded_by IS NULL AND valid_to IS NULL")
@@ -246,16 +272,7 @@ def _memory_list_sql(params: dict[str, Any]) -> str:
         where.append("session_id = :session_id")
     if params["after_us"] is not None:
         where.append("(created_us < :after_us OR (created_us = :after_us AND id < :after_id))")
-    # with a kind filter the kind index reads only those rows; the planner would otherwise prefer the
-    # time index (no sort) and fetch every row of the team to test its kind
-    # (a covering index: the rows are chosen and sorted from the index, and only `limit` rows are read)
-    order = " ORDER BY created_us DESC, id DESC LIMIT :limit"
-    if params["kinds"] is not None and params["tags"] is None:
-        # every clause is a constant of this function; values are bound parameters
-        inner = "SELECT id FROM memories INDEXED BY memories_by_kind_v2 WHERE " + " AND ".join(where)
-        outer = f"SELECT id, created_us, {_MEMORY_COLUMNS} FROM memories WHERE team_id = :team_id"
-        return f"{outer} AND id IN ({inner}{order}){order}"
-    return f"SELECT id, created_us, {_MEMORY_COLUMNS} FROM memories WHERE " + " AND ".join(where) + order
+    return where
 
 
 def _json_set(values: Any) -> str | None:
@@ -361,6 +378,17 @@ class SqliteMemoryRepository:
         with self._db.read() as conn:
             rows = conn.execute(_memory_list_sql(params), params).fetchall()
         return _page(rows, limit, "created_us", _decode_memory_row, raw=True)
+
+    def counts(self, team_id: str, flt: MemoryFilter) -> list[MemoryCount]:
+        # one GROUP BY over the listing's own filter: the overview no longer decodes every row
+        params = _filter_params(flt) | {"team_id": team_id, "after_us": None, "after_id": None}
+        where = " AND ".join(_memory_where(params))  # clauses are constants; values are bound
+        sql = (
+            f"SELECT project, scope, kind, COUNT(*) FROM memories WHERE {where} GROUP BY project, scope, kind"
+        )
+        with self._db.read() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [MemoryCount(p, Scope(sc), MemoryKind(k), n) for p, sc, k, n in rows]
 
     def find_by_hash(self, team_id: str, project: str | None, content_hash: str) -> Memory | None:
         params = {"team_id": team_id, "project": project, "content_hash": content_hash}
