@@ -60,10 +60,7 @@ def test_a_valid_answer_becomes_candidates_with_details_and_lines():
     assert c.details == {"source": "llm", "rationale": "faster installs", "alternatives": ["pip"]}
     system, prompt = llm.calls[0]
     assert system == SYSTEM_PROMPT
-    assert (
-        "[L3] user: Let's use uv instead of pip." in prompt
-        and "→ ok: Resolved 12 packages" in prompt
-    )
+    assert "[L3] user: Let's use uv instead of pip." in prompt and "→ ok: Resolved 12 packages" in prompt
 
 
 def test_an_answer_wrapped_in_a_code_fence_is_accepted():
