@@ -69,6 +69,8 @@ def normalise_agent(agent: str | None) -> str | None:
 
 def _vote(obj: Mapping[str, Any], votes: dict[str, int]) -> None:
     kind = obj.get("type")
+    if not isinstance(kind, str):
+        kind = None  # a hostile `"type": [...]` is no agent's record type (and is not hashable)
     if is_opencode_record(obj):
         votes[OPENCODE] += 3  # what Cairn's OpenCode plugin exports: {"info", "parts"} per message
     elif "projectHash" in obj or "$set" in obj or "$rewindTo" in obj:
