@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 pytestmark = pytest.mark.integration
 runner = CliRunner()
-PY = "/work/main/.venv/bin/python3"
+PY = "/opt/cairn/venv/bin/python3"  # a command string only: nothing here runs or reads it
 CAPTURE = {"stop": True, "session-end": True, "pre-compact": True}
 
 
@@ -39,12 +39,12 @@ def test_the_trust_hash_is_the_one_codex_computes():
     }
     assert (
         trusted_hash("SessionStart", {**session_start, "timeout": 10}, "startup|resume|clear")
-        == "sha256:7dc01878e21ea68a7e64bdfb7d38f17f0b4644fc9149c0366f1d454327c0b346"
+        == "sha256:bc424171056f8c64fe6319df45c891cfa8fdd3938279f999ada2e4dc3530d07c"
     )
     pre_compact = {"type": "command", "command": f"{PY} -m cairn.capture.hook pre-compact --agent codex"}
     assert (
         trusted_hash("PreCompact", {**pre_compact, "timeout": 30})
-        == "sha256:60b385b20f3fa3ab17c2ca2ac465b576e35d1f9efe83e6cef3114d5387200892"
+        == "sha256:adbc96c6ea6040ca68911793ad7a9c05e868899733931b43ff7af622e18fda7b"
     )
     stop = {"type": "command", "command": f"{PY} -m cairn.capture.hook stop --agent codex", "timeout": 30}
     # Codex ignores a Stop matcher, so it is no part of the identity
@@ -58,11 +58,11 @@ def test_installing_records_trust_for_every_cairn_hook_and_turns_hooks_on(tmp_pa
     # keys: the absolute hooks.json path, Codex's event label, group and handler positions
     at = f"{(home / '.codex' / 'hooks.json').absolute()}:"
     assert _states(home) == {
-        at + "session_start:0:0": "sha256:7dc01878e21ea68a7e64bdfb7d38f17f0b4644fc9149c0366f1d454327c0b346",
+        at + "session_start:0:0": "sha256:bc424171056f8c64fe6319df45c891cfa8fdd3938279f999ada2e4dc3530d07c",
         at
-        + "user_prompt_submit:0:0": "sha256:bdbee028530fbe763aace61ebd8e7d1198dee06d7062dd4b12deb339c13b211a",
-        at + "stop:0:0": "sha256:b098c40bb8025a4b6363de976780eb0a22ed5d0140fa30561de696011f0a7bb7",
-        at + "pre_compact:0:0": "sha256:60b385b20f3fa3ab17c2ca2ac465b576e35d1f9efe83e6cef3114d5387200892",
+        + "user_prompt_submit:0:0": "sha256:081318433b9cb353b5bd26deea5bab86f0afde28c1f947a9d9b154860f27b316",
+        at + "stop:0:0": "sha256:ee4dc63f409b2cd19218ee81de0a63faf2431987220da9cf5864b5817197125e",
+        at + "pre_compact:0:0": "sha256:adbc96c6ea6040ca68911793ad7a9c05e868899733931b43ff7af622e18fda7b",
     }
     config = (home / ".codex" / "config.toml").read_text()
     assert FLAG_LINE in config
