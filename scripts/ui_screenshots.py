@@ -11,16 +11,12 @@ context, keys (laptop width) and memories-phone (390 px). No request leaves 127.
 from __future__ import annotations
 
 import argparse
-import socket
+import sys
 import tempfile
-import threading
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
-import uvicorn
 from cairn.api.app import create_app
 from cairn.bootstrap import build_container
 from cairn.domain.models import KeyScope, MemoryKind, Provenance, Scope, Session
@@ -31,6 +27,9 @@ from cairn.settings import Settings
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the tests' own loopback server helper
+from tests.live import free_port, serving  # noqa: E402
+
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -184,12 +183,6 @@ def seed(container) -> tuple[str, str, str]:
     return secret, stub.id, sessions[2][0]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
@@ -202,22 +195,9 @@ def main() -> None:
         secret, memory_id, failed_session = seed(container)
         port = free_port()
         container.settings.port = port
-        server = uvicorn.Server(
-            uvicorn.Config(create_app(container), host="127.0.0.1", port=port, log_level="error")
-        )
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(url + "/v1/health", timeout=0.5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.05)
         outside: list[str] = []
         try:
-            with sync_playwright() as pw:
+            with serving(create_app(container), port) as url, sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
                 shots = [
                     ("overview", "/ui/", {}),
@@ -259,8 +239,6 @@ def main() -> None:
                     context.close()
                 browser.close()
         finally:
-            server.should_exit = True
-            thread.join(timeout=5)
             container.close()
         if outside:
             raise SystemExit(f"requests tried to leave 127.0.0.1: {outside}")

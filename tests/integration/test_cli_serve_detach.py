@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
@@ -13,14 +12,9 @@ import httpx
 import pytest
 
 from tests.integration.capture_helpers import hook_env
+from tests.live import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cairn(env, *args):
@@ -55,7 +49,7 @@ def _gone(pid: int) -> bool:
 
 
 def test_detach_answers_before_returning_and_stop_ends_it_and_removes_the_pid_file(env, tmp_path):
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     started = cairn(env, "serve", "--port", str(port), "--detach")
     try:
@@ -69,7 +63,7 @@ def test_detach_answers_before_returning_and_stop_ends_it_and_removes_the_pid_fi
         status = cairn(env, "status", "--json")  # the detached server wrote the user config
         assert status.returncode == 0 and json.loads(status.stdout)["url"] == url
 
-        again = cairn(env, "serve", "--port", str(_free_port()), "--detach")
+        again = cairn(env, "serve", "--port", str(free_port()), "--detach")
         assert again.returncode == 1
         assert again.stderr.strip().startswith(f"error: Cairn is already running (pid {running['pid']}")
     finally:
@@ -88,7 +82,7 @@ def test_detach_reports_a_server_that_dies_at_start_in_one_line(env, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     (home / "cairn.db").mkdir()  # the store cannot be opened
-    started = cairn(env, "serve", "--port", str(_free_port()), "--detach")
+    started = cairn(env, "serve", "--port", str(free_port()), "--detach")
     assert started.returncode == 1
     assert started.stderr.startswith("error: the server exited at start:")
     assert len(started.stderr.strip().splitlines()) == 1

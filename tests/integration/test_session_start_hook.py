@@ -23,6 +23,8 @@ from cairn.domain.models import MemoryKind, Provenance
 from cairn.services.memories import NewMemory
 from cairn.services.tokens import count_tokens
 
+from tests.live import free_port
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 EVENTS = Path(__file__).resolve().parents[1] / "events" / "hooks"
@@ -148,10 +150,6 @@ def test_user_prompt_hook_prints_nothing_without_a_prompt(hook_env, repo):
 
 
 # --- failing open ---------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _env_for(url: str, key: str = "cairn_x") -> dict[str, str]:
@@ -160,7 +158,7 @@ def _env_for(url: str, key: str = "cairn_x") -> dict[str, str]:
 
 
 def test_a_down_server_gives_exit_0_and_no_output(repo):
-    proc = _run(_env_for(f"http://127.0.0.1:{_free_port()}"), _payload("claude_code", repo))
+    proc = _run(_env_for(f"http://127.0.0.1:{free_port()}"), _payload("claude_code", repo))
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
 
 
@@ -236,7 +234,7 @@ def test_the_hook_reads_the_same_config_as_the_cli(tmp_path, monkeypatch):
 def test_in_process_run_restores_the_alarm_handler_and_returns_0(monkeypatch):
     import signal
 
-    monkeypatch.setenv("CAIRN_URL", f"http://127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("CAIRN_URL", f"http://127.0.0.1:{free_port()}")
     before = signal.getsignal(signal.SIGALRM)
     stdin = io.BytesIO(b'{"cwd": "/"}')
     stdin.isatty = lambda: False  # type: ignore[method-assign]
@@ -277,7 +275,7 @@ def test_the_command_install_hooks_writes_runs_the_hook(
 
 
 def test_the_hook_process_imports_no_web_framework_model_runtime_or_pydantic(repo):
-    env = _env_for(f"http://127.0.0.1:{_free_port()}")
+    env = _env_for(f"http://127.0.0.1:{free_port()}")
     cmd = [sys.executable, "-X", "importtime", "-m", "cairn.cli.hooks_context", "session-start"]
     proc = subprocess.run(
         cmd, input=json.dumps({"cwd": str(repo)}).encode(), env=env, capture_output=True, timeout=30

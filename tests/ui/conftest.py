@@ -13,16 +13,11 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
-import uvicorn
 from cairn.api.app import create_app
 from cairn.bootstrap import build_container
 from cairn.domain.models import MemoryKind, Provenance, Scope, Session
@@ -31,6 +26,7 @@ from cairn.settings import Settings
 from fastapi.testclient import TestClient
 
 from tests.integration.pipeline_helpers import claude_transcript, learn
+from tests.live import free_port, serving
 
 CHROMIUM = Path(os.environ.get("CAIRN_UI_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -87,12 +83,6 @@ class Stack:
         return self.container.memories.remember(
             self.principal(self.admin_a), NewMemory(content=content, **kwargs)
         ).id
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _seed(container, api) -> Stack:
@@ -160,26 +150,14 @@ def _seed(container, api) -> Stack:
 def stack(tmp_path_factory):
     home = tmp_path_factory.mktemp("cairn-ui-home")
     container = build_container(Settings(mode="local", home=home))
-    port = _free_port()
+    port = free_port()
     container.settings.port = port
     app = create_app(container)
     with TestClient(app) as api:
         seeded = _seed(container, api)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/v1/health", timeout=0.5).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    seeded.url = url
-    yield seeded
-    server.should_exit = True
-    thread.join(timeout=5)
+    with serving(app, port) as url:
+        seeded.url = url
+        yield seeded
     container.close()
 
 
