@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 from cairn.domain.errors import InvalidInput, PayloadTooLarge
-from cairn.pipeline.stages import _gunzip_capped, _join_parts
+from cairn.pipeline.stages import _gunzip_capped, join_parts
 
 from tests.integration.pipeline_helpers import claude_transcript, learn
 
@@ -73,7 +73,7 @@ def test_parts_within_the_cap_are_joined_whole_including_concatenated_gzip_membe
         def get(self, key: str) -> bytes:
             return {"p1": gzip.compress(first) + gzip.compress(first), "p2": second}[key]
 
-    data, spans = _join_parts(Blobs(), ["p1", "p2"])  # type: ignore[arg-type]
+    data, spans = join_parts(Blobs(), ["p1", "p2"])  # type: ignore[arg-type]
     assert data == first + first + second + b"\n"
     assert [(s.key, s.first_line, s.lines) for s in spans] == [("p1", 1, 2), ("p2", 3, 1)]
 

@@ -101,7 +101,7 @@ def parse(deps: PipelineDeps, ref: SessionRef) -> ParseResult:
     if not deps.fresh(ref, key):
         doc = deps.read(key, EventsDoc)
         return ParseResult(**ref.model_dump(), events_key=key, parts=len(parts), events=len(doc.events))
-    data, spans = _join_parts(deps.blobs, parts)
+    data, spans = join_parts(deps.blobs, parts)
     parsed = parse_transcript(data, agent=session.agent, filename=parts[-1])
     if not parsed.events and parsed.stats.lines and parsed.stats.malformed_lines >= parsed.stats.lines:
         raise InvalidInput("transcript has no readable line", lines=parsed.stats.lines)
@@ -128,7 +128,7 @@ def _redacted(event: EventDoc) -> EventDoc:
     return event.model_copy(update={"text": text.text if text else event.text, "tool_input": tool_input})
 
 
-def _join_parts(blobs: BlobStore, parts: list[str]) -> tuple[bytes, list[PartSpan]]:
+def join_parts(blobs: BlobStore, parts: list[str]) -> tuple[bytes, list[PartSpan]]:
     """Concatenate the decompressed parts; remember where each starts, for provenance line numbers.
 
     Parts are inflated a chunk at a time and never past what is left of MAX_TRANSCRIPT_BYTES, so a

@@ -13,7 +13,7 @@ from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import KeyScope, Principal
 from cairn.domain.ports import BlobStore, SessionRepository
 from cairn.pipeline import keys as k
-from cairn.pipeline.stages import _join_parts
+from cairn.pipeline.stages import join_parts
 from cairn.redaction import redact
 from cairn.services.memories import require
 
@@ -62,7 +62,7 @@ class TranscriptReader:
         parts = k.transcript_parts(self._blobs.list(k.prefix_of(session) + "transcript-"), session)
         if not parts:
             raise NotFound(f"session {session_id} has no stored transcript")
-        data, _ = _join_parts(self._blobs, parts)
+        data, _ = join_parts(self._blobs, parts)
         raw_lines = data.decode("utf-8", "replace").splitlines()
         first = max(line_start - around, 1)
         last = min((line_end or line_start) + around, len(raw_lines), first + MAX_LINES - 1)

@@ -8,7 +8,9 @@ the same way and the noise rules are applied exactly once.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from cairn.transcripts.lines import LineStats
 from cairn.transcripts.model import ParsedTranscript, ParseStats, TranscriptEvent
@@ -70,3 +72,9 @@ class Collector:
             model=self.model,
             started_at=self.started_at,
         )
+
+
+def record_type(obj: Mapping[str, Any]) -> str | None:
+    """A record's `type` when it is a string; a hostile list or object is no type (and not hashable)."""
+    value = obj.get("type")
+    return value if isinstance(value, str) else None

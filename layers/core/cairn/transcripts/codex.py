@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cairn.transcripts.base import Collector
+from cairn.transcripts.base import Collector, record_type
 from cairn.transcripts.lines import LineStats
 from cairn.transcripts.model import ParsedTranscript, Role, TranscriptEvent
 
@@ -67,7 +67,7 @@ class _Parser:
 
     def feed(self, line_no: int, record: dict[str, Any]) -> None:
         first, self.first_line = self.first_line, False
-        kind = _type_of(record)
+        kind = record_type(record)
         payload = record.get("payload")
         timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
         if "payload" not in record:
@@ -188,7 +188,7 @@ class _Parser:
             self.out.skipped_unknown[f"response_item:{itype}"] += 1
 
     def _event_msg(self, line_no: int, payload: Mapping[str, Any], timestamp: str | None) -> None:
-        etype = _type_of(payload)
+        etype = record_type(payload)
         self.out.parsed += 1
         if etype == "user_message":
             self.saw_user_message_event = True
@@ -268,9 +268,3 @@ def _output(raw: object) -> tuple[str, bool]:
             return str(parsed.get("output") or ""), isinstance(code, int) and code != 0
     match = _EXIT_CODE.search(raw[:400])
     return raw, bool(match and int(match.group(1)) != 0)
-
-
-def _type_of(obj: Mapping[str, Any]) -> str | None:
-    """A record's `type` when it is a string; a hostile list or object is no type (and not hashable)."""
-    value = obj.get("type")
-    return value if isinstance(value, str) else None

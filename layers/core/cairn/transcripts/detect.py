@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, BinaryIO
 
 from cairn.domain.errors import InvalidInput
+from cairn.transcripts.base import record_type
 from cairn.transcripts.claude_code import parse_claude_code
 from cairn.transcripts.codex import parse_codex
 from cairn.transcripts.gemini_cli import parse_gemini_cli
@@ -68,9 +69,7 @@ def normalise_agent(agent: str | None) -> str | None:
 
 
 def _vote(obj: Mapping[str, Any], votes: dict[str, int]) -> None:
-    kind = obj.get("type")
-    if not isinstance(kind, str):
-        kind = None  # a hostile `"type": [...]` is no agent's record type (and is not hashable)
+    kind = record_type(obj)
     if is_opencode_record(obj):
         votes[OPENCODE] += 3  # what Cairn's OpenCode plugin exports: {"info", "parts"} per message
     elif "projectHash" in obj or "$set" in obj or "$rewindTo" in obj:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cairn.transcripts.base import Collector
+from cairn.transcripts.base import Collector, record_type
 from cairn.transcripts.lines import LineStats
 from cairn.transcripts.model import ParsedTranscript, Role, TranscriptEvent
 
@@ -73,7 +73,7 @@ class _Parser:
             self.out.first("session_id", record.get("sessionId"))
             self.out.first("started_at", record.get("startTime"))
         else:
-            kind = _type_of(record)
+            kind = record_type(record)
             self.out.skipped_unknown[str(kind) if kind is not None else "<no type>"] += 1
 
     def _message(self, line_no: int, message: Mapping[str, Any]) -> None:
@@ -121,7 +121,7 @@ class _Parser:
         )
 
     def _events_of(self, line_no: int, message: Mapping[str, Any]) -> None:
-        kind = _type_of(message)
+        kind = record_type(message)
         timestamp = message.get("timestamp")
         if kind == "user":
             shown = _text_of(message.get("displayContent"))
@@ -232,9 +232,3 @@ def _unwrap(text: str) -> str:
     if text.startswith("Output: "):
         text = text[len("Output: ") :]
     return text.strip()
-
-
-def _type_of(obj: Mapping[str, Any]) -> str | None:
-    """A record's `type` when it is a string; a hostile list or object is no type (and not hashable)."""
-    value = obj.get("type")
-    return value if isinstance(value, str) else None

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from cairn.transcripts.base import Collector
+from cairn.transcripts.base import Collector, record_type
 from cairn.transcripts.lines import LineStats
 from cairn.transcripts.model import ParsedTranscript, Role, TranscriptEvent
 
@@ -43,7 +43,7 @@ def parse_opencode(
             out.parsed += 1
             _message(out, line_no, info, record["parts"])
         else:
-            kind = _type_of(record)
+            kind = record_type(record)
             out.skipped_unknown[str(kind) if kind is not None else "<no type>"] += 1
     return out.finish(lines, damaged=damaged)
 
@@ -91,7 +91,7 @@ def _message(out: Collector, line_no: int, info: Mapping[str, Any], parts: list[
     for part in parts:
         if not isinstance(part, Mapping):
             continue
-        kind = _type_of(part)
+        kind = record_type(part)
         if kind == "text" and isinstance(part.get("text"), str) and part["text"].strip():
             add(Role.SUMMARY if summary else Role.ASSISTANT, text=part["text"], message_id=info.get("id"))
         elif kind == "tool":
@@ -146,9 +146,3 @@ def _unquoted(text: str) -> str:
     if len(text) > 1 and text[0] == text[-1] == '"' and '"' not in text[1:-1]:
         return text[1:-1].strip()
     return text
-
-
-def _type_of(obj: Mapping[str, Any]) -> str | None:
-    """A record's `type` when it is a string; a hostile list or object is no type (and not hashable)."""
-    value = obj.get("type")
-    return value if isinstance(value, str) else None
