@@ -11,7 +11,7 @@ import logging
 import secrets
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.domain.ports import (
     BlobStore,
@@ -28,6 +28,9 @@ from cairn.services.memories import MemoryService
 from cairn.services.portability import PortabilityService
 from cairn.services.reindex import ReindexService
 from cairn.settings import Settings
+
+if TYPE_CHECKING:  # aws-only adapters stay out of local start-up and unrelated Lambdas
+    from cairn.adapters.aws.opensearch import OpenSearchIndex
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +212,21 @@ def _ui_secret(settings: Settings) -> bytes | None:
     return value.encode() if len(value) >= 32 else None
 
 
+def _opensearch_index(settings: Settings) -> OpenSearchIndex:
+    from cairn.adapters.aws.opensearch import OpenSearchIndex, opensearch_client
+
+    client = opensearch_client(
+        settings.opensearch_endpoint, settings.aws_region, auth=settings.opensearch_auth
+    )
+    return OpenSearchIndex(
+        client,
+        settings.opensearch_index_prefix,
+        settings.embedding_dim,
+        shards=settings.opensearch_shards,
+        replicas=settings.opensearch_replicas,
+    )
+
+
 def _ui_secret_from_aws(settings: Settings) -> bytes | None:
     """The stack's generated UI secret (CAIRN_UI_SECRET_ARN); None, and web sign-in off with its
     reason, when it cannot be read: the API itself must keep serving."""
@@ -239,7 +257,6 @@ def _private_key_file(settings: Settings, name: str) -> bytes:
 
 def _build_aws(settings: Settings, embedder: Embedder) -> Container:
     from cairn.adapters.aws.dynamo import dynamo_repositories
-    from cairn.adapters.aws.opensearch import OpenSearchIndex, opensearch_client
     from cairn.adapters.aws.s3 import S3BlobStore
 
     missing = [n for n in ("table_name", "bucket", "opensearch_endpoint") if not getattr(settings, n)]
@@ -248,16 +265,7 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
     repos = dynamo_repositories(
         settings.table_name, host=settings.dynamo_endpoint, region=settings.aws_region
     )
-    client = opensearch_client(
-        settings.opensearch_endpoint, settings.aws_region, auth=settings.opensearch_auth
-    )
-    index = OpenSearchIndex(
-        client,
-        settings.opensearch_index_prefix,
-        settings.embedding_dim,
-        shards=settings.opensearch_shards,
-        replicas=settings.opensearch_replicas,
-    )
+    index = _opensearch_index(settings)
     container = _assemble(
         settings,
         embedder,
@@ -289,21 +297,11 @@ def build_key_service(settings: Settings | None = None) -> KeyService:
 
 def build_stream_indexer(settings: Settings | None = None, embedder: Embedder | None = None) -> Any:
     """The indexer Lambda's work: DynamoDB stream records -> embeddings -> OpenSearch."""
-    from cairn.adapters.aws.opensearch import OpenSearchIndex, opensearch_client
     from cairn.adapters.aws.streams import DynamoStreamIndexer
     from cairn.services.indexing import MemoryIndexer
 
     settings = settings or Settings()
     if not settings.opensearch_endpoint:
         raise RuntimeError("the indexer needs CAIRN_OPENSEARCH_ENDPOINT")
-    client = opensearch_client(
-        settings.opensearch_endpoint, settings.aws_region, auth=settings.opensearch_auth
-    )
-    index = OpenSearchIndex(
-        client,
-        settings.opensearch_index_prefix,
-        settings.embedding_dim,
-        shards=settings.opensearch_shards,
-        replicas=settings.opensearch_replicas,
-    )
+    index = _opensearch_index(settings)
     return DynamoStreamIndexer(MemoryIndexer(index, embedder or shared_embedder()), index)
