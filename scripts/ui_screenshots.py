@@ -28,18 +28,8 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tests' own loopback server helper
-from tests.live import free_port, serving  # noqa: E402
+from tests.live import CHROMIUM_ARGS, free_port, serving  # noqa: E402
 
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SHOP = "github.com/acme/shop"
 BILLING = "github.com/acme/billing"
 

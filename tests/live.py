@@ -1,5 +1,6 @@
 """The app on a real loopback socket, in a thread: for clients that speak HTTP (the CLI, the MCP client,
-a browser). Shared by the integration and UI fixtures and the screenshot script."""
+a browser). Shared by the integration and UI fixtures and the screenshot script, with the flags
+headless Chromium needs here."""
 
 from __future__ import annotations
 
@@ -11,6 +12,19 @@ from contextlib import contextmanager
 
 import httpx
 import uvicorn
+
+# headless Chromium on a closed network: without the background-networking flags it keeps trying to
+# reach Google's hosts (platform facts); a fresh profile each launch
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:

@@ -26,19 +26,9 @@ from cairn.settings import Settings
 from fastapi.testclient import TestClient
 
 from tests.integration.pipeline_helpers import claude_transcript, learn
-from tests.live import free_port, serving
+from tests.live import CHROMIUM_ARGS, free_port, serving
 
 CHROMIUM = Path(os.environ.get("CAIRN_UI_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PROJECT = "github.com/acme/shop"
 OTHER_PROJECT = "github.com/acme/billing"
 B_PROJECT = "github.com/beta/secret-plans"
