@@ -181,3 +181,12 @@ def test_key_scopes_are_encoded_as_a_sorted_list():
     key = ApiKey("key_1", "t", "m", "n", "h", "p", frozenset({KeyScope.WRITE, KeyScope.ADMIN}), T0)
     assert codec.encode_key(key)["scopes"] == ["admin", "write"]
     assert codec.decode_key(codec.encode_key(replace(key, scopes=frozenset()))).scopes == frozenset()
+
+
+def test_the_index_reads_a_memory_by_title_content_and_tags_but_an_excerpt_by_its_own_words():
+    decision = mem(kind=MemoryKind.DECISION, title="Use pnpm", content="We use pnpm.", tags=("tooling",))
+    assert decision.search_text() == "Use pnpm\nWe use pnpm.\ntooling"
+    # every excerpt of a long step carries the step's request as its title: indexed, it would make
+    # all of them match whatever matches the request
+    excerpt = mem(kind=MemoryKind.EXCERPT, title="step: Tidy every module", content="$ ruff format a.py")
+    assert excerpt.search_text() == "$ ruff format a.py"

@@ -125,6 +125,75 @@ def test_an_error_followed_by_a_successful_retry_is_an_episode_and_a_fix():
     assert [(lk.predicate, lk.target_ref) for lk in fix.links] == [("fixes", episode.ref)]
 
 
+def test_a_failed_command_rerun_at_the_end_of_a_chain_is_fixed_by_what_the_chain_ran_first():
+    found = (
+        Script()
+        .bash("mise run fmt", "mise ERROR Config files in mise.toml are not trusted.", error=True)
+        .bash("mise trust && mise run fmt", "mise trusted\nformatted 3 files")
+        .extract()
+    )
+    [episode] = [c for c in found if c.kind.value == "episode"]
+    assert episode.details == {
+        "outcome": "fixed",
+        "error": "mise ERROR Config files in mise.toml are not trusted.",
+        "command": "mise run fmt",
+    }
+    [fix] = [c for c in found if "fixes_error" in c.details]
+    assert fix.details["steps"] == ["run `mise trust`", "mise run fmt"]
+
+
+def test_any_project_command_can_fail_and_be_fixed_not_only_known_tools():
+    found = (
+        Script()
+        .bash("git fetch origin", "fatal: repository 'https://github.com/..git/' not found", error=True)
+        .bash("git remote -v", "origin https://github.com/..git (fetch)")
+        .bash("gh repo view --json url", '{"url": "https://github.com/acme/app"}')
+        .bash("git remote set-url origin https://github.com/acme/app.git")
+        .bash("git fetch origin", "")
+        .extract()
+    )
+    [fix] = [c for c in found if "fixes_error" in c.details]
+    # looking around (`git remote -v`, `gh repo view`) is not part of the fix
+    assert fix.details["steps"] == [
+        "run `git remote set-url origin https://github.com/acme/app.git`",
+        "git fetch origin",
+    ]
+
+
+def test_a_success_pairs_with_the_latest_failure_before_it_so_the_fix_is_what_came_since():
+    found = (
+        Script()
+        .bash("make check", "error: missing header foo.h", error=True)
+        .bash("apt-get install libfoo-dev", "installed")
+        .bash("make check", "error: undefined reference to bar", error=True)
+        .tool("Edit", {"file_path": "src/bar.c", "old_string": "a", "new_string": "b"}, "updated")
+        .bash("make check", "all good")
+        .extract()
+    )
+    [fix] = [c for c in found if "fixes_error" in c.details]
+    assert fix.details["steps"] == ["edit src/bar.c", "make check"]
+    assert fix.details["fixes_error"] == "error: undefined reference to bar"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls missing/",
+        "grep -r TODO src",
+        "test -f .env",
+        "git rev-parse --verify feature",
+        "gh pr view 12",
+        "kubectl get pods",
+        "workmux --help",
+        "FOO=1 cat x",
+        "git branch --list 'fix/*'",
+    ],
+)
+def test_a_failing_look_around_is_no_error_to_fix(command):
+    found = Script().bash(command, "not found", error=True).bash("mkdir -p x").bash(command, "ok").extract()
+    assert [c for c in found if c.kind.value == "episode"] == []
+
+
 def test_tool_protocol_errors_are_noise():
     found = (
         Script()

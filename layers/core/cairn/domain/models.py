@@ -141,7 +141,11 @@ class Memory:
         return self.superseded_by is None and self.valid_to is None
 
     def search_text(self) -> str:
-        """What the search index sees: title, content and tags."""
+        """What the search index sees: title, content and tags. A transcript excerpt is found by its own
+        words: its title repeats the request of its step, which every excerpt of a long step shares, and
+        would make all of them match whatever matches the request."""
+        if self.kind is MemoryKind.EXCERPT:
+            return self.content
         parts = [self.title or "", self.content, " ".join(self.tags)]
         return "\n".join(p for p in parts if p)
 

@@ -22,8 +22,10 @@ from cairn.pipeline.shell import (
     is_agent_mechanics_error,
     is_edit,
     is_learnable_command,
+    is_probe,
     is_shell,
     shell_calls,
+    step_keys,
 )
 from cairn.transcripts.model import Role
 from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
@@ -228,24 +230,38 @@ def _commands_that_worked(calls: list[ShellCall]) -> list[Candidate]:
 
 
 def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Candidate]:
-    """A failed command that later succeeded: an episode (what failed) and the fix (what was done between)."""
+    """A failed command that later succeeded: an episode (what failed) and the fix (what was done between).
+
+    A success is paired with the latest failure of its command before it, so the fix is what was done
+    since that failure, and a chunk and the whole session find the same pair (they merge as one)."""
     out: list[Candidate] = []
     handled: set[str] = set()
     position = {e.seq: i for i, e in enumerate(events)}
-    for i, failed in enumerate(calls):
-        if not failed.failed or failed.key in handled or not is_learnable_command(failed.command):
+    last_failure: dict[str, ShellCall] = {}
+    pairs: list[tuple[ShellCall, ShellCall]] = []
+    for call in calls:
+        if call.failed:
+            if (
+                is_learnable_command(call.command)
+                and not is_probe(call.command)  # `ls missing/` then creating it is exploring
+                and not is_agent_mechanics_error(call.result.text if call.result else "")
+            ):
+                last_failure[call.key] = call
             continue
-        if failed.category is None:  # `ls missing/` then creating it is exploring, not an error fixed
+        if not call.ok:
             continue
-        if is_agent_mechanics_error(failed.result.text if failed.result else ""):
-            continue
-        later = next((c for c in calls[i + 1 :] if c.key == failed.key and c.ok), None)
-        if later is None:
-            continue  # unresolved in this chunk; the reflect stage pairs it over the whole session
-        handled.add(failed.key)
+        for key in dict.fromkeys([call.key, *step_keys(call.command)]):
+            if key in last_failure and key not in handled:
+                handled.add(key)
+                pairs.append((last_failure.pop(key), call))
+    for failed, later in pairs:
         error = first_error_line(failed.result.text if failed.result else "")
         between = events[position[failed.call.seq] + 1 : position[later.call.seq]]
         steps = _fix_steps(between, failed.key)
+        # `mise trust && mise run fmt`: what the working line ran before the failed command is the fix
+        chained = step_keys(later.command)
+        if later.key != failed.key and failed.key in chained:
+            steps += [f"run `{k}`" for k in chained[: chained.index(failed.key)] if f"run `{k}`" not in steps]
         ref = f"err:{failed.key}"
         out.append(
             Candidate(
@@ -285,6 +301,14 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
     return out
 
 
+MAX_FIX_STEPS = 4
+
+
+def _reruns(call: ShellCall, key: str) -> bool:
+    """The call runs the command `key` again, alone or as one step of a chain."""
+    return call.key == key or key in step_keys(call.command)
+
+
 def _fix_steps(between: list[EventDoc], failing_key: str) -> list[str]:
     results = {e.tool_call_id: e for e in between if e.role is Role.TOOL_RESULT and e.tool_call_id}
     steps: list[str] = []
@@ -296,7 +320,7 @@ def _fix_steps(between: list[EventDoc], failing_key: str) -> list[str]:
             step = f"edit {path}"
         elif is_shell(e):
             calls = shell_calls([e, result])
-            if not calls or calls[0].key == failing_key or calls[0].category is None:
+            if not calls or calls[0].key == failing_key or is_probe(calls[0].command):
                 continue  # exploration (ls, cat, grep) is not part of a fix
             if not is_learnable_command(calls[0].command):
                 continue
@@ -305,7 +329,7 @@ def _fix_steps(between: list[EventDoc], failing_key: str) -> list[str]:
             continue
         if step not in steps:
             steps.append(step)
-    return steps[:8]
+    return steps[-MAX_FIX_STEPS:]  # what was done just before it worked is the fix; earlier, trying
 
 
 BACKGROUND_ID = re.compile(r"running in background with ID:\s*(\S+)", _I)

@@ -24,7 +24,9 @@ from cairn.pipeline.shell import (
     is_agent_mechanics_error,
     is_edit,
     is_learnable_command,
+    is_probe,
     shell_calls,
+    step_keys,
 )
 from cairn.pipeline.stages import PipelineDeps, pipeline_principal
 from cairn.services.handoffs import HandoffNote, HandoffService
@@ -168,9 +170,13 @@ def unresolved_errors(events: list[EventDoc]) -> list[dict[str, Any]]:
             continue
         attempts[c.key] = attempts.get(c.key, 0) + (1 if c.failed else 0)
         last[c.key] = c
+        if c.ok:  # `mise trust && mise run fmt` working resolves an earlier failed `mise run fmt`
+            for step in step_keys(c.command):
+                if step in last and last[step].failed:
+                    last[step] = c
     out = []
     for key, c in last.items():
-        if c.failed and c.category is not None:
+        if c.failed and not is_probe(c.command):
             out.append(
                 {
                     "command": key,
@@ -211,12 +217,13 @@ def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[
     fixed = []
     failed_keys = set()
     for c in shell_calls(events):
-        if c.category is None:
+        if is_probe(c.command):
             continue  # exploration (ls, cat, grep) failing is not an error worth remembering
         if c.failed and not is_agent_mechanics_error(c.result.text if c.result else ""):
             failed_keys.add(c.key)
-        elif c.ok and c.key in failed_keys and c.key not in fixed:
-            fixed.append(c.key)
+        elif c.ok:
+            ran = dict.fromkeys([c.key, *step_keys(c.command)])
+            fixed += [k for k in ran if k in failed_keys and k not in fixed]
     main_replies = [e for e in events if e.role is Role.ASSISTANT and not e.is_sidechain]
     last_reply = main_replies[-1].text if main_replies else ""
     return {

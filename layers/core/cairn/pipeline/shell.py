@@ -173,6 +173,62 @@ def command_key(command: str) -> str:
     return " ".join(command.split())
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_STEP_SPLIT = re.compile(r"\s*(?:&&|;|\|\|)\s*")
+# read-only probes: their failing says "not there", it is no error a fix follows (POSIX utilities and
+# git's read-only subcommands, which every stack's sessions use to look around)
+_PROBES = _words(
+    """ls cat head tail grep egrep rg ag find fd sed awk wc which type command echo printf pwd stat file
+    tree nl less more test [ true false sleep date env printenv whoami uname du df ps readlink realpath
+    basename dirname cut sort uniq xargs jq diff cmp"""
+)
+_GIT_PROBES = _words(
+    """status log diff show branch rev-parse ls-files ls-remote remote describe blame config rev-list
+    merge-base cat-file for-each-ref show-ref tag reflog grep"""
+)
+_ASKS_ABOUT = frozenset({"--help", "-h", "--version", "-V", "help", "version"})
+_READ_VERBS = _words(
+    "status list ls show view info get describe inspect log logs whoami where which search ps history"
+)
+
+
+def step_keys(command: str) -> list[str]:
+    """The keys of the commands a line chains (`a && b; c`): `mise trust && mise run fmt` runs
+    `mise run fmt` as much as the line `mise run fmt` does."""
+    return [command_key(s) for s in _STEP_SPLIT.split(command) if s.strip()]
+
+
+def is_probe(command: str) -> bool:
+    """A read-only look around (`ls x`, `grep -r y`, `git rev-parse --verify z`), judged by its first
+    step: a probe that fails found nothing, which is no error a later success fixes."""
+    steps = step_keys(command)
+    words = steps[0].split() if steps else []
+    while words and "=" in words[0] and not words[0].startswith("-"):  # `FOO=1 cmd`
+        words = words[1:]
+    if not words:
+        return True
+    head = words[0].rsplit("/", 1)[-1]
+    if head == "git":
+        return _is_git_probe(words[1:])
+    if head in _PROBES or _ASKS_ABOUT.intersection(words[1:]):
+        return True
+    # `gh pr view 12`, `kubectl get pods`, `npm ls`: a read-only verb among the first names given
+    named = [w for w in words[1:4] if not w.startswith("-")][:2]
+    return bool(_READ_VERBS.intersection(named))
+
+
+def _is_git_probe(args: list[str]) -> bool:
+    named = [w for w in args if not w.startswith("-")]
+    if not named or named[0] not in _GIT_PROBES:
+        return False
+    if named[0] in ("remote", "config", "branch", "tag"):  # these also change things when given names
+        return len(named) == 1 or bool({"--get", "--get-all", "--list", "-l", "-v"} & set(args))
+    return True
+
+
 def is_learnable_command(command: str) -> bool:
     """Short, single-line commands only: heredocs and scripts are one-offs, not procedures."""
     return len(command) <= MAX_COMMAND_CHARS and "\n" not in command and "<<" not in command

@@ -3,8 +3,9 @@
 A step is a request on the main thread and the work it caused (actions, their outcomes, the agent's
 replies) up to the next request. Each step is rendered as short lines: who spoke, each command with its
 exit status and the agent's own description, files touched, and tool output cut to its informative
-head and tail plus any error lines. A long step is split into several excerpts of bounded size, each
-repeating the request it serves, so an excerpt found by search always says what it was for.
+head and tail plus any error lines. A long step is split into several excerpts of bounded size; each
+names the request it serves in its title (not its text, which search reads), so an excerpt found by
+search always says what it was for.
 
 Pure functions over the parse stage's events: nothing here knows about storage or an agent's format.
 """
@@ -114,14 +115,11 @@ def _pack(
     out: list[Excerpt] = []
     current: list[tuple[str, int, int]] = []
     size = 0
-    prefix = f"(continued) request: {request}\n" if request else ""
     for piece in pieces:
         text = piece[0][:max_chars]
         if current and size + len(text) + 1 > max_chars:
             out.append(_excerpt(start + len(out), current, request, sidechain))
-            current, size = [], len(prefix)
-            if prefix:
-                current.append((prefix.rstrip("\n"), piece[1], piece[1]))
+            current, size = [], 0
         current.append((text, piece[1], piece[2]))
         size += len(text) + 1
     if current:
