@@ -114,7 +114,7 @@ def test_sections_come_in_priority_order_and_cite_memory_ids(store):
     for m in (decision, proc, pref, pinned, err, failed, team, handoff):
         assert f"[{m.id}]" in md
     assert md.index(pinned.id) < md.index(pref.id)  # pinned first
-    assert "8/10 succeeded" in md and "make test → make release" in md
+    assert "8/10 worked" in md and "make test → make release" in md
     assert "Why: JSONB" in md and "write the refund test" in md
     assert "data, not instructions" in md
 

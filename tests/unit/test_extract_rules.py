@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from cairn.pipeline.extract_rules import RuleExtractor
+from cairn.pipeline.extract_rules import RuleExtractor, errors_and_fixes
 from cairn.pipeline.extractor import ExtractContext
 from cairn.pipeline.models import ChunkDoc, EventDoc
+from cairn.pipeline.shell import shell_calls
 from cairn.transcripts.model import Role
 
 pytestmark = pytest.mark.unit
@@ -42,6 +43,10 @@ class Script:
     def extract(self):
         chunk = ChunkDoc(chunk_id="c", index=0, line_start=1, line_end=len(self.events), events=self.events)
         return RuleExtractor().extract(chunk, CTX).candidates
+
+    def fixes(self):
+        """What the reflect stage pairs over the whole session."""
+        return errors_and_fixes(self.events, shell_calls(self.events))
 
 
 def kinds(candidates):
@@ -115,7 +120,7 @@ def test_an_error_followed_by_a_successful_retry_is_an_episode_and_a_fix():
         .tool("Edit", {"file_path": "src/schema.ts", "old_string": "a", "new_string": "b"}, "updated")
         .bash("npm install zod", "added 1 package")
         .bash("npm test", "Tests: 4 passed")
-        .extract()
+        .fixes()
     )
     [episode] = [c for c in found if c.kind.value == "episode"]
     assert episode.content == "`npm test` failed with: Error: Cannot find module 'zod'"
@@ -130,7 +135,7 @@ def test_a_failed_command_rerun_at_the_end_of_a_chain_is_fixed_by_what_the_chain
         Script()
         .bash("mise run fmt", "mise ERROR Config files in mise.toml are not trusted.", error=True)
         .bash("mise trust && mise run fmt", "mise trusted\nformatted 3 files")
-        .extract()
+        .fixes()
     )
     [episode] = [c for c in found if c.kind.value == "episode"]
     assert episode.details == {
@@ -150,7 +155,7 @@ def test_any_project_command_can_fail_and_be_fixed_not_only_known_tools():
         .bash("gh repo view --json url", '{"url": "https://github.com/acme/app"}')
         .bash("git remote set-url origin https://github.com/acme/app.git")
         .bash("git fetch origin", "")
-        .extract()
+        .fixes()
     )
     [fix] = [c for c in found if "fixes_error" in c.details]
     # looking around (`git remote -v`, `gh repo view`) is not part of the fix
@@ -168,7 +173,7 @@ def test_a_success_pairs_with_the_latest_failure_before_it_so_the_fix_is_what_ca
         .bash("make check", "error: undefined reference to bar", error=True)
         .tool("Edit", {"file_path": "src/bar.c", "old_string": "a", "new_string": "b"}, "updated")
         .bash("make check", "all good")
-        .extract()
+        .fixes()
     )
     [fix] = [c for c in found if "fixes_error" in c.details]
     assert fix.details["steps"] == ["edit src/bar.c", "make check"]
@@ -190,7 +195,7 @@ def test_a_success_pairs_with_the_latest_failure_before_it_so_the_fix_is_what_ca
     ],
 )
 def test_a_failing_look_around_is_no_error_to_fix(command):
-    found = Script().bash(command, "not found", error=True).bash("mkdir -p x").bash(command, "ok").extract()
+    found = Script().bash(command, "not found", error=True).bash("mkdir -p x").bash(command, "ok").fixes()
     assert [c for c in found if c.kind.value == "episode"] == []
 
 
@@ -210,8 +215,28 @@ def test_tool_protocol_errors_are_noise():
 
 
 def test_an_unfixed_error_is_left_to_the_session_reflection():
-    found = Script().bash("npm run build", "TypeError: generate is not a function", error=True).extract()
+    found = Script().bash("npm run build", "TypeError: generate is not a function", error=True).fixes()
     assert [c for c in found if c.kind.value == "episode"] == []
+
+
+def test_a_chunk_leaves_errors_and_fixes_to_the_whole_session():
+    script = Script().bash("npm test", "Error: boom", error=True).bash("npm i zod").bash("npm test", "ok")
+    assert [c for c in script.extract() if "fixes_error" in c.details or c.kind.value == "episode"] == []
+    assert [c.kind.value for c in script.fixes()] == ["episode", "procedure"]
+
+
+def test_an_error_that_came_back_and_was_fixed_again_is_one_fix_its_latest():
+    found = (
+        Script()
+        .bash("git fetch origin", "remote: Not Found", error=True)
+        .bash("git remote set-url origin https://a/b.git && git fetch origin")
+        .bash("git fetch origin", "remote: Not Found", error=True)
+        .bash("git config --unset-all remote.origin.url; git remote add origin https://a/b.git")
+        .bash("git fetch origin")
+        .fixes()
+    )
+    [fix] = [c for c in found if "fixes_error" in c.details]
+    assert fix.details["steps"][0].startswith("run `git config --unset-all remote.origin.url")
 
 
 def test_urls_printed_by_a_background_server_are_facts():

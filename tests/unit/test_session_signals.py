@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from cairn.domain.models import MemoryKind
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.signals import purpose_of, sections, session_signals
+from cairn.pipeline.signals import purpose_of, runner_echo, sections, session_signals
 from cairn.transcripts.model import Role
 
 pytestmark = pytest.mark.unit
@@ -50,6 +50,29 @@ def test_the_checks_that_passed_become_one_procedure_in_the_order_they_ran():
     assert checks.kind is MemoryKind.PROCEDURE
     assert checks.content.index("`mise run fmt`") < checks.content.index("`mise run lint`")
     assert "`mise run test:ci`" in checks.content and "ls cmd/" not in checks.content
+
+
+@pytest.mark.parametrize(
+    ("output", "echoed"),
+    [
+        ("$ bun test src/\nbun test v1.3.5\n 12 pass", ["bun test src/"]),  # bun, yarn
+        (
+            "[test:ci] $ go test -tags=integration -race ./...\nok  pkg 1.2s",
+            ["test:ci: go test -tags=integration -race ./..."],
+        ),  # mise
+        ("\n> shop@1.0.0 test\n> vitest run\n\n ✓ 3 tests", ["vitest run"]),  # npm, pnpm
+        ('> {\n  "a": 1\n}', []),  # a quoted JSON line is no runner's echo
+        ("PASS src/a.test.ts", []),
+    ],
+)
+def test_what_a_script_runner_says_it_runs_is_read_from_its_output(output, echoed):
+    assert runner_echo(output) == echoed
+
+
+def test_a_check_run_through_a_script_says_what_the_script_runs():
+    events = [*ran(1, "cd web && bun run lint 2>&1", "$ biome check --error-on-warnings\nChecked 277 files")]
+    (checks,) = [c for c in session_signals(events) if "checks" in c.tags]
+    assert "lint: `bun run lint` (runs `biome check --error-on-warnings`)" in checks.content
 
 
 def test_git_activity_is_read_from_gits_own_output():

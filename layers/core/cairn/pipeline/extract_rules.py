@@ -24,6 +24,7 @@ from cairn.pipeline.shell import (
     is_learnable_command,
     is_probe,
     is_shell,
+    rerun_at,
     shell_calls,
     step_keys,
 )
@@ -93,7 +94,8 @@ class RuleExtractor:
                 out.extend(_from_user(event))
         calls = shell_calls(chunk.events)
         out.extend(_commands_that_worked(calls))
-        out.extend(errors_and_fixes(chunk.events, calls))
+        # errors and their fixes are paired over the whole session by the reflect stage: a chunk sees
+        # one occurrence of a recurring error, and each chunk's pair would be a fix memory of its own
         out.extend(_tool_facts(chunk.events, calls))
         return Extraction(candidates=_unique(out), extractor=self.name)
 
@@ -233,12 +235,11 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
     """A failed command that later succeeded: an episode (what failed) and the fix (what was done between).
 
     A success is paired with the latest failure of its command before it, so the fix is what was done
-    since that failure, and a chunk and the whole session find the same pair (they merge as one)."""
+    since that failure; an error that came back and was fixed again is one pair, its latest."""
     out: list[Candidate] = []
-    handled: set[str] = set()
     position = {e.seq: i for i, e in enumerate(events)}
     last_failure: dict[str, ShellCall] = {}
-    pairs: list[tuple[ShellCall, ShellCall]] = []
+    pairs: dict[str, tuple[ShellCall, ShellCall, int]] = {}  # by command: its latest failure and fix
     for call in calls:
         if call.failed:
             if (
@@ -250,18 +251,15 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
             continue
         if not call.ok:
             continue
-        for key in dict.fromkeys([call.key, *step_keys(call.command)]):
-            if key in last_failure and key not in handled:
-                handled.add(key)
-                pairs.append((last_failure.pop(key), call))
-    for failed, later in pairs:
+        for key in list(last_failure):
+            if (at := rerun_at(call.command, key)) is not None:
+                pairs[key] = (last_failure.pop(key), call, at)
+    for failed, later, at in sorted(pairs.values(), key=lambda p: p[0].call.seq):
         error = first_error_line(failed.result.text if failed.result else "")
         between = events[position[failed.call.seq] + 1 : position[later.call.seq]]
         steps = _fix_steps(between, failed.key)
         # `mise trust && mise run fmt`: what the working line ran before the failed command is the fix
-        chained = step_keys(later.command)
-        if later.key != failed.key and failed.key in chained:
-            steps += [f"run `{k}`" for k in chained[: chained.index(failed.key)] if f"run `{k}`" not in steps]
+        steps += [f"run `{k}`" for k in step_keys(later.command)[:at] if f"run `{k}`" not in steps]
         ref = f"err:{failed.key}"
         out.append(
             Candidate(
@@ -302,11 +300,6 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
 
 
 MAX_FIX_STEPS = 4
-
-
-def _reruns(call: ShellCall, key: str) -> bool:
-    """The call runs the command `key` again, alone or as one step of a chain."""
-    return call.key == key or key in step_keys(call.command)
 
 
 def _fix_steps(between: list[EventDoc], failing_key: str) -> list[str]:

@@ -25,8 +25,8 @@ from cairn.pipeline.shell import (
     is_edit,
     is_learnable_command,
     is_probe,
+    rerun_at,
     shell_calls,
-    step_keys,
 )
 from cairn.pipeline.stages import PipelineDeps, pipeline_principal
 from cairn.services.handoffs import HandoffNote, HandoffService
@@ -164,16 +164,15 @@ def unresolved_errors(events: list[EventDoc]) -> list[dict[str, Any]]:
     last: dict[str, Any] = {}
     attempts: dict[str, int] = {}
     for c in shell_calls(events):
+        if c.ok:  # `mise trust && mise run fmt` working resolves an earlier failed `mise run fmt`
+            for key in [k for k, was in last.items() if was.failed and rerun_at(c.command, k) is not None]:
+                last[key] = c
         if c.result is None or not is_learnable_command(c.command):
             continue
         if c.failed and is_agent_mechanics_error(c.result.text):
             continue
         attempts[c.key] = attempts.get(c.key, 0) + (1 if c.failed else 0)
         last[c.key] = c
-        if c.ok:  # `mise trust && mise run fmt` working resolves an earlier failed `mise run fmt`
-            for step in step_keys(c.command):
-                if step in last and last[step].failed:
-                    last[step] = c
     out = []
     for key, c in last.items():
         if c.failed and not is_probe(c.command):
@@ -215,15 +214,14 @@ def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[
         ):
             files.append(p)
     fixed = []
-    failed_keys = set()
+    failed_keys: dict[str, None] = {}  # ordered: the summary lists fixes in session order
     for c in shell_calls(events):
         if is_probe(c.command):
             continue  # exploration (ls, cat, grep) failing is not an error worth remembering
         if c.failed and not is_agent_mechanics_error(c.result.text if c.result else ""):
-            failed_keys.add(c.key)
+            failed_keys[c.key] = None
         elif c.ok:
-            ran = dict.fromkeys([c.key, *step_keys(c.command)])
-            fixed += [k for k in ran if k in failed_keys and k not in fixed]
+            fixed += [k for k in failed_keys if k not in fixed and rerun_at(c.command, k) is not None]
     main_replies = [e for e in events if e.role is Role.ASSISTANT and not e.is_sidechain]
     last_reply = main_replies[-1].text if main_replies else ""
     return {

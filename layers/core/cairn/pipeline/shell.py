@@ -177,7 +177,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_STEP_SPLIT = re.compile(r"\s*(?:&&|;|\|\|)\s*")
+_STEP_SPLIT = re.compile(r"\s*(?:&&|;|\|\||\n)\s*")
 # read-only probes: their failing says "not there", it is no error a fix follows (POSIX utilities and
 # git's read-only subcommands, which every stack's sessions use to look around)
 _PROBES = _words(
@@ -199,6 +199,19 @@ def step_keys(command: str) -> list[str]:
     """The keys of the commands a line chains (`a && b; c`): `mise trust && mise run fmt` runs
     `mise run fmt` as much as the line `mise run fmt` does."""
     return [command_key(s) for s in _STEP_SPLIT.split(command) if s.strip()]
+
+
+def rerun_at(command: str, key: str) -> int | None:
+    """Where `command` runs the command `key` again: 0 when it is the same line, the index of its first
+    step when the line chains it after other steps (`git remote set-url … && git fetch origin`), None
+    when it does not run it."""
+    if command_key(command) == key:
+        return 0
+    steps, wanted = step_keys(command), step_keys(key)
+    for i in range(len(steps) - len(wanted) + 1):
+        if steps[i : i + len(wanted)] == wanted:
+            return i
+    return None
 
 
 def is_probe(command: str) -> bool:

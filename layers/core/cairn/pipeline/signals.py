@@ -86,20 +86,25 @@ def purpose_of(command: str, description: str = "") -> str | None:
 
 def _checks(events: list[EventDoc]) -> list[Candidate]:
     seen: dict[str, tuple[str, EventDoc]] = {}
+    runs: dict[str, list[str]] = {}
     for call in shell_calls(events):
         if not call.ok or call.call.is_sidechain or not is_learnable_command(call.command):
             continue
         description = ""
         if isinstance(call.call.tool_input, dict):
             description = str(call.call.tool_input.get("description") or "")
-        for step in _STEP_SPLIT.split(call.command):
+        steps = _STEP_SPLIT.split(call.command)
+        for step in steps:
             key = command_key(_REDIRECTS.sub("", step.split(" | ")[0]))
             purpose = purpose_of(key, description if step == call.command else "")
             if purpose and key not in seen and len(key) <= CHECK_CHARS and len(seen) < MAX_CHECKS:
                 seen[key] = (purpose, call.call)
+                # what a runner echoed belongs to this step only when nothing else in the line printed
+                if call.result is not None and len([x for x in steps if not _CD.match(x)]) == 1:
+                    runs[key] = runner_echo(call.result.text)
     if not seen:
         return []
-    listed = "; ".join(f"{purpose}: `{key}`" for key, (purpose, _) in seen.items())
+    listed = "; ".join(f"{purpose}: `{key}`{_runs(runs.get(key))}" for key, (purpose, _) in seen.items())
     first = min(e.line_no for _, e in seen.values())
     last = max(e.last_line for _, e in seen.values())
     return [
@@ -114,6 +119,33 @@ def _checks(events: list[EventDoc]) -> list[Candidate]:
             line_end=last,
         )
     ]
+
+
+# a script runner says what it runs before running it: bun/yarn `$ cmd`, mise `[task] $ cmd`, npm and
+# pnpm `> pkg@1.0.0 test` then `> cmd`; that line is what `npm test` or `mise run lint` means here
+_ECHO = re.compile(r"^(?:\[([\w:./-]+)\] )?\$ (\S.*)$")
+_NPM_HEADER = re.compile(r"^> \S+@\S* [\w:.-]+")
+MAX_ECHOES, ECHO_CHARS = 3, 120
+_CD = re.compile(r"^\s*cd\s")
+
+
+def runner_echo(output: str) -> list[str]:
+    """The commands a script runner printed it was running, as `task: command` when it names tasks."""
+    found: list[str] = []
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        line = line.rstrip()
+        if m := _ECHO.match(line):
+            task, command = m.groups()
+            found.append(f"{task}: {command}" if task else command)
+        elif line.startswith("> ") and i and _NPM_HEADER.match(lines[i - 1]) and not _NPM_HEADER.match(line):
+            found.append(line[2:].strip())
+    found = [f for f in dict.fromkeys(found) if len(f) <= ECHO_CHARS]
+    return found[:MAX_ECHOES]
+
+
+def _runs(echoed: list[str] | None) -> str:
+    return f" (runs {'; '.join(f'`{e}`' for e in echoed)})" if echoed else ""
 
 
 # --- git activity ----------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ MIN_BUDGET = 100
 PROMPT_BUDGET = 300
 MAX_CHARS = 9_000  # Claude Code turns hook output past ~10k characters into a preview
 ITEM_CHARS = 500  # one long memory is cut; its id fetches the rest
+CHECKS_CHARS, CHECKS_TAG = 900, "checks"
 MAX_PROMPT_CHARS = 2_000
 MAX_PROJECT_CHARS = 300
 
@@ -58,6 +59,8 @@ RESOLVED_OUTCOMES = frozenset({"fixed", "resolved", "succeeded", "success"})
 OPEN_TAG, HISTORY_TAG = "open", "summary"  # tags the pipeline's session signals put on episodes
 FAILED_OUTCOMES = frozenset({"failure", "failed", "fail", "error", "errored"})
 _WS = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+TITLE_SLACK = 0.2  # a title is dropped when the content says at least 80 % of its words
 _MARKER = re.compile(r"</?\s*cairn-context\s*>", re.I)
 
 
@@ -397,7 +400,9 @@ def _procedures(found: list[Memory], project: str, rel: dict[str, int]) -> list[
 
     found = [m for m in found if _count(m, "success_count") >= _count(m, "failure_count") or m.pinned]
     found.sort(key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -proven(m), -m.created_at.timestamp()))
-    return [_line(m, project, suffix=_success_rate(m)) for m in found]
+    # the project's checks are what every next session runs: they get room to list each command
+    room = {True: CHECKS_CHARS, False: ITEM_CHARS}
+    return [_line(m, project, _success_rate(m), room[CHECKS_TAG in m.tags]) for m in found]
 
 
 def _facts(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
@@ -426,8 +431,9 @@ def _inline(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _line(m: Memory, project: str | None, suffix: str = "") -> _Line:
-    title = f"**{_inline(m.title, 80)}**: " if m.title else ""
+def _line(m: Memory, project: str | None, suffix: str = "", limit: int = ITEM_CHARS) -> _Line:
+    content = _inline(m.content, limit)
+    title = f"**{_inline(m.title, 80)}**: " if m.title and _title_adds(m.title, content) else ""
     where = ""
     if m.scope is Scope.PERSONAL:
         where = " (personal)"
@@ -435,17 +441,28 @@ def _line(m: Memory, project: str | None, suffix: str = "") -> _Line:
         where = " (team)"
     if m.pinned:
         where += " (pinned)"
-    text = f"- {title}{_inline(m.content, ITEM_CHARS)}{suffix}{where} [{m.id}]\n"
+    text = f"- {title}{content}{suffix}{where} [{m.id}]\n"
     return _Line(text, m.id, m.content_hash)
+
+
+def _title_adds(title: str, content: str) -> bool:
+    """A title whose words the content already says ("Unresolved: `make`", then "`make` still fails
+    with …") costs tokens and tells the reader nothing."""
+    words = set(_WORD.findall(title.lower()))
+    missing = words - set(_WORD.findall(content.lower()))
+    return len(missing) > TITLE_SLACK * len(words)
 
 
 def _success_rate(m: Memory) -> str:
     ok, bad = _count(m, "success_count"), _count(m, "failure_count")
     steps = _strings(m.details.get("steps"))
-    text = f" Steps: {' → '.join(_inline(s, 80) for s in steps[:6])}." if steps else ""
+    said = _WS.sub(" ", m.content)
+    # the steps are worth a line only where the content does not already name each of them
+    shown = not all(_WS.sub(" ", s).strip() in said for s in steps[:6])
+    text = f" Steps: {' → '.join(_inline(s, 80) for s in steps[:6])}." if steps and shown else ""
     if ok + bad == 0:
         return text + " (untested)"
-    return text + f" ({ok}/{ok + bad} succeeded, {round(100 * ok / (ok + bad))}%)"
+    return text + f" ({ok}/{ok + bad} worked)"
 
 
 def _count(m: Memory, key: str) -> int:
