@@ -180,6 +180,23 @@ def test_a_success_pairs_with_the_latest_failure_before_it_so_the_fix_is_what_ca
     assert fix.details["fixes_error"] == "error: undefined reference to bar"
 
 
+def test_a_failed_chain_is_fixed_once_each_of_its_steps_has_passed_since():
+    found = (
+        Script()
+        .bash(
+            "bun run lint 2>&1 && bun run test 2>&1 | tail -3",
+            'error: script "lint" exited with code 1',
+            error=True,
+        )
+        .bash("bun run lint:fix")
+        .bash("cd web && bun run lint 2>&1")
+        .bash("bun run test", "12 pass")
+        .fixes()
+    )
+    [episode] = [c for c in found if c.kind.value == "episode"]
+    assert episode.details["outcome"] == "fixed"
+
+
 @pytest.mark.parametrize(
     "command",
     [

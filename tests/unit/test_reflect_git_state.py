@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.reflect import git_state
+from cairn.pipeline.reflect import git_state, handoff_text, unresolved_errors
 from cairn.transcripts.model import Role
 
 pytestmark = pytest.mark.unit
 
 
-def ran(seq, command, output) -> list[EventDoc]:
+def ran(seq, command, output, error=False) -> list[EventDoc]:
     call = EventDoc(
         seq=seq,
         line_no=seq,
@@ -21,7 +21,14 @@ def ran(seq, command, output) -> list[EventDoc]:
     )
     return [
         call,
-        EventDoc(seq=seq + 1, line_no=seq + 1, role=Role.TOOL_RESULT, text=output, tool_call_id=f"c{seq}"),
+        EventDoc(
+            seq=seq + 1,
+            line_no=seq + 1,
+            role=Role.TOOL_RESULT,
+            text=output,
+            tool_call_id=f"c{seq}",
+            is_error=error,
+        ),
     ]
 
 
@@ -38,3 +45,18 @@ def test_the_last_git_status_tells_what_was_left_uncommitted_or_unpushed():
 
 def test_a_status_followed_by_a_commit_says_nothing_stale():
     assert git_state([*ran(1, "git status", STATUS), *ran(3, "git commit -m x", "[main abc1234] x")]) is None
+
+
+def test_an_error_a_later_line_ran_again_successfully_is_not_unresolved():
+    events = [
+        *ran(1, "git fetch origin && git status --short", "remote: Not Found", error=True),
+        *ran(3, "git remote set-url origin https://a/b.git && git fetch origin && git status --short", ""),
+        *ran(5, "make lint", "error: E501", error=True),
+    ]
+    assert [u["command"] for u in unresolved_errors(events)] == ["make lint"]
+
+
+def test_the_handoff_names_what_still_fails_and_leaves_the_errors_to_their_own_memories():
+    summary = {"last_request": "ship it", "next_steps": [], "open_questions": [], "git_state": None}
+    text = handoff_text(summary, [{"command": "make lint", "error": "error: E501 line too long"}])
+    assert text == "Last request: ship it\nStill failing: `make lint`"

@@ -16,6 +16,7 @@ from cairn.pipeline.extractor import ExtractContext, Extraction
 from cairn.pipeline.models import Candidate, CandidateLink, ChunkDoc, EventDoc
 from cairn.pipeline.shell import (
     VERIFYING,
+    Resolutions,
     ShellCall,
     edited_path,
     first_error_line,
@@ -24,7 +25,6 @@ from cairn.pipeline.shell import (
     is_learnable_command,
     is_probe,
     is_shell,
-    rerun_at,
     shell_calls,
     step_keys,
 )
@@ -238,7 +238,7 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
     since that failure; an error that came back and was fixed again is one pair, its latest."""
     out: list[Candidate] = []
     position = {e.seq: i for i, e in enumerate(events)}
-    last_failure: dict[str, ShellCall] = {}
+    resolutions = Resolutions()
     pairs: dict[str, tuple[ShellCall, ShellCall, int]] = {}  # by command: its latest failure and fix
     for call in calls:
         if call.failed:
@@ -247,13 +247,10 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
                 and not is_probe(call.command)  # `ls missing/` then creating it is exploring
                 and not is_agent_mechanics_error(call.result.text if call.result else "")
             ):
-                last_failure[call.key] = call
-            continue
-        if not call.ok:
-            continue
-        for key in list(last_failure):
-            if (at := rerun_at(call.command, key)) is not None:
-                pairs[key] = (last_failure.pop(key), call, at)
+                resolutions.failed(call)
+        elif call.ok:
+            for failed, at in resolutions.succeeded(call):
+                pairs[failed.key] = (failed, call, at)
     for failed, later, at in sorted(pairs.values(), key=lambda p: p[0].call.seq):
         error = first_error_line(failed.result.text if failed.result else "")
         between = events[position[failed.call.seq] + 1 : position[later.call.seq]]

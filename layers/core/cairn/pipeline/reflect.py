@@ -19,13 +19,13 @@ from cairn.pipeline.extract_rules import errors_and_fixes
 from cairn.pipeline.mine_tools import mine_procedures
 from cairn.pipeline.models import Candidate, ConsolidateResult, EventDoc, EventsDoc, ReflectResult
 from cairn.pipeline.shell import (
+    Resolutions,
     edited_path,
     first_error_line,
     is_agent_mechanics_error,
     is_edit,
     is_learnable_command,
     is_probe,
-    rerun_at,
     shell_calls,
 )
 from cairn.pipeline.stages import PipelineDeps, pipeline_principal
@@ -163,16 +163,19 @@ def unresolved_errors(events: list[EventDoc]) -> list[dict[str, Any]]:
     """Commands whose last run in the session failed (errors about the agent's tool protocol aside)."""
     last: dict[str, Any] = {}
     attempts: dict[str, int] = {}
+    resolutions = Resolutions()
     for c in shell_calls(events):
         if c.ok:  # `mise trust && mise run fmt` working resolves an earlier failed `mise run fmt`
-            for key in [k for k, was in last.items() if was.failed and rerun_at(c.command, k) is not None]:
-                last[key] = c
+            for failure, _ in resolutions.succeeded(c):
+                last[failure.key] = c
         if c.result is None or not is_learnable_command(c.command):
             continue
         if c.failed and is_agent_mechanics_error(c.result.text):
             continue
         attempts[c.key] = attempts.get(c.key, 0) + (1 if c.failed else 0)
         last[c.key] = c
+        if c.failed:
+            resolutions.failed(c)
     out = []
     for key, c in last.items():
         if c.failed and not is_probe(c.command):
@@ -213,15 +216,17 @@ def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[
             and p not in files
         ):
             files.append(p)
-    fixed = []
-    failed_keys: dict[str, None] = {}  # ordered: the summary lists fixes in session order
+    fixed: list[str] = []
+    resolutions = Resolutions()
     for c in shell_calls(events):
-        if is_probe(c.command):
-            continue  # exploration (ls, cat, grep) failing is not an error worth remembering
-        if c.failed and not is_agent_mechanics_error(c.result.text if c.result else ""):
-            failed_keys[c.key] = None
+        if (
+            c.failed
+            and not is_probe(c.command)
+            and not is_agent_mechanics_error(c.result.text if c.result else "")
+        ):
+            resolutions.failed(c)  # exploration (ls, cat, grep) failing is not an error worth remembering
         elif c.ok:
-            fixed += [k for k in failed_keys if k not in fixed and rerun_at(c.command, k) is not None]
+            fixed += [f.key for f, _ in resolutions.succeeded(c) if f.key not in fixed]
     main_replies = [e for e in events if e.role is Role.ASSISTANT and not e.is_sidechain]
     last_reply = main_replies[-1].text if main_replies else ""
     return {
@@ -313,8 +318,6 @@ def handoff_text(s: dict[str, Any], unresolved: list[dict[str, Any]]) -> str:
         parts.append(f"Git at the end: {s['git_state']}")
     if s["open_questions"]:
         parts.append("Open questions: " + " ".join(s["open_questions"]))
-    if unresolved:
-        parts.append(
-            "Unresolved errors: " + "; ".join(f"`{u['command']}` fails with {u['error']}" for u in unresolved)
-        )
+    if unresolved:  # the commands; each error is in the handoff's details and an episode of its own
+        parts.append("Still failing: " + "; ".join(f"`{u['command'][:80]}`" for u in unresolved))
     return "\n".join(parts) or "Nothing left open in this session."

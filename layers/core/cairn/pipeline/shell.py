@@ -201,6 +201,45 @@ def step_keys(command: str) -> list[str]:
     return [command_key(s) for s in _STEP_SPLIT.split(command) if s.strip()]
 
 
+_REDIRECTS = re.compile(r"\s*\d?>&\d|\s*\d?>\s*/dev/null")  # how output was shown, not what ran
+_CD = re.compile(r"^\s*cd(?:\s|$)")
+
+
+def core_steps(command: str) -> list[str]:
+    """What a line ran, step by step, without how its output was shown (`2>&1`, `| tail -5`) and
+    without moving around (`cd web`): `cd web && bun run test 2>&1 | tail -3` ran `bun run test`."""
+    out = []
+    for step in _STEP_SPLIT.split(command):
+        core = command_key(_REDIRECTS.sub("", step.split(" | ")[0]))
+        if core and not _CD.match(core):
+            out.append(core)
+    return out
+
+
+class Resolutions:
+    """Which failed commands later runs made good: a failure is resolved by a success that runs it
+    again (alone, or inside a longer chain) or by successes that, between them, ran each of its steps
+    (`lint && test` failed; later `lint` and `test` each passed)."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, tuple[ShellCall, set[str]]] = {}
+
+    def failed(self, call: ShellCall) -> None:
+        self._pending[call.key] = (call, set(core_steps(call.command)) or {call.key})
+
+    def succeeded(self, call: ShellCall) -> list[tuple[ShellCall, int]]:
+        """The failures this success resolves, each with where its command starts in this line."""
+        ran = set(core_steps(call.command))
+        done = []
+        for key, (failure, remaining) in list(self._pending.items()):
+            at = rerun_at(call.command, key)
+            remaining -= ran
+            if at is not None or not remaining:
+                del self._pending[key]
+                done.append((failure, at or 0))
+        return done
+
+
 def rerun_at(command: str, key: str) -> int | None:
     """Where `command` runs the command `key` again: 0 when it is the same line, the index of its first
     step when the line chains it after other steps (`git remote set-url … && git fetch origin`), None

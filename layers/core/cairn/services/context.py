@@ -60,7 +60,7 @@ OPEN_TAG, HISTORY_TAG = "open", "summary"  # tags the pipeline's session signals
 FAILED_OUTCOMES = frozenset({"failure", "failed", "fail", "error", "errored"})
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
-TITLE_SLACK = 0.2  # a title is dropped when the content says at least 80 % of its words
+TITLE_SLACK = 0.2  # a title is dropped when the content says all its words but one, or 80 % of them
 _MARKER = re.compile(r"</?\s*cairn-context\s*>", re.I)
 
 
@@ -222,15 +222,21 @@ class ContextService:
         if handoffs:
             h = handoffs[0]
             text = f"- {_inline(h.content, ITEM_CHARS)} [{h.id}]\n"
-            labels = (
-                ("next_steps", "Next steps"),
-                ("open_questions", "Open questions"),
-                ("errors", "Errors"),
+            said = _WS.sub(" ", h.content)
+            lists = (
+                ("next_steps", "Next steps", 160),
+                ("open_questions", "Open questions", 160),
+                # what still fails is named; its error is a line of "Unresolved errors"
+                ("errors", "Still failing", 70),
             )
-            for key, label in labels:
+            for key, label, limit in lists:
                 items = _strings(h.details.get(key))
+                if key == "errors":
+                    items = [i.split(": ", 1)[0] for i in items]
+                # a handoff's content often says its lists already (the pipeline's does)
+                items = [i for i in items if _WS.sub(" ", i).strip()[:40] not in said]
                 if items:
-                    text += f"  - {label}: " + "; ".join(_inline(i, 160) for i in items[:5]) + "\n"
+                    text += f"  - {label}: " + "; ".join(_inline(i, limit) for i in items[:5]) + "\n"
             return [_Line(text, h.id, h.content_hash)]
         last = self._last_session(team, project, agent)
         return [_Line(last, None)] if last else []
@@ -399,7 +405,18 @@ def _procedures(found: list[Memory], project: str, rel: dict[str, int]) -> list[
         return (ok + 1) / (ok + bad + 2)  # Laplace: 1 success of 1 ranks below 9 of 10
 
     found = [m for m in found if _count(m, "success_count") >= _count(m, "failure_count") or m.pinned]
-    found.sort(key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -proven(m), -m.created_at.timestamp()))
+    # a project's checks come first; a single command they already list is not repeated
+    listed = {s for m in found if CHECKS_TAG in m.tags for s in _strings(m.details.get("steps"))}
+    found = [m for m in found if CHECKS_TAG in m.tags or str(m.details.get("command", "")) not in listed]
+    found.sort(
+        key=lambda m: (
+            -m.pinned,
+            rel.get(m.id, 10**6),
+            CHECKS_TAG not in m.tags,
+            -proven(m),
+            -m.created_at.timestamp(),
+        )
+    )
     # the project's checks are what every next session runs: they get room to list each command
     room = {True: CHECKS_CHARS, False: ITEM_CHARS}
     return [_line(m, project, _success_rate(m), room[CHECKS_TAG in m.tags]) for m in found]
@@ -450,7 +467,7 @@ def _title_adds(title: str, content: str) -> bool:
     with …") costs tokens and tells the reader nothing."""
     words = set(_WORD.findall(title.lower()))
     missing = words - set(_WORD.findall(content.lower()))
-    return len(missing) > TITLE_SLACK * len(words)
+    return len(missing) > max(1.0, TITLE_SLACK * len(words))
 
 
 def _success_rate(m: Memory) -> str:
