@@ -241,7 +241,10 @@ def _memory_list_sql(params: dict[str, Any]) -> str:
         # every clause is a constant of this function; values are bound parameters
         inner = "SELECT id FROM memories INDEXED BY memories_by_kind_v2 WHERE " + " AND ".join(where)
         outer = f"SELECT id, created_us, {_MEMORY_COLUMNS} FROM memories WHERE team_id = :team_id"
-        return f"{outer} AND id IN ({inner}{order}){order}"
+        # the chosen ids (at most `limit`) are fetched by primary key and sorted; ordered by the bare
+        # columns the planner walks the team's time index instead, all of it whenever fewer than
+        # `limit` rows match (a kind this project has none of: ~25 ms at 10k memories, not 0.2 ms)
+        return f"{outer} AND id IN ({inner}{order}) ORDER BY +created_us DESC, +id DESC LIMIT :limit"
     return f"SELECT id, created_us, {_MEMORY_COLUMNS} FROM memories WHERE " + " AND ".join(where) + order
 
 
