@@ -274,6 +274,26 @@ def test_installed_versions_are_facts():
     found = Script().bash("pip install httpx", "Successfully installed anyio-4.4.0 httpx-0.27.0").extract()
     [fact] = [c for c in found if c.kind.value == "fact"]
     assert fact.details["versions"] == {"anyio": "4.4.0", "httpx": "0.27.0"}
+    assert fact.content == "Installed versions: anyio@4.4.0, httpx@0.27.0"
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "versions"),
+    [
+        (
+            "bun add @chakra-ui/react",
+            "installed @chakra-ui/react@3.33.0\n132 packages installed",
+            {"@chakra-ui/react": "3.33.0"},
+        ),
+        ("mise run fmt", "mise go@1.25.6   [1/3] install\n[fmt] $ gofmt -s -w .", {"go": "1.25.6"}),
+        ("go get golang.org/x/sync", "go: added golang.org/x/sync v0.7.0", {"golang.org/x/sync": "0.7.0"}),
+        ("cargo add serde", "    Adding serde v1.0.203 to dependencies", {"serde": "1.0.203"}),
+        ("bundle install", "Installing rake (13.0.6)", {"rake": "13.0.6"}),
+    ],
+)
+def test_what_any_installer_says_it_installed_is_a_versions_fact(command, output, versions):
+    [fact] = [c for c in Script().bash(command, output).extract() if c.kind.value == "fact"]
+    assert fact.details["versions"] == versions
 
 
 def test_codex_shell_calls_with_argv_lists_are_understood():

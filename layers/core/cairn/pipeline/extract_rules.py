@@ -77,6 +77,15 @@ SERVED_URL = re.compile(
 )
 PNPM_ADDED = re.compile(r"^\+\s+(@?[\w./-]+)\s+(\d+\.\d+\.\d+[\w.-]*)", re.M)
 PIP_INSTALLED = re.compile(r"Successfully installed (.+)$", re.M)
+# a package manager or toolchain installer names what it installed and its version on one line:
+# `installed @chakra-ui/react@3.33.0` (bun), `mise go@1.25.6 [1/3] install`, `go: added x v0.1.0`,
+# `Adding serde v1.0.1` (cargo), `Installing rake (13.0.6)` (bundler, poetry)
+_INSTALL_WORD = re.compile(r"\b(?:install(?:ed|ing)?|add(?:ed|ing)?|upgrad(?:ed|ing)|locked)\b", re.I)
+_NAME_VERSION = (
+    re.compile(r"(?<![\w/.@-])((?:@[\w.-]+/)?[A-Za-z][\w.-]*)@v?(\d+\.\d+[\w.+-]*)"),
+    re.compile(r"(?<![\w/.@-])([A-Za-z][\w./-]*) v(\d+\.\d+[\w.+-]*)"),
+    re.compile(r"(?<![\w/.@-])([A-Za-z][\w.-]*) \((\d+\.\d+[\w.+-]*)\)"),
+)
 SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _CLAUSE_SPLIT = re.compile(r"\s*(?:;|\s—\s|\s+[┃│|]\s+)\s*")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
@@ -363,8 +372,8 @@ def _tool_facts(events: list[EventDoc], calls: list[ShellCall]) -> list[Candidat
                     **_span(c),
                 )
             )
-        if c.category in ("install", "scaffold") and (versions := _versions(output)):
-            listed = ", ".join(f"{n} {v}" for n, v in versions)
+        if versions := _versions(output):
+            listed = ", ".join(f"{n}@{v}" for n, v in versions)  # the form installers take
             out.append(
                 Candidate(
                     kind=MemoryKind.FACT,
@@ -380,7 +389,16 @@ def _tool_facts(events: list[EventDoc], calls: list[ShellCall]) -> list[Candidat
 
 
 def _versions(text: str, limit: int = 6) -> list[tuple[str, str]]:
+    """Packages and tools an installer said it installed, with their versions."""
     found = [(m.group(1), m.group(2)) for m in PNPM_ADDED.finditer(text)]
+    for line in text.splitlines():
+        if len(line) <= 300 and _INSTALL_WORD.search(line):
+            for pattern in _NAME_VERSION:
+                found += [
+                    (m.group(1), m.group(2).rstrip(".-"))
+                    for m in pattern.finditer(line)
+                    if not _INSTALL_WORD.fullmatch(m.group(1))  # `bun install v1.3.13` is bun's banner
+                ]
     for m in PIP_INSTALLED.finditer(text):
         for item in m.group(1).split():
             name, _, version = item.rpartition("-")

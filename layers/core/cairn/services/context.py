@@ -50,6 +50,9 @@ PROMPT_BUDGET = 300
 MAX_CHARS = 9_000  # Claude Code turns hook output past ~10k characters into a preview
 ITEM_CHARS = 500  # one long memory is cut; its id fetches the rest
 CHECKS_CHARS, CHECKS_TAG = 900, "checks"
+# the most of the budget a section may take (preferences and the handoff: no limit); caps, not
+# reservations, so a project with only decisions still gets a full block of them
+SHARES = {"errors": 0.3, "work": 0.25, "procedures": 0.4, "decisions": 0.25, "facts": 0.2, "team": 0.15}
 MAX_PROMPT_CHARS = 2_000
 MAX_PROJECT_CHARS = 300
 
@@ -84,6 +87,7 @@ class _Section:
     title: str
     cap: int
     lines: list[_Line] = field(default_factory=list)
+    share: float = 1.0  # of the budget this section may take, so one kind of memory cannot fill it
 
 
 class ContextService:
@@ -136,13 +140,17 @@ class ContextService:
         facts = newest(100, MemoryKind.FACT)
         fetched = [*facts, *conventions, *procedures, *decisions, *episodes]
         others = [
-            _Section("Unresolved errors", 6, _errors(fetched, episodes, project, relevance)),
-            _Section("Recent work", 4, _work(episodes, project, relevance)),
+            _Section(
+                "Unresolved errors", 6, _errors(fetched, episodes, project, relevance), SHARES["errors"]
+            ),
+            _Section("Recent work", 4, _work(episodes, project, relevance), SHARES["work"]),
             _Section("Preferences and conventions", 15, _conventions(conventions, project, relevance)),
-            _Section("Proven procedures", 6, _procedures(procedures, project, relevance)),
-            _Section("Recent decisions", 6, _decisions(decisions, project, relevance)),
-            _Section("Project facts", 8, _facts(facts, project, relevance)),
-            _Section("Team insights", 6, self._team_insights(team, caller.member, prompt)),
+            _Section(
+                "Proven procedures", 6, _procedures(procedures, project, relevance), SHARES["procedures"]
+            ),
+            _Section("Recent decisions", 6, _decisions(decisions, project, relevance), SHARES["decisions"]),
+            _Section("Project facts", 8, _facts(facts, project, relevance), SHARES["facts"]),
+            _Section("Team insights", 6, self._team_insights(team, caller.member, prompt), SHARES["team"]),
         ]
         built = self._render(team, project, agent, handoffs, others, budget_tokens)
         if not consume:
@@ -168,7 +176,7 @@ class ContextService:
     ) -> AssembledContext:
         sections = [
             _Section("Where you left off", 1, self._handoff_lines(team, handoffs[:1], project, agent)),
-            *(_Section(s.title, s.cap, list(s.lines)) for s in others),
+            *(_Section(s.title, s.cap, list(s.lines), s.share) for s in others),
         ]
         if not handoffs and not any(s.lines for s in sections[1:]):
             return self._empty(project)
@@ -290,12 +298,15 @@ class ContextService:
             candidates = [ln for ln in s.lines if len(ln.text.split()) <= remaining]
             if not candidates:
                 continue
-            taken = 0
+            taken = section_used = 0
             for ln, cost in zip(candidates, self._count([ln.text for ln in candidates]), strict=True):
                 extra = cost + (h_cost if taken == 0 else 0)
                 extra_chars = len(ln.text) + (len(heading) if taken == 0 else 0)
                 if used + extra > budget or chars + extra_chars > MAX_CHARS:
                     continue
+                if section_used + extra > s.share * budget:
+                    continue
+                section_used += extra
                 if taken == 0:
                     out.append(heading)
                 out.append(ln.text)
