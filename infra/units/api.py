@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
@@ -123,7 +124,10 @@ class Api(Construct):
                 ),
             ),
         )
-        integration = apigw.LambdaIntegration(self.function)
+        # with provisioned concurrency, API Gateway invokes the warm alias, not the unpublished function
+        self.target = _warm(self.function, config.api_provisioned_concurrency)
+        self.mcp_target = _warm(self.mcp_function, config.mcp_provisioned_concurrency)
+        integration = apigw.LambdaIntegration(self.target)
         authorized = apigw.MethodOptions(
             authorizer=auth.authorizer,
             authorization_type=apigw.AuthorizationType.CUSTOM,
@@ -157,7 +161,7 @@ class Api(Construct):
         self.methods.append(
             root.add_resource(MCP_PATH).add_method(
                 "ANY",
-                apigw.LambdaIntegration(self.mcp_function),
+                apigw.LambdaIntegration(self.mcp_target),
                 authorizer=auth.authorizer,
                 authorization_type=apigw.AuthorizationType.CUSTOM,
                 api_key_required=config.require_usage_plan_key,
@@ -177,3 +181,16 @@ class Api(Construct):
             ),
             api_stages=[apigw.UsagePlanPerApiStage(api=self.rest_api, stage=self.rest_api.deployment_stage)],
         )
+
+
+def _warm(function: lambda_.Function, instances: int) -> lambda_.IFunction:
+    """`function` itself, or with `instances` provisioned: its alias `live` on the current version."""
+    if instances <= 0:
+        return function
+    return lambda_.Alias(
+        function,
+        "Live",
+        alias_name="live",
+        version=function.current_version,
+        provisioned_concurrent_executions=instances,
+    )

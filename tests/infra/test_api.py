@@ -120,3 +120,25 @@ def test_stage_writes_json_access_logs_and_traces(dev):
             },
         },
     )
+
+
+def test_prod_keeps_warm_api_and_mcp_instances_that_api_gateway_invokes_and_dev_keeps_none(synth):
+    dev, prod = synth.json["dev"], synth.json["prod"]
+    assert not resources(dev, "AWS::Lambda::Alias")
+    aliases = resources(prod, "AWS::Lambda::Alias")
+    warm = {}
+    for alias_id, alias in aliases.items():
+        props = alias["Properties"]
+        assert props["Name"] == "live"
+        for service in ("cairn-api", "cairn-mcp"):
+            function_id, _ = function_by_service(prod, service)
+            if props["FunctionName"] == {"Ref": function_id}:
+                warm[service] = (
+                    alias_id,
+                    props["ProvisionedConcurrencyConfig"]["ProvisionedConcurrentExecutions"],
+                )
+    assert {s: n for s, (_, n) in warm.items()} == {"cairn-api": 2, "cairn-mcp": 1}
+    for _, path, props in _methods(prod):
+        uri = str(props["Integration"]["Uri"])
+        expected = warm["cairn-mcp" if path == "/mcp" else "cairn-api"][0]
+        assert expected in uri, path
