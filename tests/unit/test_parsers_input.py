@@ -91,7 +91,9 @@ def test_plain_text_is_invalid_input():
 def test_json_lines_of_an_unknown_format_are_invalid_input_even_when_an_agent_is_given():
     data = jsonl({"event": "click", "x": 1}, {"event": "scroll", "y": 2})
 
-    with pytest.raises(InvalidInput, match="not in Claude Code, Codex, Gemini CLI or OpenCode format"):
+    with pytest.raises(
+        InvalidInput, match="not in Claude Code, Codex, Gemini CLI, OpenCode or Copilot CLI format"
+    ):
         parse_transcript(data)
     # naming an agent does not turn unknown lines into an empty session "learned +0"
     with pytest.raises(InvalidInput, match="not a Claude Code transcript: none of its 2 JSON lines"):

@@ -357,6 +357,21 @@ _STRUCTURAL_KEYS = frozenset(
         "agentId",
         "toolUseID",
         "parentToolUseID",
+        # GitHub Copilot CLI's events.jsonl: the ids that pair a tool call with its result, thread
+        # events and name what a rewind removes, and its opaque reasoning blob
+        "toolCallId",
+        "parentToolCallId",
+        "parentId",
+        "interactionId",
+        "turnId",
+        "hookInvocationId",
+        "apiCallId",
+        "serviceRequestId",
+        "originatingMessageId",
+        "upToEventId",
+        "eventIds",
+        "headCommit",
+        "reasoningOpaque",
     }
 )
 

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 from cairn.capture.paths import requests_dir
 
 EVENTS = ("stop", "session-end", "pre-compact")
-AGENTS = ("claude-code", "codex", "gemini-cli", "cursor", "opencode", "generic")
+AGENTS = ("claude-code", "codex", "gemini-cli", "cursor", "opencode", "copilot-cli", "generic")
 MAX_STDIN_BYTES = 1_048_576
 STDIN_DEADLINE_S = 1.0
 

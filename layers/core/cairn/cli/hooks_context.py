@@ -28,7 +28,7 @@ from cairn.userdirs import server_and_key
 DEADLINE_S = 3.0
 MAX_STDIN_BYTES = 1_048_576
 EVENTS = ("session-start", "user-prompt")
-AGENTS = ("claude-code", "codex", "gemini-cli", "cursor", "opencode", "plain")
+AGENTS = ("claude-code", "codex", "gemini-cli", "cursor", "opencode", "copilot-cli", "plain")
 
 
 class _Timeout(Exception):

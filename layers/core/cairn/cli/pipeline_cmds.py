@@ -53,19 +53,18 @@ def read_transcript(path: Path) -> bytes:
 def check_transcript(raw: bytes, path: Path, agent: str | None):
     """The parsed transcript, or a clear refusal when it is not one with at least one event."""
     from cairn.transcripts import normalise_agent, parse_transcript
+    from cairn.transcripts.detect import KNOWN_FORMATS, PARSED_AGENTS
 
     if agent is not None and normalise_agent(agent) is None:
         raise CliError(
-            f"--agent {agent!r} is not a transcript format Cairn reads; use claude-code, codex or gemini-cli"
+            f"--agent {agent!r} is not a transcript format Cairn reads; use one of {', '.join(PARSED_AGENTS)}"
         )
     try:
         parsed = parse_transcript(raw, agent, path.name)
     except (InvalidInput, PayloadTooLarge) as exc:
         raise CliError(f"{path}: {exc.message}; nothing was uploaded") from None
-    if parsed.agent not in ("claude-code", "codex", "gemini-cli"):
-        raise CliError(
-            f"{path} is empty, not a Claude Code, Codex or Gemini CLI transcript; nothing was uploaded"
-        )
+    if parsed.agent not in PARSED_AGENTS:
+        raise CliError(f"{path} is empty, not a {KNOWN_FORMATS} transcript; nothing was uploaded")
     if not parsed.events:
         raise CliError(
             f"{path} has no conversation to learn from (a {parsed.agent} transcript with no events)"
@@ -193,7 +192,8 @@ def _print_outcome(client: CairnClient, session: dict, full: bool = False) -> No
 def ingest(
     path: Annotated[Path, typer.Argument(help="Transcript (.jsonl, .jsonl.gz, .jsonl.zst)")],
     agent: Annotated[
-        str | None, typer.Option(help="claude-code, codex or gemini-cli (default: detect)")
+        str | None,
+        typer.Option(help="claude-code, codex, gemini-cli, opencode or copilot-cli (default: detect)"),
     ] = None,
     project: Annotated[
         str | None, typer.Option(help="Project key (default: from the transcript's folder or git remote)")

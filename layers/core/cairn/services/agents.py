@@ -15,6 +15,9 @@ _AGENT_ALIASES = {
     "gemini": "gemini-cli",
     "gemini_cli": "gemini-cli",
     "open-code": "opencode",
+    "copilot": "copilot-cli",
+    "copilot_cli": "copilot-cli",
+    "github-copilot": "copilot-cli",
 }
 _AGENT_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 

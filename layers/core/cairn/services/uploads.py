@@ -21,7 +21,7 @@ from cairn.domain.ports import BlobStore, SessionRepository, UploadTarget
 from cairn.services.memories import require
 
 TRANSCRIPT_CONTENT_TYPE = "application/gzip"
-AGENTS = frozenset({"claude-code", "codex", "cursor", "gemini-cli", "opencode", "generic"})
+AGENTS = frozenset({"claude-code", "codex", "copilot-cli", "cursor", "gemini-cli", "opencode", "generic"})
 MAX_PARTS = 10_000
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _SLUG_UNSAFE = re.compile(r"[^a-z0-9._-]+")

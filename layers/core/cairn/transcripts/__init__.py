@@ -1,7 +1,7 @@
 """Transcript capture for the learning pipeline: parse, filter noise, chunk.
 
-`parse_transcript(bytes)` turns a Claude Code, Codex or Gemini CLI transcript into `ParsedTranscript`
-events; `chunk_events` cuts them into ~24 KB chunks on turn boundaries for extraction.
+`parse_transcript(bytes)` turns a Claude Code, Codex, Gemini CLI, OpenCode or Copilot CLI transcript
+into `ParsedTranscript` events; `chunk_events` cuts them into ~24 KB chunks on turn boundaries for extraction.
 """
 
 from cairn.transcripts.chunking import Chunk, chunk_events

@@ -18,6 +18,7 @@ from cairn.domain.errors import InvalidInput
 from cairn.transcripts.base import record_type
 from cairn.transcripts.claude_code import parse_claude_code
 from cairn.transcripts.codex import parse_codex
+from cairn.transcripts.copilot_cli import is_copilot_record, parse_copilot_cli
 from cairn.transcripts.gemini_cli import parse_gemini_cli
 from cairn.transcripts.lines import MAX_TRANSCRIPT_BYTES, LineStats, decompress, iter_json_objects
 from cairn.transcripts.model import ParsedTranscript, ParseStats
@@ -27,15 +28,25 @@ CLAUDE_CODE = "claude-code"
 CODEX = "codex"
 GEMINI_CLI = "gemini-cli"
 OPENCODE = "opencode"
+COPILOT_CLI = "copilot-cli"
 
 _PARSERS = {
     CLAUDE_CODE: parse_claude_code,
     CODEX: parse_codex,
     GEMINI_CLI: parse_gemini_cli,
     OPENCODE: parse_opencode,
+    COPILOT_CLI: parse_copilot_cli,
 }
-_LABELS = {CLAUDE_CODE: "Claude Code", CODEX: "Codex", GEMINI_CLI: "Gemini CLI", OPENCODE: "OpenCode"}
-KNOWN_FORMATS = "Claude Code, Codex, Gemini CLI or OpenCode"
+#: every agent whose transcripts Cairn reads, by the name sessions carry
+PARSED_AGENTS = tuple(_PARSERS)
+_LABELS = {
+    CLAUDE_CODE: "Claude Code",
+    CODEX: "Codex",
+    GEMINI_CLI: "Gemini CLI",
+    OPENCODE: "OpenCode",
+    COPILOT_CLI: "Copilot CLI",
+}
+KNOWN_FORMATS = "Claude Code, Codex, Gemini CLI, OpenCode or Copilot CLI"
 
 _AGENT_ALIASES = {
     "claude-code": CLAUDE_CODE,
@@ -51,6 +62,11 @@ _AGENT_ALIASES = {
     "gemini": GEMINI_CLI,
     "opencode": OPENCODE,
     "open-code": OPENCODE,
+    "copilot-cli": COPILOT_CLI,
+    "copilot_cli": COPILOT_CLI,
+    "copilot": COPILOT_CLI,
+    "github-copilot": COPILOT_CLI,
+    "github-copilot-cli": COPILOT_CLI,
 }
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _CLAUDE_TYPES = frozenset(
@@ -72,6 +88,8 @@ def _vote(obj: Mapping[str, Any], votes: dict[str, int]) -> None:
     kind = record_type(obj)
     if is_opencode_record(obj):
         votes[OPENCODE] += 3  # what Cairn's OpenCode plugin exports: {"info", "parts"} per message
+    elif is_copilot_record(obj):
+        votes[COPILOT_CLI] += 3  # {type: "session.start", data, id, parentId}: dotted types, no other agent
     elif "projectHash" in obj or "$set" in obj or "$rewindTo" in obj:
         votes[GEMINI_CLI] += 3  # Gemini CLI's metadata and update records; no other agent writes these
     elif "payload" in obj and kind in _CODEX_TYPES:
@@ -139,7 +157,7 @@ def parse_transcript(
     *,
     max_bytes: int = MAX_TRANSCRIPT_BYTES,
 ) -> ParsedTranscript:
-    """Parse a Claude Code, Codex, Gemini CLI or OpenCode transcript (plain, gzip or zstd; bytes or a stream).
+    """Parse a transcript of any agent in KNOWN_FORMATS (plain, gzip or zstd; bytes or a stream).
 
     `agent` is the agent the session says it came from ("claude-code", "gemini-cli", or an alias). Its
     parser is used when the content agrees; content in another agent's format is refused, never read
