@@ -47,6 +47,7 @@ def acknowledge_findings(stack: CairnStack) -> None:
         stack.auth.function,
         stack.indexer.function,
         *stack.pipeline.functions.values(),
+        stack.pipeline.sweeper,
     ]
     _ack(
         stack.api.ui_secret,
@@ -80,6 +81,7 @@ def acknowledge_findings(stack: CairnStack) -> None:
         stack.api.mcp_function,
         stack.auth.function,
         *stack.pipeline.functions.values(),
+        stack.pipeline.sweeper,
     ]
     for fn in table_users:
         _ack(

@@ -67,6 +67,7 @@ class CairnStack(Stack):
                 "Authorizer": auth.function,
                 "Indexer": indexer.function,
                 **{name.capitalize(): fn for name, fn in pipeline.functions.items()},
+                "Sweeper": pipeline.sweeper,
             },
             queues={"Pipeline": pipeline.dead_letter, "Indexer": indexer.dead_letter},
             state_machine=pipeline.state_machine,

@@ -51,6 +51,10 @@ STAGES = (
 #: The Catch path's first step: marks the session failed so `cairn sessions` does not show it processing.
 FAIL_STAGE = Stage("fail", writes_blobs=False, timeout=Duration.minutes(1))
 
+#: How often sessions granted an upload that never came are looked for (the sweep reads those updated in the
+#: last day, `cairn.services.uploads.SWEEP_HORIZON`, so each gets ~96 looks).
+SWEEP_EVERY = Duration.minutes(15)
+
 #: Task errors retried with exponential backoff (Lambda service errors are retried by CDK's default retrier).
 RETRY_ERRORS = ["States.TaskFailed", "States.Timeout"]
 
@@ -201,6 +205,31 @@ class Pipeline(Construct):
                     max_event_age=Duration.hours(24),
                 )
             ],
+        )
+
+        # a session granted an upload that never came would stay `received` forever: every 15 minutes a
+        # sweep fails those whose upload URL has expired, with the reason (cairn.services.uploads)
+        self.sweeper = runtime.function(
+            self,
+            "SweepFunction",
+            code_dir="sweeper",
+            handler="handler.handler",
+            service="cairn-sweeper",
+            description="Cairn: fail sessions granted an upload that never came",
+            timeout=Duration.minutes(5),
+            environment={
+                "CAIRN_TABLE_NAME": storage.table.table_name,
+                "CAIRN_BUCKET": storage.bucket.bucket_name,
+            },
+        )
+        storage.table.grant_read_write_data(self.sweeper)
+        storage.grant_blob_list(self.sweeper)  # a part stored but not yet recorded is not "never sent"
+        self.sweep_rule = events.Rule(
+            self,
+            "SweepUnsentUploads",
+            description="Fail sessions granted an upload that never came",
+            schedule=events.Schedule.rate(SWEEP_EVERY),
+            targets=[targets.LambdaFunction(self.sweeper, retry_attempts=2, max_event_age=SWEEP_EVERY)],
         )
 
     def _task(self, stage: str, *, result_path: str | None = None) -> tasks.LambdaInvoke:

@@ -118,6 +118,16 @@ class Storage(Construct):
         )
         self.key.grant(grantee, "kms:Decrypt")
 
+    def grant_blob_list(self, grantee: iam.IGrantable) -> None:
+        """ListBucket under the transcripts' prefix: which keys exist, never their content."""
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:ListBucket"],
+                resources=[self.bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [f"{TRANSCRIPT_PREFIX}*"]}},
+            )
+        )
+
     def grant_blob_put(self, grantee: iam.IGrantable, key_pattern: str = "*") -> None:
         """PutObject under ``key_pattern`` (also what a presigned PUT URL signed by ``grantee`` can do)."""
         grantee.grant_principal.add_to_principal_policy(

@@ -40,6 +40,7 @@ EXPECTED_ENV = {
         "CAIRN_ALLOWED_HOSTS",
     },
     ("cairn-authorizer", "handler.handler"): {"CAIRN_TABLE_NAME"},
+    ("cairn-sweeper", "handler.handler"): {"CAIRN_TABLE_NAME", "CAIRN_BUCKET"},
     ("cairn-indexer", "handler.handler"): {
         "CAIRN_TABLE_NAME",
         "CAIRN_OPENSEARCH_ENDPOINT",

@@ -91,3 +91,13 @@ def test_the_mcp_function_uses_the_table_and_the_index_but_never_transcripts_or_
     actions = _actions(synth, "cairn-mcp")
     assert {"dynamodb:PutItem", "dynamodb:Query", "es:ESHttpPost"} <= actions
     assert not {a for a in actions if a.startswith(("s3:", "states:"))}
+
+
+def test_the_upload_sweep_updates_sessions_and_lists_transcript_keys_but_never_reads_or_writes_them(synth):
+    actions = _actions(synth, "cairn-sweeper", "handler.handler")
+    assert {"dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem"} <= actions
+    s3 = {a for a in actions if a.startswith("s3:")}
+    assert s3 == {"s3:ListBucket"}
+    assert not {a for a in actions if a.startswith(("es:", "kms:", "states:"))}
+    (listing,) = [s for s in _statements(synth, "cairn-sweeper") if "s3:ListBucket" in actions_of([s])]
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": ["teams/*"]}}

@@ -7,7 +7,7 @@ import json
 import pytest
 from aws_cdk.assertions import Match
 
-from tests.infra.conftest import resources
+from tests.infra.conftest import function_by_service, resources
 
 pytestmark = pytest.mark.infra
 
@@ -125,3 +125,23 @@ def test_dead_letter_queues_are_kms_encrypted_and_refuse_plain_http(synth):
                 s["Effect"] == "Deny" and s.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}
                 for s in policy["Properties"]["PolicyDocument"]["Statement"]
             )
+
+
+def test_every_15_minutes_a_sweep_fails_sessions_whose_upload_never_came(synth):
+    dev_json = synth.json["dev"]
+    fn_id, _ = function_by_service(dev_json, "cairn-sweeper", "handler.handler")
+    rules = [
+        r["Properties"]
+        for r in resources(dev_json, "AWS::Events::Rule").values()
+        if "ScheduleExpression" in r["Properties"]
+    ]
+    assert [r["ScheduleExpression"] for r in rules] == ["rate(15 minutes)"]
+    (target,) = rules[0]["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": [fn_id, "Arn"]}
+    assert target["RetryPolicy"]["MaximumRetryAttempts"] == 2
+    permissions = resources(dev_json, "AWS::Lambda::Permission").values()
+    assert any(
+        p["Properties"]["FunctionName"] == {"Fn::GetAtt": [fn_id, "Arn"]}
+        and p["Properties"]["Principal"] == "events.amazonaws.com"
+        for p in permissions
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from cairn.bootstrap import build_container
@@ -63,3 +64,88 @@ def test_the_sweep_counts_what_it_failed_and_a_second_run_changes_nothing(contai
     failed = container.sessions.get(team_a.team_id, "never-sent")
     assert container.uploads.expire_unsent([team_a.team_id]) == 0
     assert container.sessions.get(team_a.team_id, "never-sent") == failed
+
+
+# --- in AWS: the scheduled sweep Lambda (functions/sweeper) over DynamoDB and S3 (moto) ------------------
+@pytest.fixture
+def aws(monkeypatch):
+    import boto3
+    from cairn.adapters.aws.dynamo_table import create_table
+    from moto import mock_aws
+
+    for name, value in {
+        "AWS_DEFAULT_REGION": "eu-west-1",
+        "AWS_REGION": "eu-west-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "CAIRN_MODE": "aws",
+        "CAIRN_TABLE_NAME": "cairn-sweep",
+        "CAIRN_BUCKET": "cairn-sweep-transcripts",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+    }.items():
+        monkeypatch.setenv(name, value)
+    with mock_aws():
+        create_table("cairn-sweep", boto3.client("dynamodb"), stream=False)
+        s3 = boto3.client("s3")
+        s3.create_bucket(
+            Bucket="cairn-sweep-transcripts", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"}
+        )
+        yield s3
+
+
+def _sweep_handler():
+    """functions/sweeper/handler.py as Lambda loads it (a fresh import: its sweep binds the table then)."""
+    import importlib.util
+
+    from tests.paths import REPO
+
+    spec = importlib.util.spec_from_file_location(
+        "sweeper_handler", REPO / "functions" / "sweeper" / "handler.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.handler
+
+
+class _Context:
+    function_name, memory_limit_in_mb, aws_request_id = "cairn-dev-sweep", 512, "req-1"
+    invoked_function_arn = "arn:aws:lambda:eu-west-1:123456789012:function:cairn-dev-sweep"
+
+
+def test_in_aws_the_scheduled_sweep_fails_unsent_uploads_and_leaves_stored_parts_to_the_pipeline(aws):
+    from cairn.adapters.aws.dynamo import dynamo_repositories
+    from cairn.adapters.aws.s3 import S3BlobStore
+    from cairn.services.keys import KeyService
+    from cairn.services.uploads import UploadRequest, UploadService
+
+    repos = dynamo_repositories("cairn-sweep", region="eu-west-1")
+    table = SimpleNamespace(sessions=repos.sessions)  # what `age` needs of a container
+    team, _, secret = KeyService(repos.teams).create_team("sweep", "dev")
+    caller = KeyService(repos.teams).authenticate(secret)
+    uploads = UploadService(S3BlobStore("cairn-sweep-transcripts"), repos.sessions, 1_048_576, 300)
+    for session_id in ("never-sent", "stored-not-yet-parsed", "sent", "just-granted", "long-ago"):
+        uploads.request_upload(caller, UploadRequest("claude-code", session_id, PROJECT, 1, 10))
+    for session_id in ("stored-not-yet-parsed", "sent"):  # S3 took the part; the pipeline records it later
+        key = f"{uploads_prefix(team.id, session_id)}transcript-1.jsonl.gz"
+        aws.put_object(Bucket="cairn-sweep-transcripts", Key=key, Body=b"x")
+    uploads.part_stored(f"{uploads_prefix(team.id, 'sent')}transcript-1.jsonl.gz")  # parse ran
+    for session_id in ("never-sent", "stored-not-yet-parsed", "sent"):
+        age(table, team.id, session_id, timedelta(hours=1))
+    age(table, team.id, "long-ago", timedelta(days=3))  # past the sweep's horizon: not read
+    before = {s: repos.sessions.get(team.id, s) for s in ("stored-not-yet-parsed", "sent", "long-ago")}
+
+    handler = _sweep_handler()
+    assert handler({"source": "aws.events"}, _Context()) == {"expired": 1}
+    never = repos.sessions.get(team.id, "never-sent")
+    assert never.status == "failed"
+    assert never.stats["error"]["code"] == "upload_expired" and never.stats["error"]["message"] == REASON
+    assert repos.sessions.get(team.id, "just-granted").status == "received"  # its URL is still valid
+    for session_id, session in before.items():
+        assert repos.sessions.get(team.id, session_id) == session
+    assert handler({"source": "aws.events"}, _Context()) == {"expired": 0}  # nothing left to fail
+
+
+def uploads_prefix(team_id: str, session_id: str) -> str:
+    from cairn.services.uploads import session_prefix
+
+    return session_prefix(team_id, PROJECT, session_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -293,6 +294,27 @@ def build_key_service(settings: Settings | None = None) -> KeyService:
         settings.table_name, host=settings.dynamo_endpoint, region=settings.aws_region
     )
     return KeyService(repos.teams)
+
+
+def build_upload_sweep(settings: Settings | None = None) -> Callable[[], int]:
+    """The scheduled sweep Lambda's work, over the table and a listing of the bucket alone: sessions
+    granted an upload that never came are failed with the reason; returns how many (`UnsentUploads`)."""
+    from cairn.adapters.aws.dynamo import dynamo_repositories
+    from cairn.adapters.aws.s3 import S3BlobStore
+    from cairn.services.uploads import SWEEP_HORIZON, UnsentUploads
+
+    settings = settings or Settings()
+    if not settings.table_name or not settings.bucket:
+        raise RuntimeError("the upload sweep needs CAIRN_TABLE_NAME and CAIRN_BUCKET")
+    repos = dynamo_repositories(
+        settings.table_name, host=settings.dynamo_endpoint, region=settings.aws_region
+    )
+    unsent = UnsentUploads(repos.sessions, S3BlobStore(settings.bucket), settings.upload_url_ttl_s)
+
+    def sweep() -> int:
+        return unsent.expire([team.id for team in repos.teams.list_teams()], horizon=SWEEP_HORIZON)
+
+    return sweep
 
 
 def build_stream_indexer(settings: Settings | None = None, embedder: Embedder | None = None) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -156,12 +156,39 @@ class UploadService:
 
         return self._sessions.update(part.team_id, part.session_id, add_part)
 
-    def expire_unsent(self, team_ids: Iterable[str]) -> int:
-        """Mark `failed` every session that was granted an upload but never got a part, once its last
-        upload URL has expired (plus a grace for a PUT still in flight); returns how many. Without this
-        such a session would stay `received` forever. Run at local start-up (bootstrap)."""
+    def expire_unsent(self, team_ids: Iterable[str], horizon: timedelta | None = None) -> int:
+        """Fail the sessions of these teams that were granted an upload but never got a part (see
+        `UnsentUploads`); returns how many. Run at local start-up (bootstrap)."""
+        return UnsentUploads(self._sessions, self._blobs, self._ttl, self._clock).expire(team_ids, horizon)
+
+
+class UnsentUploads:
+    """Sessions granted an upload that never came are marked `failed`, saying why, once their last upload
+    URL has expired (plus a grace for a PUT still in flight); without this they would stay `received`
+    forever. Locally every session is looked at when the server starts; in AWS a scheduled Lambda looks
+    at the sessions updated within `SWEEP_HORIZON` (newest first, so a run reads only recent ones).
+
+    A part already stored but not yet recorded (in AWS the parse stage records it, after EventBridge and
+    Step Functions; locally a crash between the write and the record) means the upload came: such a
+    session is left to the pipeline."""
+
+    def __init__(
+        self,
+        sessions: SessionRepository,
+        blobs: BlobStore,
+        url_ttl_s: int,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self._sessions = sessions
+        self._blobs = blobs
+        self._ttl = url_ttl_s
+        self._clock = clock
+
+    def expire(self, team_ids: Iterable[str], horizon: timedelta | None = None) -> int:
+        """Returns how many sessions were failed; `horizon` limits the look to sessions updated since."""
         now = self._clock()
         cutoff = now - timedelta(seconds=self._ttl) - UPLOAD_GRACE
+        since = None if horizon is None else now - horizon
         expired = 0
 
         def fail(session: Session | None) -> Session | None:
@@ -171,14 +198,34 @@ class UploadService:
             return replace(session, status="failed", stats=stats, updated_at=now)
 
         for team_id in team_ids:
-            for session in list(self._sessions.iter_team(team_id)):
-                if _never_sent(session, cutoff):
+            for session in self._sessions_since(team_id, since):
+                if _never_sent(session, cutoff) and not self._part_stored(session):
                     after = self._sessions.update(team_id, session.id, fail)
                     expired += bool(after and after.status == "failed")
         return expired
 
+    def _sessions_since(self, team_id: str, since: datetime | None) -> Iterator[Session]:
+        if since is None:
+            yield from list(self._sessions.iter_team(team_id))
+            return
+        cursor: str | None = None
+        while True:  # most recently updated first: stop at the first one older than the horizon
+            page = self._sessions.list(team_id, limit=100, cursor=cursor)
+            for session in page.items:
+                if session.updated_at < since:
+                    return
+                yield session
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def _part_stored(self, session: Session) -> bool:
+        prefix = session_prefix(session.team_id, session.project or "", session.id)
+        return bool(self._blobs.list(prefix + "transcript-"))
+
 
 UPLOAD_GRACE = timedelta(minutes=5)
+SWEEP_HORIZON = timedelta(days=1)  # the AWS sweep runs every 15 minutes: ~96 looks at each session
 UNSENT_ERROR = {
     "stage": "upload",
     "code": "upload_expired",

@@ -1,0 +1,19 @@
+"""Scheduled sweep entry: sessions granted an upload that never came are failed with the reason, instead of
+staying `received` forever (EventBridge schedule, see infra/units/pipeline.py)."""
+
+import os
+
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "cairn-sweeper")
+
+from aws_lambda_powertools import Logger  # noqa: E402
+from cairn.bootstrap import build_upload_sweep  # noqa: E402
+
+logger = Logger()
+sweep = build_upload_sweep()
+
+
+@logger.inject_lambda_context
+def handler(event: dict, context: object) -> dict:
+    expired = sweep()
+    logger.info("failed %d session(s) whose upload never came", expired)
+    return {"expired": expired}
