@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from cairn.api.mcp_tools import recall_view
-from cairn.domain.models import Memory, MemoryKind, RecallHit
+from cairn.api.mcp_tools import recall_view, recall_views
+from cairn.domain.models import Memory, MemoryKind, Provenance, RecallHit
 
 pytestmark = pytest.mark.unit
 
@@ -34,3 +34,25 @@ def test_a_title_that_only_restates_the_content_is_left_out():
         hit(title="Run the tests: go test ./...", content="Run the tests with `go test ./...`"), "tests"
     )
     assert "title" not in view
+
+
+def test_excerpts_of_one_step_name_their_request_once():
+    def excerpt(n: int, session: str, step: str) -> RecallHit:
+        return hit(
+            id=f"mem_{n}",
+            kind=MemoryKind.EXCERPT,
+            title=f"step: {step}",
+            content=f"$ make test   # run {n}",
+            provenance=Provenance(session_id=session, line_start=n, line_end=n + 1),
+        )
+
+    views = recall_views(
+        [
+            excerpt(1, "s1", "fix the build"),
+            excerpt(2, "s1", "fix the build"),
+            excerpt(3, "s2", "fix the build"),
+        ],
+        "make test",
+    )
+    assert [v.get("title") for v in views] == ["step: fix the build", None, "step: fix the build"]
+    assert all(v["session_id"] and v["lines"] for v in views)  # each still cites where it is

@@ -9,7 +9,7 @@ bookkeeping such as hashes or embedding versions.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
@@ -177,11 +177,7 @@ def _recall(s: ToolServices, caller: Principal, x: a.RecallArgs) -> dict[str, An
         member=caller.member,
     )
     result = s.recall.recall(caller.team_id, x.query, flt, x.limit)
-    # the best hits get room to show their evidence; the rest a glimpse (ten hits stay ~2,000 tokens)
-    hits = [
-        recall_view(h, x.query, SNIPPET_CHARS * 2 if rank < 3 else SNIPPET_CHARS * 3 // 4)
-        for rank, h in enumerate(result.hits)
-    ]
+    hits = recall_views(result.hits, x.query)
     out: dict[str, Any] = {"hits": hits, "degraded": result.degraded}
     if not hits:
         out["note"] = NOTHING_RELEVANT if result.nothing_relevant else "nothing is remembered that matches"
@@ -190,6 +186,24 @@ def _recall(s: ToolServices, caller: Principal, x: a.RecallArgs) -> dict[str, An
 
 NOTHING_RELEVANT = "nothing relevant: no memory or transcript excerpt of this scope bears on the query"
 SNIPPET_CHARS = 420
+
+
+def recall_views(found: Sequence[RecallHit], query: str) -> list[dict[str, Any]]:
+    """The hits of one recall as an agent sees them. The best three get room to show their evidence,
+    the rest a glimpse (ten hits stay ~2,000 tokens); excerpts of one step share its title (the request
+    they served), so it is said once, at the first of them."""
+    views = [
+        recall_view(h, query, SNIPPET_CHARS * 2 if rank < 3 else SNIPPET_CHARS * 3 // 4)
+        for rank, h in enumerate(found)
+    ]
+    seen: set[tuple[Any, Any]] = set()
+    for view in views:
+        if view["kind"] == MemoryKind.EXCERPT.value and "title" in view:
+            step = (view.get("session_id"), view["title"])
+            if step in seen:
+                del view["title"]
+            seen.add(step)
+    return views
 
 
 def recall_view(h: RecallHit, query: str, budget: int = SNIPPET_CHARS) -> dict[str, Any]:
