@@ -165,6 +165,11 @@ def test_start_up_mends_a_memory_a_crash_left_unindexed(tmp_path):
         caller = c.keys.authenticate(secret)
         hits = c.recall.recall(team.id, "payments stub port", MemoryFilter(project="p", member=caller.member))
         assert loose in [h.memory.id for h in hits.hits]
+        # re-sending it dedups to the mended memory, which is now found (it used to stay unfindable)
+        again = c.memories.remember(
+            caller, NewMemory(MemoryKind.FACT, "the payments stub listens on port 9100", project="p")
+        )
+        assert again.id == loose
         c.memories.remember(caller, NewMemory(MemoryKind.FACT, "one more", project="p"))
         assert c.reindex.check().total == 0
     finally:
