@@ -43,8 +43,26 @@ def test_the_last_git_status_tells_what_was_left_uncommitted_or_unpushed():
     assert state is not None and "ahead" in state and "Changes not staged" in state
 
 
-def test_a_status_followed_by_a_commit_says_nothing_stale():
-    assert git_state([*ran(1, "git status", STATUS), *ran(3, "git commit -m x", "[main abc1234] x")]) is None
+def test_a_commit_after_the_status_settles_what_was_staged_not_what_is_unpushed_or_untracked():
+    status = (
+        "📌 main...origin/main [ahead 21]\n✅ Staged: 6 files\n   frontend/bun.lock\n"
+        "❓ Untracked: 2 files\n   .husky/commit-msg\n   .husky/post-commit"
+    )
+    state = git_state([*ran(1, "rtk git status", status), *ran(3, "git commit -m x", "[main abc1234] x")])
+    assert state == (
+        "📌 main...origin/main [ahead 21]; ❓ Untracked: 2 files; "
+        "untracked: .husky/commit-msg, .husky/post-commit; then commit"
+    )
+
+
+def test_a_push_after_the_status_settles_the_unpushed_commits():
+    status = "## main...origin/main [ahead 2]\n M a.go\n?? notes.md"
+    state = git_state([*ran(1, "git status --short --branch", status), *ran(3, "git push", "")])
+    assert state == "untracked: notes.md; then push"
+
+
+def test_a_checkout_after_the_status_makes_it_stale():
+    assert git_state([*ran(1, "git status", STATUS), *ran(3, "git checkout -b other", "")]) is None
 
 
 def test_an_error_a_later_line_ran_again_successfully_is_not_unresolved():

@@ -251,14 +251,46 @@ _GIT_STATE = re.compile(
 
 
 def git_state(events: list[EventDoc]) -> str | None:
-    """What the session's last `git status` said of uncommitted or unpushed work, in git's words."""
+    """What the session's last `git status` said of uncommitted or unpushed work, in git's words,
+    less what a later commit or push settled (a commit leaves untracked files and unpushed commits)."""
+    settled: list[str] = []
     for c in reversed(shell_calls(events)):
-        if c.ok and re.search(r"\bgit (?:commit|push|stash|reset|checkout)\b", c.command):
-            return None  # the work changed after the last status: what it said is stale
-        if c.ok and c.result is not None and "git status" in c.command:
-            lines = [ln.strip() for ln in c.result.text.splitlines() if _GIT_STATE.search(ln)]
-            return "; ".join(dict.fromkeys(lines))[:300] or None
+        if not c.ok:
+            continue
+        if re.search(r"\bgit (?:stash|reset|checkout|switch|rebase|merge)\b", c.command):
+            return None  # the work changed shape after the last status: what it said is stale
+        settled += [verb for verb in ("commit", "push") if re.search(rf"\bgit {verb}\b", c.command)]
+        if c.result is not None and "git status" in c.command:
+            lines = _status_lines(c.result.text, settled)
+            if lines and settled:
+                lines.append("then " + " and ".join(dict.fromkeys(reversed(settled))))
+            return "; ".join(lines)[:GIT_STATE_CHARS] or None
     return None
+
+
+GIT_STATE_CHARS = 400
+_SETTLED_BY = {
+    "commit": re.compile(r"Changes to be committed|\bStaged:"),
+    "push": re.compile(r"ahead \d+|Your branch is ahead|have diverged", re.I),
+}
+_UNTRACKED_HEADER = re.compile(r"Untracked", re.I)
+
+
+def _status_lines(text: str, settled: list[str]) -> list[str]:
+    """git's state lines, and the untracked paths it listed (`?? path`, or indented under its header)."""
+    lines, untracked, listing = [], [], False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("?? "):
+            untracked.append(line[3:])
+        elif listing and raw[:1] in (" ", "\t") and line and not line.startswith(("(", "...")):
+            untracked.append(line)
+        listing = bool(_UNTRACKED_HEADER.search(line)) or (listing and raw[:1] in (" ", "\t"))
+        if _GIT_STATE.search(line) and not any(_SETTLED_BY[v].search(line) for v in settled):
+            lines.append(line)
+    if untracked:
+        lines.append("untracked: " + ", ".join(untracked[:6]))
+    return list(dict.fromkeys(lines))
 
 
 def next_steps(events: list[EventDoc], last_reply: str) -> list[str]:
