@@ -6,7 +6,8 @@ SQS dead-letter queue). What drives it: the operator's ``cairn admin create-team
 the deployed table), the agent hooks ``cairn hook stop`` / ``cairn hook session-start`` as processes
 configured with the API URL and a key, the official ``mcp`` client, and plain HTTP. AWS APIs are used only
 to observe (the state machine's executions, the dead-letter queue, the kept S3 object) and to call the
-authorizer Lambda, which LocalStack community's gateway does not call itself.
+authorizer Lambda, which LocalStack community's gateway does not call itself, and the upload sweep, which
+EventBridge would call on its schedule.
 
 Run with ``localstack/run-e2e.sh`` (up, deploy, this suite, down) or, against a stack already up and
 deployed, ``pytest -m e2e tests/e2e/test_whole_stack.py``. Waits are bounded polls: generous deadlines only
@@ -389,3 +390,25 @@ def test_the_web_ui_signs_in_with_the_secret_the_stack_generated(team_a):
     # without CAIRN_UI_SECRET_ARN read at start-up the page answers 503 "not configured"
     assert page.status_code == 200, page.text[:300]
     assert "cairn_ui_login=" in page.headers.get("set-cookie", "")
+
+
+def test_the_scheduled_upload_sweep_runs_and_leaves_a_session_whose_upload_url_is_still_valid(
+    aws, stack, team_a
+):
+    # EventBridge invokes it every 15 minutes; here it is invoked as the schedule would, once. Failing a
+    # session takes its URL's expiry (5 min + grace): that path is tested over moto
+    # (tests/integration/test_unsent_uploads_expire.py); this checks the deployed function's wiring.
+    function = next(
+        name for logical, name in stack["functions"].items() if logical.startswith("PipelineSweep")
+    )
+    session_id = f"e2e-granted-{uuid.uuid4().hex[:8]}"
+    with team_a.api() as api:
+        body = {"agent": AGENT, "session_id": session_id, "project": team_a.project, "part": 1, "bytes": 10}
+        assert api.post("/v1/uploads", json=body).status_code == 201
+    event = {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
+    response = aws("lambda").invoke(FunctionName=function, Payload=json.dumps(event).encode())
+    answer = json.loads(response["Payload"].read())
+    assert "FunctionError" not in response, answer
+    assert isinstance(answer["expired"], int)
+    with team_a.api() as api:
+        assert api.get(f"/v1/sessions/{session_id}").json()["status"] == "received"
