@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.steps import build_excerpts, informative, render_event
+from cairn.pipeline.steps import build_excerpts, documented_names, informative, render_event
 from cairn.transcripts.model import Role
 
 pytestmark = pytest.mark.unit
@@ -83,6 +83,44 @@ def test_long_output_keeps_its_head_its_error_lines_and_its_tail():
     assert "line 0 ok" in shown and "line 199 ok" in shown
     assert "error TS2307" in shown
     assert len(shown) <= 480
+
+
+GO_FILE = (
+    """package strategy
+
+import "os"
+
+// waitForTranscriptFlush polls until the agent has flushed the transcript:
+// the stop hook fires before it is fully written.
+func waitForTranscriptFlush(path string) error {
+"""
+    + "\n".join(f"\tstep{i}()" for i in range(60))
+    + """
+}
+
+func undocumented() {}
+"""
+)
+
+
+def test_a_file_read_whole_keeps_what_its_comments_say_each_declared_name_is_for():
+    call = ev(0, 1, Role.TOOL_CALL, tool_name="Read", tool_input={"file_path": "hooks.go"}, tool_call_id="r")
+    text = render_event(call, result(1, 2, GO_FILE, "r"))
+    assert "defines: waitForTranscriptFlush — waitForTranscriptFlush polls until the agent" in text
+    assert "undocumented" not in text.split("defines:")[1]
+
+
+@pytest.mark.parametrize(
+    ("source", "name"),
+    [
+        ("# Parse a manifest.\ndef parse(text):", "parse"),
+        ("/** Build the tree. */\nexport function buildTree(files) {", "buildTree"),
+        ('/// The sessions folder.\npub const SESSIONS: &str = ".git/s";', "SESSIONS"),
+        ("-- Sums the ledger.\ndefp total(rows) do", "total"),
+    ],
+)
+def test_a_documented_declaration_is_found_in_any_language(source, name):
+    assert documented_names(source).startswith(f"defines: {name} — ")
 
 
 def test_a_codex_exit_status_is_read_from_its_output_header():

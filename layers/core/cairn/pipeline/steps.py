@@ -181,9 +181,14 @@ def _outcome(result: EventDoc) -> str:
     text = result.text or ""
     code = exit_code(result)
     status = ("error" if result.is_error else "ok") if code is None else f"exit {code}"
-    body = "" if _is_placeholder(text) else informative(_strip_headers(text), OUTPUT_CHARS)
+    plain = "" if _is_placeholder(text) else _strip_headers(text)
+    body = informative(plain, OUTPUT_CHARS)
     if not body:
         return f"  → {status}"
+    if len(plain) > OUTPUT_CHARS and (documented := documented_names(plain)):
+        # a file read or printed whole is cut to its head and tail; what its comments say each name
+        # is for is how a later question about it finds it ("how does X avoid Y?")
+        body += "\n" + documented
     return f"  → {status}: " + body.replace("\n", "\n    ")
 
 
@@ -214,6 +219,33 @@ def informative(text: str, limit: int) -> str:
     parts = [*head, *(["…", *errors] if errors else []), *(["…", *tail] if tail else [])]
     out = "\n".join(_clip(p, 200) for p in parts)
     return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+# a declaration in most languages: a keyword, then the name it declares (Go methods: the receiver first)
+_DECLARATION = re.compile(
+    r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:static\s+)?"
+    r"(?:func|def|class|fn|function|const|let|var|type|interface|struct|enum|trait|module|defmodule|defp?)"
+    r"\s+(?:\([^)]*\)\s*)?([A-Za-z_][\w]*)"
+)
+_COMMENT = re.compile(r"^\s*(?://+|#+(?!!)|--|;+|/?\*+/?|\"\"\")\s?(.*?)\s*(?:\*/)?$")
+DOCUMENTED_NAMES, DOCUMENTED_CHARS = 6, 600
+
+
+def documented_names(text: str) -> str:
+    """`defines: name — what its comment says; …` for the declarations a comment documents."""
+    found: list[str] = []
+    comment: list[str] = []
+    for line in text.splitlines():
+        if (m := _COMMENT.match(line)) and not _DECLARATION.match(line):
+            if m.group(1).strip():
+                comment.append(m.group(1).strip())
+            continue
+        if comment and (d := _DECLARATION.match(line)):
+            found.append(f"{d.group(1)} — {_clip(' '.join(comment), 160)}")
+        comment = []
+    if not found:
+        return ""
+    return _clip("defines: " + "; ".join(found[:DOCUMENTED_NAMES]), DOCUMENTED_CHARS)
 
 
 def _prose(text: str) -> str:
