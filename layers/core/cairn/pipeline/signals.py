@@ -104,14 +104,15 @@ def _checks(events: list[EventDoc]) -> list[Candidate]:
                     runs[key] = runner_echo(call.result.text)
     if not seen:
         return []
-    listed = "; ".join(f"{purpose}: `{key}`{_runs(runs.get(key))}" for key, (purpose, _) in seen.items())
+    # one check a line: a long list is cut to the lines a question is about, never mid-check
+    listed = "".join(f"\n- {purpose}: `{key}`{_runs(runs.get(key))}" for key, (purpose, _) in seen.items())
     first = min(e.line_no for _, e in seen.values())
     last = max(e.last_line for _, e in seen.values())
     return [
         Candidate(
             kind=MemoryKind.PROCEDURE,
             title="Project checks: " + ", ".join(dict.fromkeys(p for p, _ in seen.values())),
-            content=f"Checks run and passing in this project, in the order the session ran them: {listed}",
+            content=f"Checks run and passing in this project, in the order the session ran them:{listed}",
             tags=["checks", "command"],
             confidence=0.65,
             details={"source": "tool", "steps": list(seen), "success_count": 1, "failure_count": 0},
