@@ -41,6 +41,7 @@ PINNED = {
     "codex": ("@openai/codex", "0.169.0", "codex"),
     "gemini-cli": ("@google/gemini-cli", "0.61.0", "gemini"),
     "opencode": ("opencode-ai", "1.18.33", "opencode"),
+    "copilot-cli": ("@github/copilot", "1.0.102", "copilot"),
 }
 PROJECT_REMOTE = "https://github.com/acme/agents-demo.git"
 PROJECT = "github.com/acme/agents-demo"
@@ -123,6 +124,11 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def closed_port_url() -> str:
+    """A URL on 127.0.0.1 where nothing listens: a proxy that refuses whatever an agent tries to reach."""
+    return f"http://127.0.0.1:{_free_port()}"
 
 
 @dataclass

@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from cairn.cli.agents import claude_code, codex
+from cairn.cli.agents import claude_code, codex, copilot
 from cairn.cli.agents.base import Wiring
 from cairn.cli.install import apply
 from cairn.cli.main import app
@@ -121,3 +121,26 @@ def test_an_unreachable_server_is_one_failure_line_with_the_fix(home):
     assert server.startswith("FAIL server: cannot reach http://127.0.0.1:9")
     assert "fix: start it with `cairn serve --detach`" in server
     assert "Traceback" not in result.output
+
+
+def test_copilot_cli_hooks_and_mcp_are_checked_and_a_missing_interpreter_fails(live_server, team_a, home):
+    _wire(home, copilot, live_server, team_a.admin)
+
+    code, report = _doctor(live_server, team_a.admin, home)
+
+    assert code == 0, report
+    assert _check(report, "copilot-cli", "hooks") | {"fix": None} == {
+        "name": "hooks",
+        "status": "ok",
+        "detail": "5 installed",
+        "fix": None,
+        "agent": "copilot-cli",
+    }
+    assert _check(report, "copilot-cli", "mcp")["status"] == "ok"
+
+    _wire(home, copilot, live_server, team_a.admin, python="/gone/venv/bin/python3")
+    code, report = _doctor(live_server, team_a.admin, home)
+    hooks = _check(report, "copilot-cli", "hooks")
+    assert (code, hooks["status"]) == (1, "fail")
+    assert hooks["detail"] == "its interpreter /gone/venv/bin/python3 does not exist"
+    assert hooks["fix"].startswith("cairn install-hooks --agent copilot-cli")

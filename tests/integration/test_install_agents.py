@@ -24,7 +24,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agent_settings"
 KEY = "cairn_test_0123456789abcdef"
 URL = "https://cairn.example.test"
 OURS = "cairn.cli.hooks_context"
-HOOK_AGENTS = ["claude-code", "codex", "gemini-cli", "cursor"]
+HOOK_AGENTS = ["claude-code", "codex", "gemini-cli", "cursor", "copilot-cli"]
 ALL_AGENTS = [*HOOK_AGENTS, "opencode"]
 runner = CliRunner()
 
@@ -78,8 +78,9 @@ def _contains(new: object, old: object) -> bool:
 def _commands(data: object) -> list[str]:
     found: list[str] = []
     if isinstance(data, dict):
-        if isinstance(data.get("command"), str):
-            found.append(data["command"])
+        for key in ("command", "bash"):  # Copilot CLI's hooks name the command "bash"
+            if isinstance(data.get(key), str):
+                found.append(data[key])
         for value in data.values():
             found += _commands(value)
     elif isinstance(data, list):
@@ -254,3 +255,39 @@ def test_capture_hooks_are_installed_when_the_capture_commands_are_registered(tm
     assert "notify-send 'Claude Code' 'Done'" in _commands(hooks["Stop"])  # the user's own Stop hook stays
     _cli("uninstall", "--agent", "claude-code", "--home", str(home))
     assert _files(home) == _files(FIXTURES / "claude-code")
+
+
+def test_copilot_hooks_are_cairns_own_personal_hook_file_and_mcp_is_what_copilot_mcp_add_writes(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(install, "capture_commands", lambda: {"stop": True, "session-end": True})
+    home = _home(tmp_path, "copilot-cli")
+    team = (home / ".copilot" / "hooks" / "team.json").read_text()
+    _install(home, "copilot-cli")
+    hooks = json.loads((home / ".copilot" / "hooks" / "cairn.json").read_text())
+    assert hooks["version"] == 1
+    assert {
+        event: [h["bash"].split(" -m ")[1] for h in entries] for event, entries in hooks["hooks"].items()
+    } == {
+        "sessionStart": ["cairn.cli.hooks_context session-start --agent copilot-cli"],
+        "userPromptSubmitted": ["cairn.cli.hooks_context user-prompt --agent copilot-cli"],
+        "agentStop": ["cairn.capture.hook stop --agent copilot-cli"],
+        "sessionEnd": ["cairn.capture.hook session-end --agent copilot-cli"],
+    }
+    assert all(h["type"] == "command" and h["timeoutSec"] > 0 for e in hooks["hooks"].values() for h in e)
+    assert (home / ".copilot" / "hooks" / "team.json").read_text() == team  # the user's own hooks
+    server = json.loads((home / ".copilot" / "mcp-config.json").read_text())["mcpServers"]["cairn"]
+    assert server == {
+        "tools": ["*"],
+        "type": "http",
+        "url": URL + "/mcp",
+        "headers": {"Authorization": f"Bearer {KEY}"},
+    }
+
+
+def test_copilot_is_also_accepted_as_the_agent_name(tmp_path):
+    home = tmp_path / "home"
+    _cli("install-hooks", "--agent", "copilot", "--home", str(home))
+    assert (home / ".copilot" / "hooks" / "cairn.json").exists()
+    _cli("uninstall", "--agent", "copilot", "--home", str(home))
+    assert not (home / ".copilot" / "hooks" / "cairn.json").exists()

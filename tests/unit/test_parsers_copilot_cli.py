@@ -15,6 +15,7 @@ from cairn.transcripts import Role, parse_transcript
 from tests.paths import CLAUDE_SESSION, TRANSCRIPTS
 
 AGENTV = TRANSCRIPTS / "copilot-cli" / "agentv" / "events-10fb4666.jsonl"
+CAPTURE = TRANSCRIPTS / "copilot-cli" / "cairn-capture" / "events-800b4105.jsonl"
 
 
 def records(path) -> list[dict]:
@@ -151,3 +152,18 @@ def test_redaction_before_upload_keeps_the_ids_that_pair_each_call_with_its_own_
     assert prepared.redactions == {}  # tool call ids such as toolu_bdrk_01SMx... are not secrets
     calls = {c.tool_call_id for c in parsed.by_role(Role.TOOL_CALL)}
     assert len(calls) == 68 and calls == {r.tool_call_id for r in parsed.by_role(Role.TOOL_RESULT)}
+
+
+def test_a_session_of_the_current_cli_keeps_the_typed_prompt_not_the_hook_context_the_model_got():
+    parsed = parse_transcript(CAPTURE.read_bytes())
+
+    assert (parsed.agent, parsed.version, parsed.stats.skipped_unknown) == ("copilot-cli", "1.0.102", {})
+    assert [(e.role, e.tool_name, e.is_error) for e in parsed.events] == [
+        (Role.USER, None, False),
+        (Role.TOOL_CALL, "bash", False),
+        (Role.TOOL_RESULT, None, True),  # shellExecution.exitCode 1
+        (Role.ASSISTANT, None, False),
+    ]
+    assert parsed.events[0].text.startswith("We always run ruff before committing")
+    assert "CTX-FROM-PROMPT" not in " ".join(e.text for e in parsed.events)  # the hook's additionalContext
+    assert parsed.events[2].text == "/usr/bin/python3: No module named pytest"

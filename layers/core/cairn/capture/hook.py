@@ -57,7 +57,9 @@ def read_stdin(stdin: BinaryIO, deadline_s: float = STDIN_DEADLINE_S) -> bytes:
 
 
 def detect_agent(payload: Mapping[str, Any]) -> str:
-    transcript = str(payload.get("transcript_path") or "").replace("\\", "/")
+    transcript = str(payload.get("transcript_path") or payload.get("transcriptPath") or "").replace("\\", "/")
+    if "/.copilot/" in transcript or ("sessionId" in payload and "session_id" not in payload):
+        return "copilot-cli"
     if "/.codex/" in transcript or "/rollout-" in transcript or "turn_id" in payload:
         return "codex"
     if "/.gemini/" in transcript:
@@ -73,7 +75,7 @@ def record_request(event: str, agent: str | None, payload: Mapping[str, Any]) ->
         "event": event,
         "agent": agent if agent in AGENTS else detect_agent(payload),
         "session_id": str(payload.get("session_id") or payload.get("sessionId") or ""),
-        "transcript_path": str(payload.get("transcript_path") or ""),
+        "transcript_path": str(payload.get("transcript_path") or payload.get("transcriptPath") or ""),
         "cwd": str(payload.get("cwd") or os.getcwd()),
         "at": time.time(),
     }

@@ -1,4 +1,7 @@
-"""Find the transcript a hook is about: the path the agent gave, or, for Codex, its rollout file.
+"""Find the transcript a hook is about: the path the agent gave, or, for Codex and Copilot CLI, its file.
+
+Copilot CLI's `sessionEnd` hook gives only the session id; its log is
+`$COPILOT_HOME/session-state/<session id>/events.jsonl` (`~/.copilot` by default).
 
 Codex's Stop hook may give an empty `transcript_path`. Its rollouts live under
 `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<session id>.jsonl` (or `.jsonl.zst`) and start with a
@@ -29,6 +32,10 @@ def codex_home() -> Path:
     return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
 
 
+def copilot_home() -> Path:
+    return Path(os.environ.get("COPILOT_HOME") or Path.home() / ".copilot")
+
+
 def locate(agent: str, transcript_path: str, session_id: str, cwd: str) -> Located | None:
     if transcript_path:
         path = Path(transcript_path).expanduser()
@@ -37,7 +44,17 @@ def locate(agent: str, transcript_path: str, session_id: str, cwd: str) -> Locat
             return Located(path, session_id or meta.get("id"), cwd or meta.get("cwd"))
     if agent == "codex":
         return find_codex_rollout(session_id, cwd)
+    if agent == "copilot-cli":
+        return find_copilot_events(session_id, cwd)
     return None
+
+
+def find_copilot_events(session_id: str, cwd: str) -> Located | None:
+    """Copilot CLI's `sessionEnd` gives no transcript path: its log is `session-state/<id>/events.jsonl`."""
+    if not session_id or "/" in session_id or "\\" in session_id or session_id.startswith("."):
+        return None
+    path = copilot_home() / "session-state" / session_id / "events.jsonl"
+    return Located(path, session_id, cwd or None) if path.is_file() else None
 
 
 def _rollouts(root: Path) -> list[Path]:

@@ -140,7 +140,8 @@ def _hook_checks(name: str, module, wiring: Wiring) -> list[Check]:
         if isinstance(data, str):  # a plugin file (OpenCode): it runs Cairn itself
             commands += [data] if "cairn" in data else []
             continue
-        commands += [d["command"] for d in _walk(data) if is_ours(d.get("command"))]
+        # the command is "command" for most agents, "bash" for Copilot CLI
+        commands += [c for d in _walk(data) if is_ours(c := d.get("command") or d.get("bash"))]
     if not commands:
         return [Check("hooks", WARN, "not installed", install, name)]
     problems = sorted({p for c in commands if "\n" not in c and (p := _interpreter_problem(c))})

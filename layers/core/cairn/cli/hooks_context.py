@@ -43,6 +43,8 @@ def detect_agent(payload: Mapping[str, Any], environ: Mapping[str, str] | None =
     transcript = str(payload.get("transcript_path") or "").replace("\\", "/")
     if "cursor_version" in payload or "workspace_roots" in payload or event[:1].islower():
         return "cursor"
+    if "sessionId" in payload and "session_id" not in payload:  # Copilot CLI: camelCase, no event name
+        return "copilot-cli"
     if event in ("BeforeAgent", "AfterAgent") or "/.gemini/" in transcript or "GEMINI_PROJECT_DIR" in environ:
         return "gemini-cli"
     if "/.codex/" in transcript or "/rollout-" in transcript or "turn_id" in payload:
@@ -66,6 +68,8 @@ def render(agent: str, event: str, markdown: str) -> str:
         return markdown
     if agent == "cursor":
         return json.dumps({"additional_context": markdown}) if event == "session-start" else ""
+    if agent == "copilot-cli":  # sessionStart and userPromptSubmitted both take it
+        return json.dumps({"additionalContext": markdown})
     if event == "session-start":
         name = "SessionStart"
     else:

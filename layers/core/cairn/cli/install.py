@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from cairn.cli.agents import AGENTS
+from cairn.cli.agents import AGENTS, ALIASES
 from cairn.cli.agents.base import FileEdit, NotSupported, SettingsError, Wiring
 
 CAPTURE_EVENTS = ("stop", "session-end", "pre-compact")
@@ -190,7 +190,8 @@ def _run(plan: Callable[[], list[FileEdit]], dry_run: bool) -> None:
 
 
 def _agent(name: str):
-    module = AGENTS.get(name.strip().lower())
+    name = name.strip().lower()
+    module = AGENTS.get(ALIASES.get(name, name))
     if module is None:
         err.print(f"[red]error:[/red] unknown agent {name!r}; one of {', '.join(AGENTS)}")
         raise typer.Exit(2)
