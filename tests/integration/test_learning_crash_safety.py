@@ -213,7 +213,13 @@ def test_kill_9_while_learning_loses_no_write_and_the_session_is_learned_after_r
         kinds = Counter(m["kind"] for m in _of_session(api, "crashed"))
         assert kinds == Counter(m["kind"] for m in _of_session(api, "uninterrupted"))
         assert kinds["handoff"] == 1 and kinds["reflection"] == 1 and kinds["excerpt"] > 0
-        assert crashed["stats"]["parse"] == _session(api, "uninterrupted")["stats"]["parse"]
+        uninterrupted = _session(api, "uninterrupted")["stats"]
+        assert crashed["stats"]["parse"] == uninterrupted["parse"]
+        # what the session learned is reported as the uninterrupted run reports it (not as merges)
+        counts = ("created", "merged", "superseded")
+        assert {c: crashed["stats"]["consolidate"][c] for c in counts} == {
+            c: uninterrupted["consolidate"][c] for c in counts
+        }
 
         assert len(writer.acknowledged) > 10
         for memory_id in writer.acknowledged:

@@ -233,7 +233,9 @@ class _Consolidation:
                 details["failure_count"] = sum(r[1] for r in runs.values())
                 changed = True
         if memory.id not in self.out.merged and memory.id not in self.out.created:
-            self.out.merged.append(memory.id)
+            # what this very session created (a run cut off by a crash, then resumed) stays its creation
+            mine = memory.provenance.session_id == self.session.id
+            (self.out.created if mine else self.out.merged).append(memory.id)
         if not changed:
             return memory
         return self.deps.memories.update(
