@@ -140,7 +140,7 @@ def test_ingesting_a_folder_asks_for_a_transcript_file(down, tmp_path):
     [
         (b"# Cairn\n\nA README, not a transcript.\n", "no line is a JSON object"),
         (b"", "is empty"),
-        (b'{"a":1}\n', "not in Claude Code, Codex, Gemini CLI, OpenCode or Copilot CLI format"),
+        (b'{"a":1}\n', "not in Claude Code, Codex, Gemini CLI, OpenCode, Copilot CLI or Cursor format"),
         (b"\x00\x01\x02\xff" * 64, "no line is a JSON object"),
     ],
     ids=["markdown", "empty", "json-object", "binary"],

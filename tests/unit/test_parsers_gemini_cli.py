@@ -145,5 +145,5 @@ def test_a_claude_code_transcript_claimed_by_gemini_cli_is_refused():
 
 def test_an_agent_without_a_parser_is_read_by_its_content_or_refused_clearly():
     assert parse_transcript(PLAIN.read_bytes(), agent="generic").agent == "gemini-cli"
-    with pytest.raises(InvalidInput, match="the session says 'cursor'"):
-        parse_transcript(jsonl([{"info": {"id": "ses_1"}}, {"part": "x"}]), agent="cursor")
+    with pytest.raises(InvalidInput, match="the session says 'windsurf'"):
+        parse_transcript(jsonl([{"info": {"id": "ses_1"}}, {"part": "x"}]), agent="windsurf")

@@ -92,7 +92,7 @@ def test_json_lines_of_an_unknown_format_are_invalid_input_even_when_an_agent_is
     data = jsonl({"event": "click", "x": 1}, {"event": "scroll", "y": 2})
 
     with pytest.raises(
-        InvalidInput, match="not in Claude Code, Codex, Gemini CLI, OpenCode or Copilot CLI format"
+        InvalidInput, match="not in Claude Code, Codex, Gemini CLI, OpenCode, Copilot CLI or Cursor format"
     ):
         parse_transcript(data)
     # naming an agent does not turn unknown lines into an empty session "learned +0"
@@ -143,7 +143,8 @@ def test_agent_names_from_hooks_are_normalised():
     assert normalise_agent("Claude") == "claude-code"
     assert normalise_agent("claude_code") == "claude-code"
     assert normalise_agent("codex-cli") == "codex"
-    assert normalise_agent("cursor") is None
+    assert normalise_agent("cursor") == "cursor"  # Cursor has a parser (its documented shape)
+    assert normalise_agent("windsurf") is None
 
 
 def test_detection_uses_content_first_and_the_rollout_file_name_as_a_hint():

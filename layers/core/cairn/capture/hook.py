@@ -60,11 +60,18 @@ def detect_agent(payload: Mapping[str, Any]) -> str:
     transcript = str(payload.get("transcript_path") or payload.get("transcriptPath") or "").replace("\\", "/")
     if "/.copilot/" in transcript or ("sessionId" in payload and "session_id" not in payload):
         return "copilot-cli"
+    if "cursor_version" in payload or "/.cursor/" in transcript:
+        return "cursor"
     if "/.codex/" in transcript or "/rollout-" in transcript or "turn_id" in payload:
         return "codex"
     if "/.gemini/" in transcript:
         return "gemini-cli"
     return "claude-code"
+
+
+def _first(values: object) -> str | None:
+    """Cursor names its working directory only as `workspace_roots`."""
+    return values[0] if isinstance(values, list) and values and isinstance(values[0], str) else None
 
 
 def record_request(event: str, agent: str | None, payload: Mapping[str, Any]) -> Path:
@@ -74,9 +81,11 @@ def record_request(event: str, agent: str | None, payload: Mapping[str, Any]) ->
     request = {
         "event": event,
         "agent": agent if agent in AGENTS else detect_agent(payload),
-        "session_id": str(payload.get("session_id") or payload.get("sessionId") or ""),
+        "session_id": str(
+            payload.get("session_id") or payload.get("sessionId") or payload.get("conversation_id") or ""
+        ),
         "transcript_path": str(payload.get("transcript_path") or payload.get("transcriptPath") or ""),
-        "cwd": str(payload.get("cwd") or os.getcwd()),
+        "cwd": str(payload.get("cwd") or _first(payload.get("workspace_roots")) or os.getcwd()),
         "at": time.time(),
     }
     name = f"{time.time_ns()}-{secrets.token_hex(4)}"

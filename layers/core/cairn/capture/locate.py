@@ -1,7 +1,8 @@
 """Find the transcript a hook is about: the path the agent gave, or, for Codex and Copilot CLI, its file.
 
 Copilot CLI's `sessionEnd` hook gives only the session id; its log is
-`$COPILOT_HOME/session-state/<session id>/events.jsonl` (`~/.copilot` by default).
+`$COPILOT_HOME/session-state/<session id>/events.jsonl` (`~/.copilot` by default). Cursor's CLI hooks give
+`transcript_path: null`; its transcript is found by conversation id under `~/.cursor/projects/`.
 
 Codex's Stop hook may give an empty `transcript_path`. Its rollouts live under
 `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<session id>.jsonl` (or `.jsonl.zst`) and start with a
@@ -14,11 +15,15 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCAN_LIMIT = 300  # newest rollouts looked at; older sessions do not stop now
+SCAN_LIMIT = 300
+_SAFE_ID = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+)  # a session id that is one path segment  # newest rollouts looked at; older sessions do not stop now
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +51,30 @@ def locate(agent: str, transcript_path: str, session_id: str, cwd: str) -> Locat
         return find_codex_rollout(session_id, cwd)
     if agent == "copilot-cli":
         return find_copilot_events(session_id, cwd)
+    if agent == "cursor":
+        return find_cursor_transcript(session_id, cwd)
+    return None
+
+
+def find_cursor_transcript(session_id: str, cwd: str) -> Located | None:
+    """Cursor's CLI hooks give `transcript_path: null`; its transcripts are
+    `~/.cursor/projects/<workspace slug>/agent-transcripts/<id>.jsonl` (or `<id>/<id>.jsonl`).
+    Documented by public integrations, not checked against a Cursor build here."""
+    if not session_id or not _SAFE_ID.match(session_id):
+        return None
+    projects = Path.home() / ".cursor" / "projects"
+    for pattern in (
+        f"*/agent-transcripts/{session_id}/{session_id}.jsonl",
+        f"*/agent-transcripts/{session_id}.jsonl",
+    ):
+        for path in sorted(projects.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True):
+            return Located(path, session_id, cwd or None)
     return None
 
 
 def find_copilot_events(session_id: str, cwd: str) -> Located | None:
     """Copilot CLI's `sessionEnd` gives no transcript path: its log is `session-state/<id>/events.jsonl`."""
-    if not session_id or "/" in session_id or "\\" in session_id or session_id.startswith("."):
+    if not session_id or not _SAFE_ID.match(session_id):
         return None
     path = copilot_home() / "session-state" / session_id / "events.jsonl"
     return Located(path, session_id, cwd or None) if path.is_file() else None

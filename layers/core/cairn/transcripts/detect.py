@@ -19,6 +19,7 @@ from cairn.transcripts.base import record_type
 from cairn.transcripts.claude_code import parse_claude_code
 from cairn.transcripts.codex import parse_codex
 from cairn.transcripts.copilot_cli import is_copilot_record, parse_copilot_cli
+from cairn.transcripts.cursor import is_cursor_record, parse_cursor
 from cairn.transcripts.gemini_cli import parse_gemini_cli
 from cairn.transcripts.lines import MAX_TRANSCRIPT_BYTES, LineStats, decompress, iter_json_objects
 from cairn.transcripts.model import ParsedTranscript, ParseStats
@@ -29,6 +30,7 @@ CODEX = "codex"
 GEMINI_CLI = "gemini-cli"
 OPENCODE = "opencode"
 COPILOT_CLI = "copilot-cli"
+CURSOR = "cursor"
 
 _PARSERS = {
     CLAUDE_CODE: parse_claude_code,
@@ -36,6 +38,7 @@ _PARSERS = {
     GEMINI_CLI: parse_gemini_cli,
     OPENCODE: parse_opencode,
     COPILOT_CLI: parse_copilot_cli,
+    CURSOR: parse_cursor,
 }
 #: every agent whose transcripts Cairn reads, by the name sessions carry
 PARSED_AGENTS = tuple(_PARSERS)
@@ -45,8 +48,9 @@ _LABELS = {
     GEMINI_CLI: "Gemini CLI",
     OPENCODE: "OpenCode",
     COPILOT_CLI: "Copilot CLI",
+    CURSOR: "Cursor",
 }
-KNOWN_FORMATS = "Claude Code, Codex, Gemini CLI, OpenCode or Copilot CLI"
+KNOWN_FORMATS = "Claude Code, Codex, Gemini CLI, OpenCode, Copilot CLI or Cursor"
 
 _AGENT_ALIASES = {
     "claude-code": CLAUDE_CODE,
@@ -67,6 +71,8 @@ _AGENT_ALIASES = {
     "copilot": COPILOT_CLI,
     "github-copilot": COPILOT_CLI,
     "github-copilot-cli": COPILOT_CLI,
+    "cursor": CURSOR,
+    "cursor-agent": CURSOR,
 }
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _CLAUDE_TYPES = frozenset(
@@ -90,6 +96,8 @@ def _vote(obj: Mapping[str, Any], votes: dict[str, int]) -> None:
         votes[OPENCODE] += 3  # what Cairn's OpenCode plugin exports: {"info", "parts"} per message
     elif is_copilot_record(obj):
         votes[COPILOT_CLI] += 3  # {type: "session.start", data, id, parentId}: dotted types, no other agent
+    elif is_cursor_record(obj):
+        votes[CURSOR] += 2  # {role, message} with no `type`: Cursor's agent transcript (docs only)
     elif "projectHash" in obj or "$set" in obj or "$rewindTo" in obj:
         votes[GEMINI_CLI] += 3  # Gemini CLI's metadata and update records; no other agent writes these
     elif "payload" in obj and kind in _CODEX_TYPES:

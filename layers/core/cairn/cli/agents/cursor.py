@@ -1,7 +1,11 @@
 """Cursor: hooks in `~/.cursor/hooks.json` (version 1, flat command lists), MCP in `~/.cursor/mcp.json`.
 
-sessionStart takes `additional_context` in its output; beforeSubmitPrompt cannot add context, so only
-sessionStart gets the context hook, and `stop` runs the capture hook when registered.
+CHECKED AGAINST DOCUMENTATION ONLY (cursor.com/docs/agent/hooks and /docs/mcp as quoted by public
+integrations; no Cursor build runs here: its `agent` CLI installs from cursor.com, not a registry, and
+needs an account). sessionStart takes `additional_context` in its output; beforeSubmitPrompt can only
+allow or block (`continue`, `user_message`), so only sessionStart gets the context hook. `stop` (each turn
+in the editor) and `sessionEnd` (also fired by `agent -p`, which skips `stop`) run the capture hooks when
+registered; the transcript is found by conversation id (transcripts/cursor.py has its documented shape).
 """
 
 from __future__ import annotations
@@ -59,9 +63,11 @@ def hook_edits(w: Wiring) -> list[FileEdit]:
         if not isinstance(hooks, dict):
             raise SettingsError('"hooks" is not an object; Cairn leaves it alone')
         wanted = [("sessionStart", w.context_command("session-start", NAME))]
-        stop = w.capture_command("stop", NAME)
-        if stop:
-            wanted.append(("stop", stop))
+        # stop ends each turn in the editor; the `agent -p` CLI runs sessionEnd but not stop
+        for event, name in (("stop", "stop"), ("sessionEnd", "session-end")):
+            command = w.capture_command(name, NAME)
+            if command:
+                wanted.append((event, command))
         for event, command in wanted:
             hooks.setdefault(event, []).append({"command": command})
         return data
