@@ -66,6 +66,45 @@ def test_the_sweep_counts_what_it_failed_and_a_second_run_changes_nothing(contai
     assert container.sessions.get(team_a.team_id, "never-sent") == failed
 
 
+class _Ticks:
+    """The sweep's schedule, ticked by hand: `n` periods pass, then the server stops."""
+
+    def __init__(self, n: int) -> None:
+        self.left = n
+
+    def wait(self, timeout: float) -> bool:
+        assert timeout == 900  # every 15 minutes
+        self.left -= 1
+        return self.left < 0
+
+
+def test_a_running_local_server_sweeps_again_every_15_minutes(container, api, team_a):
+    from cairn.cli.serve_cmds import _sweep_every
+    from cairn.services.uploads import SWEEP_EVERY
+
+    grant(api, team_a.headers, "granted-while-running")
+    age(container, team_a.team_id, "granted-while-running", timedelta(hours=1))
+    swept: list[int] = []
+    _sweep_every(lambda: swept.append(container.sweep()) or swept[-1], _Ticks(2), SWEEP_EVERY.total_seconds())
+    assert swept == [1, 0]
+    assert container.sessions.get(team_a.team_id, "granted-while-running").stats["error"]["message"] == REASON
+
+
+def test_a_failed_sweep_is_tried_again_at_the_next_tick():
+    from cairn.cli.serve_cmds import _sweep_every
+
+    calls = []
+
+    def sweep() -> int:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("disk busy")
+        return 0
+
+    _sweep_every(sweep, _Ticks(2), 900)
+    assert len(calls) == 2
+
+
 # --- in AWS: the scheduled sweep Lambda (functions/sweeper) over DynamoDB and S3 (moto) ------------------
 @pytest.fixture
 def aws(monkeypatch):

@@ -28,6 +28,7 @@ from cairn.services.keys import KeyService
 from cairn.services.memories import MemoryService
 from cairn.services.portability import PortabilityService
 from cairn.services.reindex import ReindexService
+from cairn.services.uploads import SWEEP_HORIZON
 from cairn.settings import Settings
 
 if TYPE_CHECKING:  # aws-only adapters stay out of local start-up and unrelated Lambdas
@@ -56,6 +57,7 @@ class Container:
     transcripts: Any = None  # cairn.pipeline.transcript_lines.TranscriptReader
     ui_secret: bytes | None = None  # signs web UI session cookies; None turns web sign-in off
     warm: Any = None  # loads the model and the search views ahead of the first recall (local servers)
+    sweep: Any = None  # fails recent sessions whose upload never came; a local server runs it every 15 min
     closers: tuple[Any, ...] = ()
 
     def close(self) -> None:
@@ -118,8 +120,12 @@ def _build_local(settings: Settings, embedder: Embedder, reconcile: bool = True)
     if drift is not None and drift.total:
         log.warning("search index drift repaired at start-up: %s", _describe(drift))
     container.ui_secret = _ui_secret(settings) or _private_key_file(settings, "ui-session.key")
-    # sessions granted an upload that never came would stay `received` forever: fail them, with why
+    # sessions granted an upload that never came would stay `received` forever: fail them, with why (all
+    # of them at start-up; a running server sweeps the recent ones again on a schedule, as AWS does)
     container.uploads.expire_unsent(team.id for team in container.teams.list_teams())
+    container.sweep = lambda: container.uploads.expire_unsent(
+        [team.id for team in container.teams.list_teams()], horizon=SWEEP_HORIZON
+    )
     return container
 
 

@@ -31,6 +31,8 @@ from cairn.cli.errors import CliError
 from cairn.cli.output import err, esc, out
 from cairn.domain.errors import CairnError
 
+log = logging.getLogger(__name__)
+
 service_app = typer.Typer(
     no_args_is_help=True, help="Run `cairn serve` as a user service (systemd, launchd)."
 )
@@ -134,12 +136,14 @@ def _serve(host: str, port: int) -> None:
 
     from cairn.api.app import create_app
     from cairn.bootstrap import build_container
+    from cairn.services.uploads import SWEEP_EVERY
     from cairn.settings import Settings
 
     _log_to_stderr()
     settings = Settings(mode="local", home=config.home(), host=host, port=port)
     container = build_container(settings)
     url = settings.base_url
+    stop_sweeping, sweeper = threading.Event(), None
     try:
         _ensure_local_admin(container, url)
         err.print(f"Cairn {settings.mode} server on [bold]{url}[/bold] · data in {esc(settings.home)}")
@@ -149,14 +153,37 @@ def _serve(host: str, port: int) -> None:
         resumed = container.runner.resume_unfinished(container.teams)
         if resumed:
             err.print(f"Resuming learning from {resumed} session(s) the last run left unfinished")
+        if container.sweep is not None:  # sessions whose upload never came, while the server runs on
+            sweeper = threading.Thread(
+                target=_sweep_every,
+                args=(container.sweep, stop_sweeping, SWEEP_EVERY.total_seconds()),
+                name="cairn-sweep",
+                daemon=True,
+            )
+            sweeper.start()
         # uvicorn re-raises the SIGTERM it shut down on: exit cleanly then, through the `finally`
         signal.signal(signal.SIGTERM, _exit_cleanly)
         uvicorn.run(create_app(container), host=host, port=port, log_level="warning")
     finally:
+        stop_sweeping.set()
+        if sweeper is not None:
+            sweeper.join(10)  # not in the middle of a write when the store closes
         try:
             container.close()  # the pipeline finishes the session it is learning first
         finally:
             _remove_pid()
+
+
+def _sweep_every(sweep, stop: threading.Event, every_s: float) -> None:
+    """Run `sweep` every `every_s` seconds until `stop` is set; a failed run is logged and tried again."""
+    while not stop.wait(every_s):
+        try:
+            expired = sweep()
+        except Exception:
+            log.exception("sweeping sessions whose upload never came failed")
+            continue
+        if expired:
+            log.info("failed %d session(s) whose upload never came", expired)
 
 
 def _exit_cleanly(signum: int, frame: object) -> None:

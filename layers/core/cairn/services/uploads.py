@@ -225,7 +225,8 @@ class UnsentUploads:
 
 
 UPLOAD_GRACE = timedelta(minutes=5)
-SWEEP_HORIZON = timedelta(days=1)  # the AWS sweep runs every 15 minutes: ~96 looks at each session
+SWEEP_EVERY = timedelta(minutes=15)  # the AWS sweep's schedule (infra/units/pipeline.py) and a local server's
+SWEEP_HORIZON = timedelta(days=1)  # sessions updated this recently are looked at: ~96 looks at each
 UNSENT_ERROR = {
     "stage": "upload",
     "code": "upload_expired",
