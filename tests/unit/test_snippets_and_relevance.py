@@ -33,6 +33,12 @@ def test_names_in_a_question_are_found_whatever_their_shape():
     assert named_terms("how do we ship it") == []
 
 
+def test_a_date_in_a_question_is_when_not_what_so_it_is_no_named_thing():
+    assert named_terms("What did John's teammates give him when they met on Aug 15th?") == ["john"]
+    assert named_terms("What movie did Joanna watch on 1 May, 2022?") == ["joanna"]
+    assert named_terms("Which error TS2307 did Node 20 print?") == ["ts2307", "node"]
+
+
 def test_a_named_thing_no_candidate_mentions_means_it_was_never_discussed():
     pool = [set(analyze("Deploys use the bun CLI and a GitHub action")), set(analyze("Lint with biome"))]
     assert never_discussed("Where is Sentry configured for the CLI?", pool) == ["sentri"]

@@ -42,11 +42,22 @@ def named_terms(query: str) -> list[str]:
     return [whole for whole, _ in _named(query)]
 
 
+# A time reference is not a named thing: a memory carries its date, its text rarely says it
+_WHEN = re.compile(
+    r"(?:\d+(?:st|nd|rd|th)?|(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?"
+    r"|january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)",
+    re.I,
+)
+
+
 def _named(query: str) -> list[tuple[str, tuple[str, ...]]]:
     """Each named thing as its whole-word term and its parts (`strategy.OpenRepository` is both
     `strategyopenrepositori` and `strategi` + `openrepositori`, as a text would be analysed)."""
     out: dict[str, tuple[str, ...]] = {}
     for word in _NAMED.findall(query or ""):
+        if _WHEN.fullmatch(word):
+            continue
         whole = analyze(word.lower().replace(".", ""))
         if whole:
             out.setdefault(whole[0], tuple(analyze(word)))

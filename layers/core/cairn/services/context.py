@@ -267,7 +267,7 @@ class ContextService:
             found = [h.memory for h in self._recall.recall(team, prompt, flt, limit=20).hits]
         else:
             found = self._list(team, flt, 50)
-            found.sort(key=lambda m: (-m.pinned, -round(m.confidence, 1), -m.created_at.timestamp()))
+            found.sort(key=lambda m: (-m.pinned, -round(m.confidence, 1), *_newest(m)))
         return [_line(m, None) for m in found if m.kind not in skip]
 
     def _relevance(self, team: str, prompt: str, flt: MemoryFilter) -> dict[str, int]:
@@ -370,7 +370,7 @@ def _errors(fetched: list[Memory], episodes: list[Memory], project: str, rel: di
     ]
     failed = [m for m in episodes if str(m.details.get("outcome", "")).strip().lower() in FAILED_OUTCOMES]
     found = [m for m in _unique(tagged + failed) if not RESOLVED_TAGS.intersection(m.tags)]
-    found.sort(key=lambda m: (rel.get(m.id, 10**6), -m.pinned, -m.created_at.timestamp()))
+    found.sort(key=lambda m: (rel.get(m.id, 10**6), -m.pinned, *_newest(m)))
     return [_line(m, project) for m in found]
 
 
@@ -390,7 +390,7 @@ def _work(episodes: list[Memory], project: str, rel: dict[str, int]) -> list[_Li
             rel.get(m.id, 10**6),
             OPEN_TAG not in m.tags,
             HISTORY_TAG in m.tags,
-            -m.created_at.timestamp(),
+            *_newest(m),
         )
     )
     return [_line(m, project) for m in found]
@@ -404,7 +404,7 @@ def _conventions(found: list[Memory], project: str, rel: dict[str, int]) -> list
             rel.get(m.id, 10**6),
             m.scope is Scope.TEAM,  # this project's own conventions before the team's
             -round(m.confidence, 1),
-            -m.created_at.timestamp(),
+            *_newest(m),
         ),
     )
     return [_line(m, project) for m in found]
@@ -425,7 +425,7 @@ def _procedures(found: list[Memory], project: str, rel: dict[str, int]) -> list[
             rel.get(m.id, 10**6),
             CHECKS_TAG not in m.tags,
             -proven(m),
-            -m.created_at.timestamp(),
+            *_newest(m),
         )
     )
     # the project's checks are what every next session runs: they get room to list each command
@@ -437,14 +437,12 @@ def _facts(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line
     """Facts a session established (ports, paths, versions, where things live), pinned and relevant
     first; errors and team-wide facts are shown in their own sections."""
     found = [m for m in found if not ERROR_TAGS.intersection(m.tags) and m.scope is not Scope.TEAM]
-    found.sort(
-        key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -round(m.confidence, 1), -m.created_at.timestamp())
-    )
+    found.sort(key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -round(m.confidence, 1), *_newest(m)))
     return [_line(m, project) for m in found]
 
 
 def _decisions(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
-    found = sorted(found, key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -m.created_at.timestamp()))
+    found = sorted(found, key=lambda m: (-m.pinned, rel.get(m.id, 10**6), *_newest(m)))
     out = []
     for m in found:
         why = m.details.get("rationale")
@@ -471,6 +469,13 @@ def _line(m: Memory, project: str | None, suffix: str = "", limit: int = ITEM_CH
         where += " (pinned)"
     text = f"- {title}{content}{suffix}{where} [{m.id}]\n"
     return _Line(text, m.id, m.content_hash)
+
+
+def _newest(m: Memory) -> tuple[float, int]:
+    """Newest first: by the minute a memory was learned, then by where its session said it. One
+    session's memories are written within moments of each other, in whatever order the pipeline's
+    workers finish; their place in the session is what orders them, the same on every run."""
+    return -(m.created_at.timestamp() // 60), -(m.provenance.line_end or m.provenance.line_start or 0)
 
 
 def _title_adds(title: str, content: str) -> bool:
