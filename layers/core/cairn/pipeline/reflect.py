@@ -263,7 +263,7 @@ def git_state(events: list[EventDoc]) -> str | None:
         if c.result is not None and "git status" in c.command:
             lines = _status_lines(c.result.text, settled)
             if lines and settled:
-                lines.append("then " + " and ".join(dict.fromkeys(reversed(settled))))
+                lines.append("then " + " and ".join(v for v in ("commit", "push") if v in settled))
             return "; ".join(lines)[:GIT_STATE_CHARS] or None
     return None
 
