@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cairn.adapters.local import search_ivf
+from cairn.adapters.local.search_ivf import Groups
 from cairn.domain.models import MemoryFilter, Scope
 
 K1, B = 1.2, 0.75
@@ -69,6 +71,15 @@ class _PostingsBuilder:
         self.vocab: dict[str, int] = {}
         self.terms, self.rows, self.freqs = array("i"), array("i"), array("f")
         self.length = np.zeros(n, dtype=np.float64)
+        self.moved: np.ndarray | None = None  # the rows' positions after `move`
+
+    def move(self, order: np.ndarray) -> None:
+        """Lay the rows out anew: position j now holds the row that was at `order[j]`."""
+        new_place = np.empty(len(order), dtype=np.int32)
+        new_place[order] = np.arange(len(order), dtype=np.int32)
+        rows = np.frombuffer(self.rows, dtype=np.int32) if self.rows else np.zeros(0, np.int32)
+        self.moved = new_place[rows]
+        self.length = self.length[order]
 
     def add(self, row: int, body: str, head: str) -> None:
         body_terms, head_terms = body.split(), head.split()
@@ -84,6 +95,8 @@ class _PostingsBuilder:
     def build(self) -> Postings:
         terms = np.frombuffer(self.terms, dtype=np.int32) if self.terms else np.zeros(0, np.int32)
         rows = np.frombuffer(self.rows, dtype=np.int32) if self.rows else np.zeros(0, np.int32)
+        if self.moved is not None:
+            rows = self.moved
         # by term, and by row position within a term: a filter's slices of rows are then slices of
         # each term's postings too
         order = np.lexsort((rows, terms))
@@ -108,6 +121,7 @@ class Segment:
     dim: np.ndarray  # int32 per row; 0: no vector
     matrix: np.ndarray  # (n, d) float32, rows L2-normalised; zero rows where dim differs or is absent
     postings: Postings
+    groups: Groups | None = None  # with the view's clusters: runs of rows by (project, cluster)
 
     def __len__(self) -> int:
         return len(self.rowids)
@@ -134,12 +148,15 @@ class Segment:
         return mask
 
 
-def build_segment(rows: Iterable[tuple], projects: list[str | None]) -> Segment:
+def build_segment(
+    rows: Iterable[tuple], projects: list[str | None], centroids: np.ndarray | None = None
+) -> Segment:
     """A segment of the rows of (rowid, memory_id, kind, scope, project, owner, tags, session_id,
     is_current, body, head, dim, vector blob), ascending by rowid, consumed one at a time so that no
     row's text or vector is held longer than it takes to add it. `projects` are the rows' projects in
     the same order: rows are laid out grouped by project, so that a project's vectors are one slice of
-    the matrix and a project-filtered k-NN reads only that slice."""
+    the matrix and a project-filtered k-NN reads only that slice. With `centroids` (a large team's
+    clusters, `search_ivf`), rows are grouped by cluster within each project too."""
     n = len(projects)
     codes = Column.of(projects).codes
     place = np.empty(n, dtype=np.int64)
@@ -168,6 +185,19 @@ def build_segment(rows: Iterable[tuple], projects: list[str | None]) -> Segment:
             if r[11] == matrix.shape[1]:
                 matrix[i] = np.frombuffer(r[12], dtype=np.float32)
                 dims[i] = r[11]
+    groups = None
+    if centroids is not None and n and matrix.shape[1] == centroids.shape[1]:
+        clusters = search_ivf.assign(matrix, centroids)
+        clusters[dims == 0] = -1
+        placed = np.empty(n, dtype=np.int32)
+        placed[place] = codes  # each position's project code: ascending
+        order = np.lexsort((np.arange(n), clusters, placed))
+        rowids, dims, is_current, matrix = rowids[order], dims[order], is_current[order], matrix[order]
+        ids = [ids[j] for j in order]
+        columns = [[column[j] for j in order] for column in columns]
+        tags = [tags[j] for j in order]
+        postings.move(order)
+        groups = Groups(placed[order], clusters[order])
     return Segment(
         rowids=rowids,
         ids=np.array(ids, dtype=object),
@@ -181,6 +211,7 @@ def build_segment(rows: Iterable[tuple], projects: list[str | None]) -> Segment:
         dim=dims,
         matrix=matrix,
         postings=postings.build(),
+        groups=groups,
     )
 
 
@@ -196,6 +227,7 @@ class TeamView:
     segments: tuple[Segment, ...]
     alive: tuple[np.ndarray, ...]
     base: int = 1  # the first `base` segments were built whole; the rest were caught up since
+    centroids: np.ndarray | None = None  # a large team's vector clusters (`search_ivf`), unit rows
     masks: dict[MemoryFilter, tuple[np.ndarray, ...]] = field(default_factory=dict)
 
     @property
@@ -247,41 +279,99 @@ class TeamView:
         for t, n_hit in hits.items():
             value = math.log((total_rows - n_hit + 0.5) / (n_hit + 0.5))
             idf[t] = value if value > 0 else 1e-6
-        found: list[tuple[float, int, str]] = []
-        for seg, mask, runs in zip(self.segments, self.filter_masks(flt), self._runs(flt), strict=True):
+        picked: list[tuple[np.ndarray, np.ndarray, int]] = []
+        segments = zip(
+            self.segments, self.filter_masks(flt), self._runs(flt), self._norms(avgdl), strict=True
+        )
+        for i, (seg, mask, runs, norms) in enumerate(segments):
             p = seg.postings
-            scores = np.zeros(len(seg), dtype=np.float64)
+            scores = None
             for t in terms:
                 span = p.spans.get(t)
                 if span is None or not hits[t] or not runs:
                     continue
                 for lo, hi in _within(p.rows, span, runs):
+                    if scores is None:
+                        scores = np.zeros(len(seg), dtype=np.float64)
                     rows = p.rows[lo:hi]
                     freq = p.freq[lo:hi].astype(np.float64)
-                    norm = K1 * (1 - B + B * p.length[rows] / avgdl)
                     # parenthesised as FTS5 computes it, so equal scores stay equal (ties keep their order)
-                    scores[rows] += idf[t] * ((freq * (K1 + 1.0)) / (freq + norm))
-            scores[~mask] = 0.0
-            found.extend(_top(scores, k, seg))
-        found.sort()
+                    scores[rows] += idf[t] * ((freq * (K1 + 1.0)) / (freq + norms[rows]))
+            if scores is not None:
+                positions = np.flatnonzero(scores > 0.0)
+                positions = positions[mask[positions]]
+                picked.append((scores[positions], positions, i))
+        return self._best(picked, k, by_id=False)
+
+    def _norms(self, avgdl: float) -> tuple[np.ndarray, ...]:
+        """Per segment, each row's BM25 length norm `K1 * (1 - B + B * length / avgdl)` (per view)."""
+        cached = self.masks.get("norms")  # type: ignore[call-overload]
+        if cached is None:
+            cached = self.masks["norms"] = tuple(  # type: ignore[index]
+                K1 * (1 - B + B * s.postings.length / avgdl) for s in self.segments
+            )
+        return cached
+
+    def _best(
+        self, picked: list[tuple[np.ndarray, np.ndarray, int]], k: int, by_id: bool
+    ) -> list[tuple[str, float]]:
+        """The k best of the segments' (scores, row positions, segment) as (memory id, score), ties by
+        rowid (FTS5 keeps the earliest rows) or, `by_id`, by memory id (cosines always have)."""
+        picked = [p for p in picked if len(p[0])]
+        if not picked or k <= 0:
+            return []
+        scores = np.concatenate([p[0] for p in picked])
+        positions = np.concatenate([p[1] for p in picked])
+        segment = np.concatenate([np.full(len(p[0]), p[2], dtype=np.int32) for p in picked])
+        keep = np.arange(len(scores))
+        if len(scores) > k:  # the k best, and every row tied with the k-th
+            kth = -np.partition(-scores, k - 1)[k - 1]
+            keep = np.flatnonzero(scores >= kth)
+        found = []
+        for j in keep.tolist():
+            seg, row = self.segments[segment[j]], positions[j]
+            found.append((-float(scores[j]), int(seg.rowids[row]), str(seg.ids[row])))
+        found.sort(key=(lambda f: (f[0], f[2])) if by_id else None)
         return [(memory_id, -negated) for negated, _, memory_id in found[:k]]
 
     def knn(self, query: np.ndarray, flt: MemoryFilter, k: int) -> list[tuple[str, float]]:
-        found: list[tuple[float, int, str]] = []
-        for seg, mask, runs in zip(self.segments, self.filter_masks(flt), self._runs(flt), strict=True):
+        """Cosine k-NN over the admitted rows: all of them, or past `search_ivf.EXACT_MAX` admitted rows
+        of a clustered view, those in the query's nearest clusters."""
+        picked: list[tuple[np.ndarray, np.ndarray, int]] = []
+        probe = None
+        centroids = self.centroids
+        if (
+            centroids is not None
+            and centroids.shape[1] == len(query)
+            and self._admitted(flt) > search_ivf.EXACT_MAX
+        ):
+            probe = search_ivf.nearest_clusters(centroids, query, search_ivf.NPROBE)
+        segments = zip(self.segments, self.filter_masks(flt), self._runs(flt), strict=True)
+        for i, (seg, mask, runs) in enumerate(segments):
             if seg.matrix.shape[1] != len(query) or not runs:
                 continue
             # einsum, not `@`: BLAS gemv hands this size to OpenBLAS worker threads, which then spin for
             # ~0.1 s; with a recall every few tens of ms one of them never slept, burning a whole core.
             # Only the slices of rows the filter admits are scored (a project is one or two slices).
-            parts = [np.einsum("ij,j->i", seg.matrix[lo:hi], query) for lo, hi in runs]
-            positions = np.concatenate([np.arange(lo, hi) for lo, hi in runs])
-            scores = np.concatenate(parts).astype(np.float64)
+            if probe is not None and seg.groups is not None:
+                positions = seg.groups.positions(probe, runs)
+                if not len(positions):
+                    continue
+                scores = np.einsum("ij,j->i", seg.matrix[positions], query).astype(np.float64)
+            else:
+                parts = [np.einsum("ij,j->i", seg.matrix[lo:hi], query) for lo, hi in runs]
+                positions = np.concatenate([np.arange(lo, hi) for lo, hi in runs])
+                scores = np.concatenate(parts).astype(np.float64)
             usable = mask[positions] & (seg.dim[positions] == len(query))
-            scores[~usable] = -np.inf
-            found.extend((f[0], f[1], f[2]) for f in _top(scores, k, seg, floor=-np.inf, positions=positions))
-        found.sort(key=lambda f: (f[0], f[2]))  # equal cosines go by memory id, as they always have
-        return [(memory_id, -negated) for negated, _, memory_id in found[:k]]
+            picked.append((scores[usable], positions[usable], i))
+        return self._best(picked, k, by_id=True)
+
+    def _admitted(self, flt: MemoryFilter) -> int:
+        key = ("admitted", flt)
+        cached = self.masks.get(key)  # type: ignore[call-overload]
+        if cached is None:
+            cached = self.masks[key] = sum(int(np.count_nonzero(m)) for m in self.filter_masks(flt))  # type: ignore[index]
+        return cached
 
     def _runs(self, flt: MemoryFilter) -> tuple[list[tuple[int, int]], ...]:
         """Per segment, the slices of rows to score for `flt`: its admitted rows' runs, or one slice of
@@ -318,22 +408,3 @@ def _slices(mask: np.ndarray, gap: int = 512, most: int = 8) -> list[tuple[int, 
         else:
             runs.append((int(lo), int(hi)))
     return runs if len(runs) <= most else [(runs[0][0], runs[-1][1])]
-
-
-def _top(
-    scores: np.ndarray, k: int, seg: Segment, floor: float = 0.0, positions: np.ndarray | None = None
-) -> list[tuple[float, int, str]]:
-    """The k best of `scores` above `floor` as (-score, rowid, memory id); score i is of row i, or of
-    row positions[i]."""
-    admitted = np.flatnonzero(scores > floor)
-    if not len(admitted) or k <= 0:
-        return []
-    if len(admitted) > k:
-        # the k best, and every row tied with the k-th: which of the tied rows make the cut is
-        # decided by the caller's order (FTS5 keeps the earliest rows; cosines go by memory id)
-        kth = -np.partition(-scores[admitted], k - 1)[k - 1]
-        admitted = admitted[scores[admitted] >= kth]
-    rows = admitted if positions is None else positions[admitted]
-    return [
-        (-float(scores[i]), int(seg.rowids[r]), str(seg.ids[r])) for i, r in zip(admitted, rows, strict=True)
-    ]
