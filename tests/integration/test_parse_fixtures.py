@@ -40,6 +40,7 @@ def test_the_fixtures_are_in_the_repository_each_folder_with_its_source_and_lice
         "codex/agentv",
         "codex/localpush",
         "copilot-cli/agentv",
+        "copilot-cli/cairn-capture",
         "gemini-cli/cairn-capture",
         "opencode/cairn-plugin",
     ]
