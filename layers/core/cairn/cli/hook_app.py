@@ -20,7 +20,8 @@ hook_app = typer.Typer(
 AgentOpt = Annotated[
     str | None,
     typer.Option(
-        "--agent", help="claude-code|codex|gemini-cli|cursor|plain (default: detect from the payload)"
+        "--agent",
+        help="claude-code|codex|gemini-cli|copilot-cli|cursor|opencode|plain (default: from the payload)",
     ),
 ]
 BudgetOpt = Annotated[int | None, typer.Option("--budget", help="Token budget (default: the server's)")]
