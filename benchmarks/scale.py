@@ -234,6 +234,7 @@ def recall_run(path: Path, n: int, queries: int, rounds: int) -> dict:
             if r == 0:
                 found += any(h.memory.id == f"mem_{targets[i]:012d}" for h in result.hits)
     load.append(os.getloadavg()[0])
+    overlap = ann_overlap(index.inner, embedder.inner, asks[:50])
     first = len(asks)  # the legs of the first round
     lex, vec, emb = index.lexical[:first], index.vector[:first], embedder.times[:first]
     rest = [w - max(e, lx) - v for w, e, lx, v in zip(wall[0], emb, lex, vec, strict=False)]
@@ -254,10 +255,30 @@ def recall_run(path: Path, n: int, queries: int, rounds: int) -> dict:
         "rest_p95_ms": pct(rest, 95),
         "first_query_s": first_query_s,
         "target_in_top20": found / len(asks),
+        "knn_top100_overlap_exact": overlap,
         "rss_mb": rss,
         "peak_rss_mb": peak,
         "load": sum(load) / len(load),
     }
+
+
+def ann_overlap(index: SqliteSearchIndex, embedder, asks) -> float | None:
+    """How much of the exact k-NN top 100 the view's approximate one (`search_ivf`) keeps, over these
+    questions; None when the team is small enough to be scanned exactly."""
+    view = index._view(TEAM)
+    centroids = getattr(view, "centroids", None)  # a tree without them: exact
+    if centroids is None:
+        return None
+    kept = []
+    for q, project in asks:
+        vector = np.asarray(embedder.embed_query(q), dtype=np.float32)
+        flt = MemoryFilter(project=project)
+        approximate = {m for m, _ in view.knn(vector, flt, 100)}
+        view.centroids = None
+        exact = {m for m, _ in view.knn(vector, flt, 100)}
+        view.centroids = centroids
+        kept.append(len(approximate & exact) / max(1, len(exact)))
+    return float(np.mean(kept))
 
 
 def _copy(path: Path, name: str) -> Path:
@@ -472,7 +493,9 @@ def _print_row(r: dict) -> None:
         f"          store {r['store_mb']:.0f} MB (index {index_mb} MB);"
         f" recall process RSS {r['rss_mb']:.0f} MB,"
         f" peak {r['peak_rss_mb']:.0f} MB; first query after open {r['first_query_s']:.2f} s;"
-        f" target in top 20: {r['target_in_top20']:.2f}; load {r['load']:.2f}",
+        f" target in top 20: {r['target_in_top20']:.2f}; k-NN top 100 kept of the exact one:"
+        f" {'exact scan' if (kept := r['knn_top100_overlap_exact']) is None else round(kept, 3)};"
+        f" load {r['load']:.2f}",
         flush=True,
     )
 

@@ -67,7 +67,7 @@ def _open(home, reconcile: bool = False):
     return build_container(Settings(mode="local", home=home), embedder=_Embedder(), reconcile=reconcile)
 
 
-def test_kill_9_during_writes_leaves_every_acknowledged_memory_searchable_and_no_drift(tmp_path):
+def test_kill_9_during_writes_leaves_every_acknowledged_memory_searchable_and_no_drift(tmp_path, monkeypatch):
     home = tmp_path / "home"
     setup = _open(home)
     team, _, secret = setup.keys.create_team("crash", "ops")
@@ -98,6 +98,25 @@ def test_kill_9_during_writes_leaves_every_acknowledged_memory_searchable_and_no
             m = stored[memory_id]
             hits = c.recall.recall(team.id, m.content, MemoryFilter(project="p"), limit=5).hits
             assert memory_id in [h.memory.id for h in hits]
+    finally:
+        c.close()
+
+    # the clustered k-NN of a large team (`search_ivf`, here at test size) is derived from the same
+    # tables when a view is built: it finds every acknowledged memory (15 distinct: each writer starts
+    # its facts again from 0) by its own vector
+    from cairn.adapters.local import search_ivf
+
+    for name, value in {"MIN_ROWS": 10, "EXACT_MAX": 3, "NLIST": 4, "NPROBE": 2}.items():
+        monkeypatch.setattr(search_ivf, name, value)
+    c = _open(home)
+    try:
+        index = c.indexer._index
+        assert index._view(team.id).centroids is not None
+        stored = c.memories._memories.get_many(team.id, acknowledged)
+        for memory_id, m in stored.items():
+            vector = _Embedder().embed_query(m.search_text())
+            found = index.search(team.id, "", vector, MemoryFilter(project="p"), 0, 3).semantic
+            assert found[0][0] == memory_id
     finally:
         c.close()
 
