@@ -66,6 +66,30 @@ def test_the_sweep_counts_what_it_failed_and_a_second_run_changes_nothing(contai
     assert container.sessions.get(team_a.team_id, "never-sent") == failed
 
 
+def test_a_part_a_crash_stored_but_never_recorded_is_recorded_and_learned_after_restart(
+    container, api, team_a
+):
+    from cairn.capture.upload import prepare
+    from cairn.services.uploads import transcript_key
+
+    grant(api, team_a.headers, "cut-after-store")
+    raw = claude_transcript("cut-after-store", [("user", "We decided to use Redis for the job queue.")])
+    key = transcript_key(team_a.team_id, PROJECT, "cut-after-store", 1)
+    container.blobs.put(key, prepare(raw).data, "application/gzip")  # the PUT's write, then kill -9
+    age(container, team_a.team_id, "cut-after-store", timedelta(days=1))
+    container.close()
+
+    restarted = build_container(Settings(mode="local", home=container.settings.home))
+    try:
+        session = restarted.sessions.get(team_a.team_id, "cut-after-store")
+        assert (session.status, session.transcript_keys) == ("received", (key,))  # not failed as unsent
+        assert restarted.runner.resume_unfinished(restarted.teams) == 1  # what `cairn serve` does next
+        assert restarted.runner.wait_idle(120)
+        assert restarted.sessions.get(team_a.team_id, "cut-after-store").status == "learned"
+    finally:
+        restarted.close()
+
+
 class _Ticks:
     """The sweep's schedule, ticked by hand: `n` periods pass, then the server stops."""
 

@@ -122,7 +122,9 @@ def _build_local(settings: Settings, embedder: Embedder, reconcile: bool = True)
     container.ui_secret = _ui_secret(settings) or _private_key_file(settings, "ui-session.key")
     # sessions granted an upload that never came would stay `received` forever: fail them, with why (all
     # of them at start-up; a running server sweeps the recent ones again on a schedule, as AWS does)
-    container.uploads.expire_unsent(team.id for team in container.teams.list_teams())
+    team_ids = [team.id for team in container.teams.list_teams()]
+    container.uploads.record_stored_parts(team_ids)  # a crash between storing a part and recording it
+    container.uploads.expire_unsent(team_ids)
     container.sweep = lambda: container.uploads.expire_unsent(
         [team.id for team in container.teams.list_teams()], horizon=SWEEP_HORIZON
     )

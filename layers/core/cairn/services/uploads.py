@@ -156,6 +156,22 @@ class UploadService:
 
         return self._sessions.update(part.team_id, part.session_id, add_part)
 
+    def record_stored_parts(self, team_ids: Iterable[str]) -> int:
+        """Record the parts a crash stored but never recorded (locally the PUT writes the part, then
+        records it: a kill -9 in between left a `received` session with no part, which nothing would
+        learn); returns how many sessions got parts. Run at local start-up, before learning resumes."""
+        recovered = 0
+        for team_id in team_ids:
+            for session in list(self._sessions.iter_team(team_id)):
+                if session.status != "received" or session.transcript_keys:
+                    continue
+                prefix = session_prefix(team_id, session.project or "", session.id) + "transcript-"
+                keys = [key for key in self._blobs.list(prefix) if parse_transcript_key(key)]
+                for key in keys:
+                    self.part_stored(key)
+                recovered += bool(keys)
+        return recovered
+
     def expire_unsent(self, team_ids: Iterable[str], horizon: timedelta | None = None) -> int:
         """Fail the sessions of these teams that were granted an upload but never got a part (see
         `UnsentUploads`); returns how many. Run at local start-up (bootstrap)."""
