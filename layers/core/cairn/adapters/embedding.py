@@ -7,9 +7,10 @@ never pay for the model.
 
 One session with one intra-op thread serves both paths. A query runs alone on it (onnxruntime's
 spinning pool made query p50 2.5x slower on a shared machine). Bulk work (`embed`: indexing, reindex,
-import, the pipeline) sorts the texts by length, cuts them into batches and runs `workers` batches at
-once on the same session (`InferenceSession.run` is thread-safe and releases the GIL), so it uses every
-core without a second copy of the model and without touching the query path's settings.
+import, the pipeline) tokenises the texts once, sorts them by token count, cuts them into batches and
+runs `workers` batches at once on the same session (`InferenceSession.run` is thread-safe and releases
+the GIL), so it uses every core without a second copy of the model and without touching the query
+path's settings.
 """
 
 from __future__ import annotations
@@ -54,10 +55,13 @@ class OnnxMiniLmEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        # Sorting by length keeps each batch's padding short; results go back in input order.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        _, tokenizer = self._load()
+        encodings = tokenizer.encode_batch(list(texts))  # once, on the tokenizer's own threads
+        # Sorting by token count keeps each batch's padding short (sorted by characters, batches of 16
+        # were ~9 % padding on coding-session text; by tokens 0.3 %); results go back in input order.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         chunks = [order[s : s + self._batch_size] for s in range(0, len(order), self._batch_size)]
-        runs = self._map(lambda chunk: self._run([texts[i] for i in chunk]), chunks)
+        runs = self._map(lambda chunk: self._infer([encodings[i] for i in chunk]), chunks)
         out: list[list[float]] = [[] for _ in texts]
         for chunk, vectors in zip(chunks, runs, strict=True):
             for i, vector in zip(chunk, vectors.tolist(), strict=True):
@@ -78,11 +82,14 @@ class OnnxMiniLmEmbedder:
         return self._run([text])[0].tolist()
 
     def _run(self, texts: list[str]) -> np.ndarray:
-        session, tokenizer = self._load()
-        encodings = tokenizer.encode_batch(texts)
+        _, tokenizer = self._load()
+        return self._infer(tokenizer.encode_batch(texts))
+
+    def _infer(self, encodings: list) -> np.ndarray:
+        session, _ = self._load()
         width = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(texts), width), dtype=np.int64)
-        mask = np.zeros((len(texts), width), dtype=np.int64)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
         for row, enc in enumerate(encodings):
             ids[row, : len(enc.ids)] = enc.ids
             mask[row, : len(enc.ids)] = 1
