@@ -37,7 +37,7 @@ class OnnxMiniLmEmbedder:
         model_path: str | Path | None = None,
         tokenizer_path: str | Path | None = None,
         max_tokens: int = 256,
-        batch_size: int = 16,
+        batch_size: int = 8,  # with batches sorted by tokens, 8 ran ~8 % faster than 16 on 2 cores
         threads: int = 1,
         workers: int | None = None,
     ) -> None:
