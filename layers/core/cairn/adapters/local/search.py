@@ -11,7 +11,9 @@ BM25 postings, built from those tables on first use. A later generation is caugh
 rows stamped after the view's generation become a new segment, rows no longer in `search_docs` are
 marked dead, and the segments are merged back into one when the new ones or the dead rows grow large.
 Any process on the same file sees the same generation, so its view is never stale. Filtering happens
-inside both legs, by masks over the view's rows.
+inside both legs, by masks over the view's rows. A team past `search_ivf.MIN_ROWS` vectors also gets
+clusters of its vectors when its view is built, and a broad filter's k-NN scores only the nearest
+clusters' rows (`search_ivf`): derived in memory like the rest of the view, never stored.
 """
 
 from __future__ import annotations
