@@ -8,13 +8,30 @@ the same way and the noise rules are applied exactly once.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from cairn.transcripts.lines import LineStats
 from cairn.transcripts.model import ParsedTranscript, ParseStats, TranscriptEvent
 from cairn.transcripts.noise import filter_events
+
+
+class RecordParser(Protocol):
+    """One agent's parser: fed a transcript's records in order, then finished."""
+
+    def feed(self, line_no: int, record: dict[str, Any]) -> None: ...
+
+    def finish(self, lines: LineStats, *, damaged: bool) -> ParsedTranscript: ...
+
+
+def feed_all(
+    parser: RecordParser, records: Iterable[tuple[int, dict[str, Any]]], lines: LineStats, damaged: bool
+) -> ParsedTranscript:
+    """Feed every (line number, JSON object) record to `parser`, then finish it."""
+    for line_no, record in records:
+        parser.feed(line_no, record)
+    return parser.finish(lines, damaged=damaged)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cairn.transcripts.base import Collector
+from cairn.transcripts.base import Collector, feed_all
 from cairn.transcripts.lines import LineStats
 from cairn.transcripts.model import ParsedTranscript, Role, TranscriptEvent
 
@@ -50,10 +50,7 @@ def parse_claude_code(
     records: Iterable[tuple[int, dict[str, Any]]], lines: LineStats, *, damaged: bool = False
 ) -> ParsedTranscript:
     """Parse (line number, JSON object) records of a Claude Code transcript."""
-    parser = _Parser()
-    for line_no, record in records:
-        parser.feed(line_no, record)
-    return parser.finish(lines, damaged=damaged)
+    return feed_all(_Parser(), records, lines, damaged)
 
 
 class _Parser:

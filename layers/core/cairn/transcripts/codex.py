@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cairn.transcripts.base import Collector, record_type
+from cairn.transcripts.base import Collector, feed_all, record_type
 from cairn.transcripts.lines import LineStats
 from cairn.transcripts.model import ParsedTranscript, Role, TranscriptEvent
 
@@ -51,10 +51,7 @@ def parse_codex(
     records: Iterable[tuple[int, dict[str, Any]]], lines: LineStats, *, damaged: bool = False
 ) -> ParsedTranscript:
     """Parse (line number, JSON object) records of a Codex rollout."""
-    parser = _Parser()
-    for line_no, record in records:
-        parser.feed(line_no, record)
-    return parser.finish(lines, damaged=damaged)
+    return feed_all(_Parser(), records, lines, damaged)
 
 
 class _Parser:

@@ -157,6 +157,29 @@ def remove_grouped_hooks(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+# --- hooks in the flat {"Event": [{"command" | "bash": ...}]} shape (Cursor, Copilot CLI) ------------
+def remove_flat_hooks(data: dict[str, Any], command_field: str) -> dict[str, Any]:
+    """Drop Cairn's hooks (their command in `command_field`) and the events only they filled."""
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return data
+    removed = False
+    for event in list(hooks):
+        entries = hooks[event]
+        if not isinstance(entries, list):
+            continue
+        kept = [e for e in entries if not (isinstance(e, dict) and is_ours(e.get(command_field)))]
+        if kept != entries:
+            removed = True
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+    if removed and not hooks:
+        del data["hooks"]
+    return data
+
+
 def add_grouped_hook(data: dict[str, Any], event: str, hook: dict[str, Any], matcher: str | None) -> None:
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):

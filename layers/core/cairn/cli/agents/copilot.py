@@ -18,8 +18,8 @@ from cairn.cli.agents.base import (
     FileEdit,
     SettingsError,
     Wiring,
-    is_ours,
     json_edit,
+    remove_flat_hooks,
     remove_server,
     set_server,
 )
@@ -47,24 +47,7 @@ def _hook(command: str, timeout_s: int) -> dict[str, Any]:
 
 
 def remove_hooks(data: dict[str, Any]) -> dict[str, Any]:
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict):
-        return data
-    removed = False
-    for event in list(hooks):
-        entries = hooks[event]
-        if not isinstance(entries, list):
-            continue
-        kept = [e for e in entries if not (isinstance(e, dict) and is_ours(e.get("bash")))]
-        if kept != entries:
-            removed = True
-            if kept:
-                hooks[event] = kept
-            else:
-                del hooks[event]
-    if removed and not hooks:
-        del data["hooks"]
-    return data
+    return remove_flat_hooks(data, "bash")
 
 
 def hook_edits(w: Wiring) -> list[FileEdit]:
