@@ -162,3 +162,17 @@ def test_a_sub_agents_work_is_its_own_step_and_the_main_thread_resumes_its_reque
     assert sub.sidechain and sub.request == "Search the repo for retry settings"
     assert "config/retry_policy.toml" in sub.text and "config/retry_policy.toml" not in first.text
     assert resumed.request == first.request and "max_retries to 8" in resumed.text
+
+
+def test_a_new_file_copilot_cli_creates_is_an_edit_with_what_it_wrote():
+    call = ev(
+        0,
+        1,
+        Role.TOOL_CALL,
+        tool_name="create",
+        tool_input={"path": "src/retry.py", "file_text": "def retry(fn):\n    return fn"},
+        tool_call_id="c",
+    )
+    assert render_event(call, result(1, 2, "Created file src/retry.py", "c")) == (
+        "edit src/retry.py: def retry(fn): return fn"
+    )

@@ -40,6 +40,7 @@ EDIT_TOOLS = frozenset(
         "notebookedit",
         "replace",  # Gemini CLI
         "write_file",  # Gemini CLI
+        "create",  # Copilot CLI: a new file ({"path", "file_text"})
     }
 )
 MAX_COMMAND_CHARS = 300

@@ -294,7 +294,7 @@ def content_words(e: EventDoc, result: EventDoc | None) -> int:
 def _edit_summary(e: EventDoc) -> str:
     raw = e.tool_input
     if isinstance(raw, dict):
-        new = raw.get("new_string") or raw.get("content") or raw.get("new_str") or ""
+        new = raw.get("new_string") or raw.get("content") or raw.get("new_str") or raw.get("file_text") or ""
         if isinstance(new, str) and new.strip():
             return _one_line(new, EDIT_CHARS)
         edits = raw.get("edits")
