@@ -7,8 +7,6 @@ user who runs Codex unattended would set it. The hooks run only if Codex trusts 
 
 from __future__ import annotations
 
-import importlib.util
-
 from tests.agents.behaviours import *  # noqa: F403 - the shared behaviours, run for this agent
 from tests.agents.conftest import AgentSpec
 
@@ -47,21 +45,3 @@ def enabled(listing: str) -> bool:
 
 
 SPEC = AgentSpec("codex", configure, run_session, list_mcp, enabled, recall_tool="mcp__cairn/recall")
-
-_UNTRUSTED = (
-    "cairn install-hooks --agent codex does not record hook trust yet, and codex exec silently skips "
-    "untrusted hooks (issue 11: record trusted_hash in config.toml)"
-)
-# strict: the day the installer records trust, these must pass (and this map goes)
-_TRUST_RECORDED = importlib.util.find_spec("cairn.cli.agents.codex_trust") is not None
-XFAIL = (
-    {}
-    if _TRUST_RECORDED
-    else {
-        "test_the_session_start_context_reaches_the_model": _UNTRUSTED,
-        "test_the_session_is_uploaded_and_learned": _UNTRUSTED,
-        "test_a_preference_and_a_decision_typed_in_one_session_reach_the_next_sessions_context": _UNTRUSTED,
-        "test_the_prompt_hook_adds_the_learned_memory_that_bears_on_the_prompt": _UNTRUSTED,
-        "test_the_model_can_call_cairns_recall_tool_and_gets_the_learned_decision_back": _UNTRUSTED,
-    }
-)
