@@ -11,8 +11,9 @@ from tests.paths import REPO
 
 SCANNED = ("tests", "benchmarks", "scripts", "localstack")
 _PARENTS = re.compile(r"Path\(__file__\)\.resolve\(\)\.parents\[(\d+)\]")
-# where the campaign found the suite reaching: a sibling checkout (`../shared`) or this machine's layout
-_OUTSIDE = re.compile(r"""["'](?:\.\./)+shared\b|["']/work/""")
+# where the campaign found the suite reaching: the sibling folder of shared material beside the clone, or
+# an absolute path of this machine's workspace (spelt as patterns, so this file does not name them)
+_OUTSIDE = re.compile(r"""["'](?:\.\./)+(?:shared)\b|["']/(?:work)/""")
 
 
 def _sources() -> list[Path]:
