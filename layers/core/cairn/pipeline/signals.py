@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from cairn.domain.models import MemoryKind
 from cairn.pipeline.models import Candidate, EventDoc
-from cairn.pipeline.shell import command_key, is_learnable_command, shell_calls
+from cairn.pipeline.shell import core_steps, is_learnable_command, shell_calls
 from cairn.transcripts.model import Role
 
 OPEN_TAG = "open"  # an episode of what was left to do: unfinished todos, a summary's pending work
@@ -45,8 +45,6 @@ _NOT_A_CHECK = re.compile(
     r"|^(?:test|\[) +!? *-[a-zA-Z] "  # the shell's own `test -f file`: a condition, not a check
 )
 _PATH_LIKE = re.compile(r"/|\.\w{1,5}$")
-_REDIRECTS = re.compile(r"\s*\d?>&\d|\s*\d?>\s*/dev/null")  # how output was shown, not the check
-_STEP_SPLIT = re.compile(r"\s*(?:&&|;|\|\|)\s*")
 
 _COMMIT = re.compile(r"^\[([^\]\s]+)(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
 _PUSH = re.compile(r"^\s*(?:([0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40})|\* \[new branch\])\s+(\S+) -> (\S+)", re.M)
@@ -93,14 +91,13 @@ def _checks(events: list[EventDoc]) -> list[Candidate]:
         description = ""
         if isinstance(call.call.tool_input, dict):
             description = str(call.call.tool_input.get("description") or "")
-        steps = _STEP_SPLIT.split(call.command)
-        for step in steps:
-            key = command_key(_REDIRECTS.sub("", step.split(" | ")[0]))
-            purpose = purpose_of(key, description if step == call.command else "")
+        steps = core_steps(call.command)
+        alone = len(steps) == 1  # the description, and what a runner echoed, are then this step's
+        for key in steps:
+            purpose = purpose_of(key, description if alone else "")
             if purpose and key not in seen and len(key) <= CHECK_CHARS and len(seen) < MAX_CHECKS:
                 seen[key] = (purpose, call.call)
-                # what a runner echoed belongs to this step only when nothing else in the line printed
-                if call.result is not None and len([x for x in steps if not _CD.match(x)]) == 1:
+                if alone and call.result is not None:
                     runs[key] = runner_echo(call.result.text)
     if not seen:
         return []
@@ -127,7 +124,6 @@ def _checks(events: list[EventDoc]) -> list[Candidate]:
 _ECHO = re.compile(r"^(?:\[([\w:./-]+)\] )?\$ (\S.*)$")
 _NPM_HEADER = re.compile(r"^> \S+@\S* [\w:.-]+")
 MAX_ECHOES, ECHO_CHARS = 3, 120
-_CD = re.compile(r"^\s*cd\s")
 
 
 def runner_echo(output: str) -> list[str]:
