@@ -14,6 +14,7 @@ import json
 import re
 import shlex
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,14 +128,8 @@ def json_edit(path: Path, change, secret: str | None = None, skeleton: Any = Non
 # --- hooks in the {"Event": [{"matcher", "hooks": [{"type": "command", ...}]}]} shape ---------------
 def remove_grouped_hooks(data: dict[str, Any]) -> dict[str, Any]:
     """Claude Code, Codex and Gemini CLI: drop Cairn's hooks and the groups/events only they filled."""
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict):
-        return data
-    removed = False
-    for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue  # e.g. Gemini's "enabled": true
+
+    def keep(groups: list[Any]) -> list[Any]:
         kept_groups = []
         for group in groups:
             inner = group.get("hooks") if isinstance(group, dict) else None
@@ -146,20 +141,22 @@ def remove_grouped_hooks(data: dict[str, Any]) -> dict[str, Any]:
                 kept_groups.append(group)
             elif kept:
                 kept_groups.append({**group, "hooks": kept})
-        if kept_groups != groups:
-            removed = True
-            if kept_groups:
-                hooks[event] = kept_groups
-            else:
-                del hooks[event]
-    if removed and not hooks:
-        del data["hooks"]
-    return data
+        return kept_groups
+
+    return _prune_hooks(data, keep)
 
 
-# --- hooks in the flat {"Event": [{"command" | "bash": ...}]} shape (Cursor, Copilot CLI) ------------
 def remove_flat_hooks(data: dict[str, Any], command_field: str) -> dict[str, Any]:
-    """Drop Cairn's hooks (their command in `command_field`) and the events only they filled."""
+    """Cursor and Copilot CLI ({"Event": [{"command" | "bash": ...}]}): drop Cairn's hooks, whose
+    command is in `command_field`, and the events only they filled."""
+    return _prune_hooks(
+        data,
+        lambda entries: [e for e in entries if not (isinstance(e, dict) and is_ours(e.get(command_field)))],
+    )
+
+
+def _prune_hooks(data: dict[str, Any], keep: Callable[[list[Any]], list[Any]]) -> dict[str, Any]:
+    """Apply `keep` to each event's list; drop an event it empties, and "hooks" when none is left."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return data
@@ -167,8 +164,8 @@ def remove_flat_hooks(data: dict[str, Any], command_field: str) -> dict[str, Any
     for event in list(hooks):
         entries = hooks[event]
         if not isinstance(entries, list):
-            continue
-        kept = [e for e in entries if not (isinstance(e, dict) and is_ours(e.get(command_field)))]
+            continue  # e.g. Gemini's "enabled": true
+        kept = keep(entries)
         if kept != entries:
             removed = True
             if kept:
