@@ -213,6 +213,18 @@ def test_a_settings_file_that_is_not_json_is_left_alone_with_a_clear_error(tmp_p
     assert broken.read_text() == "{ not json" and not list(home.rglob("*.cairn-backup-*"))
 
 
+@pytest.mark.parametrize(
+    ("agent", "settings"), [("cursor", ".cursor/hooks.json"), ("copilot", ".copilot/hooks/cairn.json")]
+)
+def test_a_hook_event_that_is_not_a_list_is_left_alone_with_a_clear_error(tmp_path, agent, settings):
+    odd = tmp_path / "home" / settings
+    odd.parent.mkdir(parents=True)
+    odd.write_text('{"version": 1, "hooks": {"sessionStart": "echo hi"}}')
+    result = runner.invoke(app, ["install-hooks", "--agent", agent, "--home", str(tmp_path / "home")])
+    assert result.exit_code == 1 and '"hooks.sessionStart" is not a list' in result.output
+    assert json.loads(odd.read_text()) == {"version": 1, "hooks": {"sessionStart": "echo hi"}}
+
+
 def test_an_unknown_agent_is_refused(tmp_path):
     result = runner.invoke(app, ["install-hooks", "--agent", "vim", "--home", str(tmp_path)])
     assert result.exit_code == 2 and "unknown agent" in result.output

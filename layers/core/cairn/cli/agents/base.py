@@ -155,6 +155,17 @@ def remove_flat_hooks(data: dict[str, Any], command_field: str) -> dict[str, Any
     )
 
 
+def add_flat_hook(data: dict[str, Any], event: str, hook: dict[str, Any]) -> None:
+    """Cursor and Copilot CLI: append `hook` to the event's list, refusing a shape Cairn did not expect."""
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsError('"hooks" is not an object; Cairn leaves it alone')
+    entries = hooks.setdefault(event, [])
+    if not isinstance(entries, list):
+        raise SettingsError(f'"hooks.{event}" is not a list; Cairn leaves it alone')
+    entries.append(hook)
+
+
 def _prune_hooks(data: dict[str, Any], keep: Callable[[list[Any]], list[Any]]) -> dict[str, Any]:
     """Apply `keep` to each event's list; drop an event it empties, and "hooks" when none is left."""
     hooks = data.get("hooks")

@@ -16,8 +16,8 @@ from typing import Any
 
 from cairn.cli.agents.base import (
     FileEdit,
-    SettingsError,
     Wiring,
+    add_flat_hook,
     json_edit,
     remove_flat_hooks,
     remove_server,
@@ -54,19 +54,13 @@ def hook_edits(w: Wiring) -> list[FileEdit]:
     def change(data: dict[str, Any]) -> dict[str, Any]:
         remove_hooks(data)
         data.setdefault("version", 1)
-        hooks = data.setdefault("hooks", {})
-        if not isinstance(hooks, dict):
-            raise SettingsError('"hooks" is not an object; Cairn leaves it alone')
         wanted = [(event, w.context_command(name, NAME), 10) for event, name in CONTEXT_HOOKS]
         for event, name in CAPTURE_HOOKS:
             command = w.capture_command(name, NAME)
             if command:
                 wanted.append((event, command, 30))
         for event, command, timeout_s in wanted:
-            entries = hooks.setdefault(event, [])
-            if not isinstance(entries, list):
-                raise SettingsError(f'"hooks.{event}" is not a list; Cairn leaves it alone')
-            entries.append(_hook(command, timeout_s))
+            add_flat_hook(data, event, _hook(command, timeout_s))
         return data
 
     return [json_edit(hooks_file(w), change, skeleton=SKELETON)]

@@ -14,8 +14,8 @@ from typing import Any
 
 from cairn.cli.agents.base import (
     FileEdit,
-    SettingsError,
     Wiring,
+    add_flat_hook,
     json_edit,
     remove_flat_hooks,
     remove_server,
@@ -42,9 +42,6 @@ def hook_edits(w: Wiring) -> list[FileEdit]:
     def change(data: dict[str, Any]) -> dict[str, Any]:
         remove_hooks(data)
         data.setdefault("version", 1)
-        hooks = data.setdefault("hooks", {})
-        if not isinstance(hooks, dict):
-            raise SettingsError('"hooks" is not an object; Cairn leaves it alone')
         wanted = [("sessionStart", w.context_command("session-start", NAME))]
         # stop ends each turn in the editor; the `agent -p` CLI runs sessionEnd but not stop
         for event, name in (("stop", "stop"), ("sessionEnd", "session-end")):
@@ -52,7 +49,7 @@ def hook_edits(w: Wiring) -> list[FileEdit]:
             if command:
                 wanted.append((event, command))
         for event, command in wanted:
-            hooks.setdefault(event, []).append({"command": command})
+            add_flat_hook(data, event, {"command": command})
         return data
 
     return [json_edit(_hooks(w), change, skeleton=SKELETON)]
