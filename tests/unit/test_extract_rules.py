@@ -209,6 +209,7 @@ def test_a_failed_chain_is_fixed_once_each_of_its_steps_has_passed_since():
         "workmux --help",
         "FOO=1 cat x",
         "git branch --list 'fix/*'",
+        "cd web && ls dist 2>&1",
     ],
 )
 def test_a_failing_look_around_is_no_error_to_fix(command):

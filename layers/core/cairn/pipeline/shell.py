@@ -256,8 +256,8 @@ def rerun_at(command: str, key: str) -> int | None:
 
 def is_probe(command: str) -> bool:
     """A read-only look around (`ls x`, `grep -r y`, `git rev-parse --verify z`), judged by its first
-    step: a probe that fails found nothing, which is no error a later success fixes."""
-    steps = step_keys(command)
+    step (`cd` aside): a probe that fails found nothing, which is no error a later success fixes."""
+    steps = core_steps(command)
     words = steps[0].split() if steps else []
     while words and "=" in words[0] and not words[0].startswith("-"):  # `FOO=1 cmd`
         words = words[1:]
