@@ -49,7 +49,7 @@ MIN_BUDGET = 100
 PROMPT_BUDGET = 300
 MAX_CHARS = 9_000  # Claude Code turns hook output past ~10k characters into a preview
 ITEM_CHARS = 500  # one long memory is cut; its id fetches the rest
-CHECKS_CHARS, CHECKS_TAG = 900, "checks"
+CHECKS_CHARS, CHECKS_TAG = 900, "checks"  # the tag pipeline.signals puts on a project's checks
 # the most of the budget a section may take (preferences and the handoff: no limit); caps, not
 # reservations, so a project with only decisions still gets a full block of them
 SHARES = {"errors": 0.3, "work": 0.25, "procedures": 0.4, "decisions": 0.25, "facts": 0.2, "team": 0.15}
