@@ -95,3 +95,25 @@ def test_a_long_line_is_shown_where_most_of_the_querys_words_are():
     text = "\n".join([line] + [f"filler {i} about rendering" for i in range(40)])
     shown = snippet(text, "which entry does the tree keep when a skill is also a context file?", 300)
     assert "seenPaths" in shown
+
+
+def test_two_answers_in_one_long_line_are_both_shown_without_the_padding_between_them():
+    code = "edit src/app.tsx: " + " ".join(f"const v{i} = compute({i});" for i in range(40))
+    code = code.replace("const v5 =", 'if (path.startsWith(".github/skills/")) { openCopilotSkills(); }')
+    code = code.replace("const v30 =", 'if (path.startsWith(".cursor/skills/")) { openCursorSkills(); }')
+    text = "\n".join([code] + [f"filler {i} about layout" for i in range(30)])
+    shown = snippet(text, "how are skills split between the GitHub Copilot and Cursor modals?", 320)
+    assert ".github/skills/" in shown and ".cursor/skills/" in shown
+    assert "v20" not in shown and len(shown) <= 320
+
+
+def test_a_piece_of_a_long_line_is_read_with_the_piece_before_it():
+    line = (
+        "agent: That would be risky. `OpenRepository()` is called broadly across the codebase. "
+        "`ValidateRepository`, `EnsureSetup`, `checkCanRewind`, `GetMetadataBranchTree` need no HEAD. "
+        + "Unrelated remark about formatting and the weather today. "
+        * 8
+    )
+    text = "\n".join([line] + [f"filler {i} about layout" for i in range(30)])
+    shown = snippet(text, "why not check inside OpenRepository()?", 300)
+    assert "checkCanRewind" in shown

@@ -1,23 +1,40 @@
-"""Query-biased snippets: the few lines of a long text that bear on a query, within a character budget.
+"""Query-biased snippets: the passages of a long text that bear on a query, within a character budget.
 
 Recall shows an agent ten results; whole transcript excerpts would cost thousands of tokens, so a long
-text is shown as its best lines for this query (most distinct query terms, rarer terms weighing more),
-in their original order, joined by "…". The full text stays one call away (the memory's id, or the
-session's lines for an excerpt).
+text is shown as its best passages for this query (most distinct query terms, rarer terms weighing
+more), in their original order, joined by "…". A passage is a line, or a piece of a long line: a
+one-line code edit, a pasted request or a wrapped paragraph is read in sentence- or statement-sized
+pieces, so two answers in one long line can both be shown and neither drags 200 characters of
+padding with it. The full text stays one call away (the memory's id, or the session's lines for an
+excerpt).
 """
 
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
 
 from cairn.search.analyzer import analyze, query_terms
 
-LINE_CHARS = 260  # one shown line; a long line is cut around its first matching term
+LINE_CHARS = 260  # a line up to this long is one passage
+PIECE_CHARS = 120  # a longer line is read in pieces of about this size
 HEADING_SHARE = 0.6  # what a line inherits of its heading's match
+NEIGHBOUR_SHARE = 0.5  # what a piece of a long line inherits of the better piece beside it
+# Where a long line may be cut: after a sentence or statement, before a comment or a separator.
+_BREAK = re.compile(r"(?<=[.;!?{}])\s+|\s+(?=//|/\*|#\s|[|→┃—]\s)")
+
+
+@dataclass(frozen=True)
+class _Passage:
+    line: int  # index of its line
+    piece: int  # its place in the line (0 for a whole line)
+    last: bool  # the line's last piece
+    text: str
 
 
 def snippet(text: str, query: str, budget: int = 420) -> str:
-    """`text` itself when it fits in `budget`, else its most query-relevant lines within it."""
+    """`text` itself when it fits in `budget`, else its most query-relevant passages within it."""
     text = text or ""
     if len(text) <= budget:
         return text
@@ -25,33 +42,42 @@ def snippet(text: str, query: str, budget: int = 420) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not terms or not lines:
         return _cut(text, budget)
-    analysed = [set(analyze(ln)) for ln in lines]
+    passages = [p for i, line in enumerate(lines) for p in _passages(i, line)]
+    analysed = [set(analyze(p.text)) & terms for p in passages]
     df = {t: sum(t in a for a in analysed) for t in terms}
-    weight = {t: math.log(1 + len(lines) / df[t]) for t in terms if df[t]}
-    own = [sum(weight.get(t, 0.0) for t in a & terms) for a in analysed]
-    scored = sorted(((s, -i) for i, s in enumerate(_with_context(lines, own))), reverse=True)
+    weight = {t: math.log(1 + len(passages) / df[t]) for t in terms if df[t]}
+    own = [sum(weight[t] for t in a) for a in analysed]
+    scores = _with_context(passages, _with_neighbours(passages, own))
+    ranked = sorted(range(len(passages)), key=lambda k: (-scores[k], k))
     chosen: list[int] = []
     used = 0
-    for score, neg_i in scored:
-        if score <= 0:
+    for k in ranked:
+        if scores[k] <= 0:
             break
-        i = -neg_i
-        shown = _around(lines[i], terms, LINE_CHARS)
-        if used + len(shown) + 2 > budget:
+        cost = len(passages[k].text) + 2
+        if used + cost > budget:
             continue
-        chosen.append(i)
-        used += len(shown) + 2
+        chosen.append(k)
+        used += cost
     if not chosen:
         return _cut(text, budget)
-    chosen = _fill_gaps(chosen, lines, terms, budget - used)
-    parts = []
-    previous = -2
-    for i in sorted(chosen):
-        if i != previous + 1 and parts:
-            parts.append("…")
-        parts.append(_around(lines[i], terms, LINE_CHARS))
-        previous = i
-    return "\n".join(parts)
+    return _render(passages, _fill_gaps(chosen, passages, budget - used))
+
+
+def _passages(index: int, line: str) -> list[_Passage]:
+    if len(line) <= LINE_CHARS:
+        return [_Passage(index, 0, True, line)]
+    pieces: list[str] = []
+    for part in _BREAK.split(line):
+        while len(part) > LINE_CHARS:  # no break inside: cut at a space near the piece size
+            cut = part.rfind(" ", PIECE_CHARS // 2, PIECE_CHARS) + 1 or PIECE_CHARS
+            pieces.append(part[:cut].rstrip())
+            part = part[cut:].lstrip()
+        if pieces and len(pieces[-1]) + len(part) < PIECE_CHARS:
+            pieces[-1] += " " + part
+        elif part:
+            pieces.append(part)
+    return [_Passage(index, n, n == len(pieces) - 1, p) for n, p in enumerate(pieces)]
 
 
 def _is_heading(line: str) -> bool:
@@ -59,12 +85,12 @@ def _is_heading(line: str) -> bool:
     return line.startswith(("#", "**")) or (line.endswith(":") and len(line) <= 80)
 
 
-def _with_context(lines: list[str], own: list[float]) -> list[float]:
+def _with_context(passages: list[_Passage], own: list[float]) -> list[float]:
     """A line under a matching heading bears on the query through it: it inherits part of its score."""
     out = []
     heading = 0.0
-    for line, score in zip(lines, own, strict=True):
-        if _is_heading(line):
+    for passage, score in zip(passages, own, strict=True):
+        if passage.piece == 0 and passage.last and _is_heading(passage.text):
             heading = score
             out.append(score)
         else:
@@ -72,42 +98,50 @@ def _with_context(lines: list[str], own: list[float]) -> list[float]:
     return out
 
 
-def _fill_gaps(chosen: list[int], lines: list[str], terms: set[str], room: int) -> list[int]:
-    """One line between two shown lines is shown too, when it fits: a list read with a hole in it
-    misleads more than the line costs."""
+def _with_neighbours(passages: list[_Passage], own: list[float]) -> list[float]:
+    """A piece of a long line is read with the pieces beside it: a list that follows "X is called
+    by" answers a question about X though it names none of its words."""
+    out = list(own)
+    for k, passage in enumerate(passages):
+        beside = [
+            own[j] for j in (k - 1, k + 1) if 0 <= j < len(passages) and passages[j].line == passage.line
+        ]
+        if beside:
+            out[k] += NEIGHBOUR_SHARE * max(beside)
+    return out
+
+
+def _fill_gaps(chosen: list[int], passages: list[_Passage], room: int) -> list[int]:
+    """One passage between two shown ones is shown too, when it fits: a list read with a hole in it
+    misleads more than the passage costs."""
     picked = set(chosen)
-    for i in sorted(chosen):
-        gap = i + 1
-        if gap + 1 in picked and gap not in picked:
-            shown = len(_around(lines[gap], terms, LINE_CHARS)) + 2
-            if shown <= room:
-                picked.add(gap)
-                room -= shown
+    for k in sorted(chosen):
+        gap = k + 1
+        if gap + 1 in picked and gap not in picked and len(passages[gap].text) + 2 <= room:
+            picked.add(gap)
+            room -= len(passages[gap].text) + 2
     return sorted(picked)
 
 
-def _around(line: str, terms: set[str], limit: int) -> str:
-    """The line, or the window of it that holds the most distinct query terms (a long edit or a
-    one-line list has its answer anywhere), starting a little before the first of them."""
-    if len(line) <= limit:
-        return line
-    hits = [(start, set(analyze(word)) & terms) for start, word in _word_positions(line)]
-    hits = [(start, found) for start, found in hits if found]
-    best, best_count = 0, 0
-    for i, (start, _) in enumerate(hits):
-        window = set().union(*(f for s, f in hits[i:] if s < start + limit - 40))
-        if len(window) > best_count:
-            best, best_count = max(start - 40, 0), len(window)
-    window = line[best : best + limit - 2]
-    return ("…" if best else "") + window + "…"
-
-
-def _word_positions(line: str):
-    position = 0
-    for word in line.split():
-        found = line.find(word, position)
-        yield found, word
-        position = found + len(word)
+def _render(passages: list[_Passage], chosen: list[int]) -> str:
+    """Passages in text order: pieces of one line run on, a skipped stretch shows as "…"."""
+    out = ""
+    previous: _Passage | None = None
+    for k in chosen:
+        p = passages[k]
+        if previous is None:
+            out = ("…" if p.piece else "") + p.text
+        elif p.line == previous.line:
+            out += (" " if p.piece == previous.piece + 1 else " … ") + p.text
+        else:
+            if not previous.last:
+                out += "…"
+            follows = p.line == previous.line + 1 and p.piece == 0
+            out += ("\n" if follows else "\n…\n") + ("…" if p.piece else "") + p.text
+        previous = p
+    if previous is not None and not previous.last:
+        out += "…"
+    return out
 
 
 def _cut(text: str, budget: int) -> str:
