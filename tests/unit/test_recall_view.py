@@ -56,3 +56,16 @@ def test_excerpts_of_one_step_name_their_request_once():
     )
     assert [v.get("title") for v in views] == ["step: fix the build", None, "step: fix the build"]
     assert all(v["session_id"] and v["lines"] for v in views)  # each still cites where it is
+
+
+def test_an_excerpt_is_cited_by_its_session_and_lines_not_by_an_id():
+    view = recall_view(
+        hit(
+            kind=MemoryKind.EXCERPT,
+            title="step: fix the build",
+            content="$ make test → exit 0",
+            provenance=Provenance(session_id="s1", line_start=4, line_end=9),
+        ),
+        "make test",
+    )
+    assert "id" not in view and view["session_id"] == "s1" and view["lines"] == [4, 9]
