@@ -176,3 +176,20 @@ def test_a_new_file_copilot_cli_creates_is_an_edit_with_what_it_wrote():
     assert render_event(call, result(1, 2, "Created file src/retry.py", "c")) == (
         "edit src/retry.py: def retry(fn): return fn"
     )
+
+
+def test_a_file_read_whole_keeps_the_explanations_its_comments_give_inside_functions_too():
+    body = "\n".join(f"\tstep{i}()" for i in range(80))
+    source = (
+        "package cli\n\nfunc handleStop() error {\n"
+        + body
+        + "\n\t// The stop hook fires before the transcript is fully written to disk,\n"
+        "\t// so we poll for our own sentinel entry in the file tail.\n"
+        "\twaitForTranscriptFlush(path, time.Now())\n"
+        "\t// ok\n\tdone()\n}\n"
+    )
+    call = ev(0, 1, Role.TOOL_CALL, tool_name="Read", tool_input={"file_path": "h.go"}, tool_call_id="r")
+    text = render_event(call, result(1, 2, source, "r"))
+    assert "note: The stop hook fires before the transcript is fully written to disk" in text
+    assert "(→ waitForTranscriptFlush(path, time.Now()))" in text
+    assert "note: ok" not in text  # a label, not an explanation

@@ -228,24 +228,37 @@ _DECLARATION = re.compile(
     r"\s+(?:\([^)]*\)\s*)?([A-Za-z_][\w]*)"
 )
 _COMMENT = re.compile(r"^\s*(?://+|#+(?!!)|--|;+|/?\*+/?|\"\"\")\s?(.*?)\s*(?:\*/)?$")
-DOCUMENTED_NAMES, DOCUMENTED_CHARS = 6, 600
+NOTE_WORDS = 5  # a loose comment of fewer words is a label or commented-out code, not an explanation
+NOTE_CHARS, NOTES_CHARS = 200, 2_400  # one note; all the notes of one output (a file read whole)
 
 
 def documented_names(text: str) -> str:
-    """`defines: name — what its comment says; …` for the declarations a comment documents."""
-    found: list[str] = []
+    """What the comments of a long output (a source file read whole) explain, a note a line:
+    `defines: name — comment` for a declaration they document, else `note: comment (→ the statement
+    they introduce)`. Comments are where a file says why; the code around them is cut."""
+    notes: list[str] = []
     comment: list[str] = []
+    used = 0
     for line in text.splitlines():
         if (m := _COMMENT.match(line)) and not _DECLARATION.match(line):
             if m.group(1).strip():
                 comment.append(m.group(1).strip())
             continue
-        if comment and (d := _DECLARATION.match(line)):
-            found.append(f"{d.group(1)} — {_clip(' '.join(comment), 160)}")
+        said = " ".join(comment)
         comment = []
-    if not found:
-        return ""
-    return _clip("defines: " + "; ".join(found[:DOCUMENTED_NAMES]), DOCUMENTED_CHARS)
+        if said and (d := _DECLARATION.match(line)):
+            note = f"defines: {d.group(1)} — {_clip(said, NOTE_CHARS)}"
+        elif len(_WORDS.findall(said)) < NOTE_WORDS:
+            continue
+        elif line.strip():
+            note = f"note: {_clip(said, NOTE_CHARS)} (→ {_clip(line.strip(), 60)})"
+        else:
+            note = f"note: {_clip(said, NOTE_CHARS)}"
+        if used + len(note) > NOTES_CHARS:
+            break
+        notes.append(note)
+        used += len(note) + 1
+    return "\n".join(notes)
 
 
 def _prose(text: str) -> str:
