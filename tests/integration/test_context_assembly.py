@@ -273,3 +273,14 @@ def test_an_error_a_later_success_fixed_is_not_shown_as_unresolved(store):
     )
     md = store.context.assemble(ALICE, P, "claude-code").markdown
     assert "## Unresolved errors" not in md and fixed.id not in md  # its fix is a procedure
+
+
+def test_budget_the_other_sections_leave_unused_goes_to_the_ones_that_have_more(store):
+    for i in range(12):
+        store.add(kind=MemoryKind.DECISION, content=f"Decision {i}: " + "keep the retry queue bounded " * 6)
+    store.add(kind=MemoryKind.FACT, content="The API listens on port 8080")
+    ctx = store.context.assemble(ALICE, P, "claude-code", 1_500)
+    decisions = ctx.markdown.split("## Recent decisions")[1].split("##")[0]
+    # a share caps a section only while others want the room: six decisions, past a quarter of the budget
+    assert decisions.count("\n- ") == 6 and "port 8080" in ctx.markdown
+    assert count_tokens(decisions) > 0.25 * 1_500 and ctx.tokens <= 1_500

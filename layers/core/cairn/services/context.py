@@ -281,7 +281,9 @@ class ContextService:
     def _fit(
         self, header: str, footer: str, sections: list[_Section], budget: int
     ) -> tuple[str, tuple[str, ...], int]:
-        """Greedy in priority order: a line goes in when it and its section heading still fit."""
+        """Greedy in priority order: a line goes in when it and its section heading still fit. A
+        first pass holds each section to its share of the budget; a second lets sections fill what
+        the others left unused, so a session with few kinds of memory still gets a full block."""
         seen_ids: set[str] = set()
         seen_hashes: set[str] = set()
         for s in sections:
@@ -290,33 +292,41 @@ class ContextService:
         fixed = iter(self._count([header, footer, *headings]))
         used = next(fixed) + next(fixed)
         chars = len(header) + len(footer)
+        h_costs = list(fixed)
+        costs: list[list[int]] = []
+        for s in sections:
+            # every word is at least one token: lines that cannot fit are not even tokenized
+            fits = [ln for ln in s.lines if len(ln.text.split()) <= budget - used]
+            counted = dict(zip(map(id, fits), self._count([ln.text for ln in fits]), strict=True))
+            costs.append([counted.get(id(ln), budget + 1) for ln in s.lines])
+        taken: list[set[int]] = [set() for _ in sections]
+        spent = [0] * len(sections)
+        for capped in (True, False):
+            for n, (s, heading) in enumerate(zip(sections, headings, strict=True)):
+                for k, (ln, cost) in enumerate(zip(s.lines, costs[n], strict=True)):
+                    if len(taken[n]) >= s.cap:
+                        break
+                    if k in taken[n]:
+                        continue
+                    extra = cost + (h_costs[n] if not taken[n] else 0)
+                    extra_chars = len(ln.text) + (len(heading) if not taken[n] else 0)
+                    if used + extra > budget or chars + extra_chars > MAX_CHARS:
+                        continue
+                    if capped and spent[n] + extra > s.share * budget:
+                        continue
+                    taken[n].add(k)
+                    spent[n] += extra
+                    used += extra
+                    chars += extra_chars
         out: list[str] = [header]
         ids: list[str] = []
-        for s, heading, h_cost in zip(sections, headings, list(fixed), strict=True):
-            remaining = budget - used - h_cost
-            # every word is at least one token: lines that cannot fit are not even tokenized
-            candidates = [ln for ln in s.lines if len(ln.text.split()) <= remaining]
-            if not candidates:
-                continue
-            taken = section_used = 0
-            for ln, cost in zip(candidates, self._count([ln.text for ln in candidates]), strict=True):
-                extra = cost + (h_cost if taken == 0 else 0)
-                extra_chars = len(ln.text) + (len(heading) if taken == 0 else 0)
-                if used + extra > budget or chars + extra_chars > MAX_CHARS:
-                    continue
-                if section_used + extra > s.share * budget:
-                    continue
-                section_used += extra
-                if taken == 0:
-                    out.append(heading)
-                out.append(ln.text)
-                used += extra
-                chars += extra_chars
-                taken += 1
-                if ln.memory_id:
-                    ids.append(ln.memory_id)
-                if taken >= s.cap:
-                    break
+        for n, (s, heading) in enumerate(zip(sections, headings, strict=True)):
+            if taken[n]:
+                out.append(heading)
+            for k in sorted(taken[n]):
+                out.append(s.lines[k].text)
+                if s.lines[k].memory_id:
+                    ids.append(s.lines[k].memory_id)
         out.append(footer)
         markdown = "".join(out)
         # the sum of the parts is exact for whitespace-separated pieces; this is the guarantee
