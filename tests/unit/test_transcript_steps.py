@@ -193,3 +193,14 @@ def test_a_file_read_whole_keeps_the_explanations_its_comments_give_inside_funct
     assert "note: The stop hook fires before the transcript is fully written to disk" in text
     assert "(→ waitForTranscriptFlush(path, time.Now()))" in text
     assert "note: ok" not in text  # a label, not an explanation
+
+
+def test_when_a_file_has_more_comments_than_room_the_fuller_explanations_are_kept():
+    fields = "\n".join(f"\t// F{i} is a field.\n\tF{i} string" for i in range(200))
+    why = (
+        "// DeleteBranchCLI deletes a branch with the git CLI because go-git v5 does not persist\n"
+        "// deletions when refs are packed or in a worktree context.\nfunc DeleteBranchCLI() error {"
+    )
+    notes = documented_names("type S struct {\n" + fields + "\n}\n" + why)
+    assert "DeleteBranchCLI — DeleteBranchCLI deletes a branch" in notes
+    assert len(notes) <= 2_400

@@ -229,16 +229,17 @@ _DECLARATION = re.compile(
 )
 _COMMENT = re.compile(r"^\s*(?://+|#+(?!!)|--|;+|/?\*+/?|\"\"\")\s?(.*?)\s*(?:\*/)?$")
 NOTE_WORDS = 5  # a loose comment of fewer words is a label or commented-out code, not an explanation
-NOTE_CHARS, NOTES_CHARS = 200, 2_400  # one note; all the notes of one output (a file read whole)
+NOTE_CHARS, NOTES_CHARS = 300, 2_400  # one note; all the notes of one output (a file read whole)
 
 
 def documented_names(text: str) -> str:
     """What the comments of a long output (a source file read whole) explain, a note a line:
     `defines: name — comment` for a declaration they document, else `note: comment (→ the statement
-    they introduce)`. Comments are where a file says why; the code around them is cut."""
+    they introduce)`. Comments are where a file says why; the code around them is cut. Past the
+    room for all of them, the longest explanations are kept (a field's one-line label goes first),
+    in the file's order."""
     notes: list[str] = []
     comment: list[str] = []
-    used = 0
     for line in text.splitlines():
         if (m := _COMMENT.match(line)) and not _DECLARATION.match(line):
             if m.group(1).strip():
@@ -247,18 +248,20 @@ def documented_names(text: str) -> str:
         said = " ".join(comment)
         comment = []
         if said and (d := _DECLARATION.match(line)):
-            note = f"defines: {d.group(1)} — {_clip(said, NOTE_CHARS)}"
+            notes.append(f"defines: {d.group(1)} — {_clip(said, NOTE_CHARS)}")
         elif len(_WORDS.findall(said)) < NOTE_WORDS:
             continue
         elif line.strip():
-            note = f"note: {_clip(said, NOTE_CHARS)} (→ {_clip(line.strip(), 60)})"
+            notes.append(f"note: {_clip(said, NOTE_CHARS)} (→ {_clip(line.strip(), 60)})")
         else:
-            note = f"note: {_clip(said, NOTE_CHARS)}"
-        if used + len(note) > NOTES_CHARS:
-            break
-        notes.append(note)
-        used += len(note) + 1
-    return "\n".join(notes)
+            notes.append(f"note: {_clip(said, NOTE_CHARS)}")
+    kept: set[int] = set()
+    used = 0
+    for n in sorted(range(len(notes)), key=lambda n: (-len(notes[n]), n)):
+        if used + len(notes[n]) + 1 <= NOTES_CHARS:
+            kept.add(n)
+            used += len(notes[n]) + 1
+    return "\n".join(notes[n] for n in sorted(kept))
 
 
 def _prose(text: str) -> str:
