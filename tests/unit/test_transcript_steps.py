@@ -204,3 +204,26 @@ def test_when_a_file_has_more_comments_than_room_the_fuller_explanations_are_kep
     notes = documented_names("type S struct {\n" + fields + "\n}\n" + why)
     assert "DeleteBranchCLI — DeleteBranchCLI deletes a branch" in notes
     assert len(notes) <= 2_400
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        "at TreeNodeRenderer (http://localhost:3000/chunk-36jrqfj4.js:{n}:20)",
+        'File "/srv/app/views.py", line {n}, in render',
+        "main.handler(0x{n})\n\t/src/app/main.go:{n} +0x1d",
+        "at com.acme.Billing.charge(Billing.java:{n})",
+    ],
+)
+def test_a_stack_trace_pasted_into_a_message_is_cut_to_its_first_lines_and_a_count(frame):
+    trace = "\n".join(frame.format(n=40 + i) for i in range(300))
+    message = ev(0, 1, Role.USER, text=f"I get this in the console:\n{trace}\nWhat is wrong with the tree?")
+    text = render_event(message)
+    assert text.startswith("user: I get this in the console:") and "What is wrong with the tree?" in text
+    assert "more trace lines)" in text and len(text) < 1_000
+
+
+def test_a_short_run_of_file_references_in_prose_is_kept_whole():
+    lines = ["Changed:", "- src/app.ts:12 renamed the handler", "- src/db.ts:40 added the index", "Done."]
+    message = ev(0, 1, Role.ASSISTANT, text="\n".join(lines))
+    assert render_event(message) == "agent: " + "\n".join(lines)

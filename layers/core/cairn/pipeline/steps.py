@@ -266,7 +266,41 @@ def documented_names(text: str) -> str:
 
 def _prose(text: str) -> str:
     lines = [_RUN.sub(r"\1\1\1", _WS.sub(" ", ln)).rstrip() for ln in (text or "").strip().splitlines()]
-    return _clip("\n".join(ln for ln in lines if ln.strip()), PROSE_CHARS)
+    return _clip("\n".join(squeeze_traces([ln for ln in lines if ln.strip()])), PROSE_CHARS)
+
+
+# a line of a stack trace or log in most runtimes: a file and line number (`app.js:12:5`, `main.go:40
+# +0x1d`, `File "x.py", line 3`), or nothing but a short frame label between such lines (`at div`)
+_FRAME = re.compile(r"[\w.$-]+\.\w{1,5}:\d+|\bline \d+\b|\+0x[0-9a-f]+")
+TRACE_KEEP, TRACE_MIN = 3, 8  # a run of frames keeps its first few lines; shorter runs stay whole
+
+
+def squeeze_traces(lines: list[str]) -> list[str]:
+    """Runs of stack-trace lines pasted into a message are cut to their first lines and a count:
+    a pasted console log of 87k characters made fourteen excerpts of frames that matched every
+    question about the component names in them, and said nothing the first frames do not."""
+    out: list[str] = []
+    run: list[str] = []
+    frames = 0
+
+    def flush() -> None:
+        if frames >= TRACE_MIN:
+            out.extend(run[:TRACE_KEEP])
+            out.append(f"… ({len(run) - TRACE_KEEP} more trace lines)")
+        else:
+            out.extend(run)
+
+    for line in lines:
+        is_frame = bool(_FRAME.search(line))
+        if is_frame or (run and len(line.split()) <= 3):
+            run.append(line)
+            frames += is_frame
+            continue
+        flush()
+        run, frames = [], 0
+        out.append(line)
+    flush()
+    return out
 
 
 def split_prose(text: str, limit: int) -> list[str]:
