@@ -55,7 +55,9 @@ def test_excerpts_of_one_step_name_their_request_once():
         "make test",
     )
     assert [v.get("title") for v in views] == ["step: fix the build", None, "step: fix the build"]
-    assert all(v["session_id"] and v["lines"] for v in views)  # each still cites where it is
+    # each still cites where it is: its lines, and its session where that changes from the one before
+    assert [v.get("session_id") for v in views] == ["s1", None, "s2"]
+    assert all(v["lines"] for v in views)
 
 
 def test_an_excerpt_is_cited_by_its_session_and_lines_not_by_an_id():

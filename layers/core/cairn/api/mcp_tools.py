@@ -190,19 +190,27 @@ SNIPPET_CHARS = 420
 
 def recall_views(found: Sequence[RecallHit], query: str) -> list[dict[str, Any]]:
     """The hits of one recall as an agent sees them. The best three get room to show their evidence,
-    the rest a glimpse (ten hits stay ~2,000 tokens); excerpts of one step share its title (the request
-    they served), so it is said once, at the first of them."""
+    the rest a glimpse (ten hits stay ~2,000 tokens). What excerpts share is said once: the title of
+    a step (the request they served) at the first of its excerpts, and a session id only where it
+    changes from the excerpt before (an id cost ~20 tokens, and most answers come from one session)."""
     views = [
         recall_view(h, query, SNIPPET_CHARS * 2 if rank < 3 else SNIPPET_CHARS * 3 // 4)
         for rank, h in enumerate(found)
     ]
+    excerpts = [v for v in views if v["kind"] == MemoryKind.EXCERPT.value]
     seen: set[tuple[Any, Any]] = set()
-    for view in views:
-        if view["kind"] == MemoryKind.EXCERPT.value and "title" in view:
+    for view in excerpts:
+        if "title" in view:
             step = (view.get("session_id"), view["title"])
             if step in seen:
                 del view["title"]
             seen.add(step)
+    previous = None
+    for view in excerpts:
+        session = view.get("session_id")
+        if session is not None and session == previous:
+            del view["session_id"]
+        previous = session
     return views
 
 
@@ -442,7 +450,9 @@ _SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "recall",
         "Search memories by meaning and keywords (hybrid BM25 + vectors + graph + recency). Filter by "
-        "project, kinds and tags. Use before starting work on something the team may have seen before.",
+        "project, kinds and tags. Use before starting work on something the team may have seen before. "
+        "Transcript excerpts cite a session and its lines (`transcript` opens them); an excerpt without a "
+        "session_id is from the session of the excerpt before it.",
         a.RecallArgs,
         _recall,
         read_only=True,
