@@ -246,12 +246,13 @@ def indexed(team_a, learned) -> dict[str, Any]:
     def found() -> dict[str, Any] | None:
         # the session's unresolved `npm run build` error; the stream indexes in batches, so poll
         answer = mcp_call(team_a, "recall", {"query": "npm run build", "project": team_a.project})
-        matches = [
-            hit
-            for hit in answer["hits"]
-            if hit.get("session_id") == learned["session_id"]
-            and "npm run build" in (hit.get("content") or hit.get("snippet", ""))
-        ]
+        matches, session = [], None
+        for hit in answer["hits"]:
+            if hit["kind"] != "excerpt":
+                continue
+            session = hit.get("session_id", session)  # said only where it changes
+            if session == learned["session_id"] and "npm run build" in hit.get("snippet", ""):
+                matches.append(hit)
         return answer if matches else None
 
     return poll(found, 180, "recall to find the learned memories", 3.0)
