@@ -1,10 +1,11 @@
-"""The handoff says what git reported of unfinished work at the end (pipeline.reflect.git_state)."""
+"""What git reported of unfinished work at the end (pipeline.git_state), said by handoff and git episode."""
 
 from __future__ import annotations
 
 import pytest
+from cairn.pipeline.git_state import git_state
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.reflect import git_state, handoff_text, unresolved_errors
+from cairn.pipeline.reflect import handoff_text, unresolved_errors
 from cairn.transcripts.model import Role
 
 pytestmark = pytest.mark.unit
@@ -51,14 +52,14 @@ def test_a_commit_after_the_status_settles_what_was_staged_not_what_is_unpushed_
     state = git_state([*ran(1, "rtk git status", status), *ran(3, "git commit -m x", "[main abc1234] x")])
     assert state == (
         "📌 main...origin/main [ahead 21]; ❓ Untracked: 2 files; "
-        "untracked: .husky/commit-msg, .husky/post-commit; then commit"
+        "untracked: .husky/commit-msg, .husky/post-commit; then committed, not pushed"
     )
 
 
 def test_a_push_after_the_status_settles_the_unpushed_commits():
     status = "## main...origin/main [ahead 2]\n M a.go\n?? notes.md"
     state = git_state([*ran(1, "git status --short --branch", status), *ran(3, "git push", "")])
-    assert state == "untracked: notes.md; then push"
+    assert state == "untracked: notes.md; then pushed"
 
 
 def test_a_checkout_after_the_status_makes_it_stale():
@@ -78,3 +79,20 @@ def test_the_handoff_names_what_still_fails_and_leaves_the_errors_to_their_own_m
     summary = {"last_request": "ship it", "next_steps": [], "open_questions": [], "git_state": None}
     text = handoff_text(summary, [{"command": "make lint", "error": "error: E501 line too long"}])
     assert text == "Last request: ship it\nStill failing: `make lint`"
+
+
+def test_the_git_episode_keeps_the_state_at_the_end_for_when_the_handoff_is_gone():
+    from cairn.pipeline.signals import session_signals
+
+    status = "## main...origin/main [ahead 21]\n M src/tree.ts"
+    events = [
+        *ran(1, "git status --short --branch", status),
+        *ran(3, "git commit -am fix", "[main 37016ac] fix"),
+    ]
+    episode = next(c for c in session_signals(events) if "git" in c.tags)
+    assert "`37016ac` fix" in episode.content
+    assert (
+        "at the end, git status: ## main...origin/main [ahead 21]; then committed, not pushed"
+        in episode.content
+    )
+    assert (episode.line_start, episode.line_end) == (1, 4)

@@ -16,6 +16,7 @@ from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Scope, content
 from cairn.pipeline import keys as k
 from cairn.pipeline.consolidate import _Consolidation
 from cairn.pipeline.extract_rules import errors_and_fixes
+from cairn.pipeline.git_state import git_state
 from cairn.pipeline.mine_tools import mine_procedures
 from cairn.pipeline.models import Candidate, ConsolidateResult, EventDoc, EventsDoc, ReflectResult
 from cairn.pipeline.shell import (
@@ -240,57 +241,6 @@ def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[
         "open_questions": open_questions(last_reply),
         "git_state": git_state(events),
     }
-
-
-_GIT_STATE = re.compile(
-    r"(ahead \d+|behind \d+|Your branch is (?:ahead|behind)|have diverged"
-    r"|Changes (?:not staged|to be committed)|Untracked files|nothing to commit"
-    r"|Your branch is up to date|Staged: \d+ files|Modified: \d+ files|Untracked: \d+ files)",
-    re.I,
-)
-
-
-def git_state(events: list[EventDoc]) -> str | None:
-    """What the session's last `git status` said of uncommitted or unpushed work, in git's words,
-    less what a later commit or push settled (a commit leaves untracked files and unpushed commits)."""
-    settled: list[str] = []
-    for c in reversed(shell_calls(events)):
-        if not c.ok:
-            continue
-        if re.search(r"\bgit (?:stash|reset|checkout|switch|rebase|merge)\b", c.command):
-            return None  # the work changed shape after the last status: what it said is stale
-        settled += [verb for verb in ("commit", "push") if re.search(rf"\bgit {verb}\b", c.command)]
-        if c.result is not None and "git status" in c.command:
-            lines = _status_lines(c.result.text, settled)
-            if lines and settled:
-                lines.append("then " + " and ".join(v for v in ("commit", "push") if v in settled))
-            return "; ".join(lines)[:GIT_STATE_CHARS] or None
-    return None
-
-
-GIT_STATE_CHARS = 400
-_SETTLED_BY = {
-    "commit": re.compile(r"Changes to be committed|\bStaged:"),
-    "push": re.compile(r"ahead \d+|Your branch is ahead|have diverged", re.I),
-}
-_UNTRACKED_HEADER = re.compile(r"Untracked", re.I)
-
-
-def _status_lines(text: str, settled: list[str]) -> list[str]:
-    """git's state lines, and the untracked paths it listed (`?? path`, or indented under its header)."""
-    lines, untracked, listing = [], [], False
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("?? "):
-            untracked.append(line[3:])
-        elif listing and raw[:1] in (" ", "\t") and line and not line.startswith(("(", "...")):
-            untracked.append(line)
-        listing = bool(_UNTRACKED_HEADER.search(line)) or (listing and raw[:1] in (" ", "\t"))
-        if _GIT_STATE.search(line) and not any(_SETTLED_BY[v].search(line) for v in settled):
-            lines.append(line)
-    if untracked:
-        lines.append("untracked: " + ", ".join(untracked[:6]))
-    return list(dict.fromkeys(lines))
 
 
 def next_steps(events: list[EventDoc], last_reply: str) -> list[str]:

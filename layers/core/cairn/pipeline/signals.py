@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 
 from cairn.domain.models import MemoryKind
+from cairn.pipeline.git_state import git_state
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.shell import core_steps, is_learnable_command, shell_calls
 from cairn.transcripts.model import Role
@@ -152,10 +153,13 @@ def _git_activity(events: list[EventDoc]) -> list[Candidate]:
     pushes: list[str] = []
     reviews: list[str] = []
     lines: list[int] = []
+    status_at: tuple[int, int] | None = None
     for call in shell_calls(events):
         if not call.ok or call.result is None:
             continue
         output = call.result.text or ""
+        if "git status" in call.command:
+            status_at = (call.call.line_no, call.result.last_line)
         found = False
         for m in _NEW_BRANCH.finditer(call.command):
             branches.append(m.group(1))
@@ -184,6 +188,11 @@ def _git_activity(events: list[EventDoc]) -> list[Candidate]:
         parts.append("pushed " + "; ".join(dict.fromkeys(pushes)))
     if reviews:
         parts.append("review " + ", ".join(dict.fromkeys(reviews)))
+    if status_at and (
+        state := git_state(events)
+    ):  # the handoff says it too, but leaves recall once delivered
+        parts.append(f"at the end, git status: {state}")
+        lines.extend(status_at)
     if not parts:
         return []
     return [
