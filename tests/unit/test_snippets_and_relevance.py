@@ -117,3 +117,14 @@ def test_a_piece_of_a_long_line_is_read_with_the_piece_before_it():
     text = "\n".join([line] + [f"filler {i} about layout" for i in range(30)])
     shown = snippet(text, "why not check inside OpenRepository()?", 300)
     assert "checkCanRewind" in shown
+
+
+def test_what_a_matching_command_printed_is_shown_with_it():
+    text = "\n".join(
+        [f"filler line {i} about the parser internals" for i in range(30)]
+        + ['$ git commit -m "$(cat <<EOF', "Fix tree view badges", "EOF", ')"']
+        + ["→ ok: $ bun test src/ && tsc --noEmit", "1274 pass"]
+        + [f"more filler {i}" for i in range(30)]
+    )
+    shown = snippet(text, "what runs automatically when I make a git commit?", 200)
+    assert "git commit" in shown and "bun test src/" in shown

@@ -20,6 +20,7 @@ from cairn.search.analyzer import analyze, query_terms
 LINE_CHARS = 260  # a line up to this long is one passage
 PIECE_CHARS = 120  # a longer line is read in pieces of about this size
 HEADING_SHARE = 0.6  # what a line inherits of its heading's match
+COMMAND, OUTCOME = "$ ", "→"  # how a transcript excerpt renders a command and what it printed
 NEIGHBOUR_SHARE = 0.5  # what a piece of a long line inherits of the better piece beside it
 # Where a long line may be cut: after a sentence or statement, before a comment or a separator.
 _BREAK = re.compile(r"(?<=[.;!?{}])\s+|\s+(?=//|/\*|#\s|[|→┃—]\s)")
@@ -86,15 +87,21 @@ def _is_heading(line: str) -> bool:
 
 
 def _with_context(passages: list[_Passage], own: list[float]) -> list[float]:
-    """A line under a matching heading bears on the query through it: it inherits part of its score."""
+    """A line under a matching heading bears on the query through it, and so does what a matching
+    command printed (`→ ok: …`, the line after it): each inherits part of that line's score."""
     out = []
-    heading = 0.0
+    heading = command = 0.0
     for passage, score in zip(passages, own, strict=True):
+        if passage.piece == 0 and passage.text.startswith(COMMAND):
+            command = score
         if passage.piece == 0 and passage.last and _is_heading(passage.text):
             heading = score
             out.append(score)
-        else:
-            out.append(score + HEADING_SHARE * heading)
+            continue
+        inherited = heading
+        if passage.piece == 0 and passage.text.startswith(OUTCOME):
+            inherited = max(inherited, command)
+        out.append(score + HEADING_SHARE * inherited)
     return out
 
 
