@@ -227,3 +227,16 @@ def test_a_short_run_of_file_references_in_prose_is_kept_whole():
     lines = ["Changed:", "- src/app.ts:12 renamed the handler", "- src/db.ts:40 added the index", "Done."]
     message = ev(0, 1, Role.ASSISTANT, text="\n".join(lines))
     assert render_event(message) == "agent: " + "\n".join(lines)
+
+
+def test_a_python_docstring_documents_the_declaration_above_it():
+    body = "\n".join(f"    x{i} = {i}" for i in range(60))
+    source = (
+        'class Store:\n    """Keeps sessions on disk, one SQLite file per team."""\n\n'
+        "    def open(self, path):\n"
+        '        """Open the store; the schema is created on first use.\n\n        More.\n        """\n'
+        + body
+    )
+    notes = documented_names(source)
+    assert "defines: Store — Keeps sessions on disk, one SQLite file per team." in notes
+    assert "defines: open — Open the store; the schema is created on first use." in notes

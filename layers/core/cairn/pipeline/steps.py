@@ -240,14 +240,20 @@ def documented_names(text: str) -> str:
     in the file's order."""
     notes: list[str] = []
     comment: list[str] = []
+    docstring_of = None  # a Python-style declaration (`def f():`), whose docstring follows it
     for line in text.splitlines():
         if (m := _COMMENT.match(line)) and not _DECLARATION.match(line):
-            if m.group(1).strip():
-                comment.append(m.group(1).strip())
+            if not comment and not (docstring_of and line.lstrip().startswith(_DOCSTRING)):
+                docstring_of = None
+            if said := m.group(1).strip().strip("\"'").strip():
+                comment.append(said)
             continue
         said = " ".join(comment)
         comment = []
-        if said and (d := _DECLARATION.match(line)):
+        documented, docstring_of = docstring_of, _python_declaration(line)
+        if said and documented:
+            notes.append(f"defines: {documented} — {_clip(said, NOTE_CHARS)}")
+        elif said and (d := _DECLARATION.match(line)):
             notes.append(f"defines: {d.group(1)} — {_clip(said, NOTE_CHARS)}")
         elif len(_WORDS.findall(said)) < NOTE_WORDS:
             continue
@@ -262,6 +268,15 @@ def documented_names(text: str) -> str:
             kept.add(n)
             used += len(notes[n]) + 1
     return "\n".join(notes[n] for n in sorted(kept))
+
+
+_DOCSTRING = ('"""', "'''", 'r"""')
+
+
+def _python_declaration(line: str) -> str | None:
+    """The name a `def`/`class` line declares when its docstring comes after it, not before."""
+    d = _DECLARATION.match(line)
+    return d.group(1) if d and line.rstrip().endswith(":") else None
 
 
 def _prose(text: str) -> str:
