@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from cairn.domain.models import MemoryKind
 from cairn.pipeline.git_state import git_state
+from cairn.pipeline.manifests import manifest_facts
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.shell import core_steps, is_learnable_command, shell_calls
 from cairn.transcripts.model import Role
@@ -60,10 +61,11 @@ _ERROR_WORDS = re.compile(r"error|fix|problem", re.I)
 
 
 def session_signals(events: Sequence[EventDoc]) -> list[Candidate]:
-    """Memories that need the whole session to see: checks, git activity, plans, summaries, todos."""
+    """Memories that need the whole session to see: checks, git activity, plans, summaries, todos,
+    and the tasks of the project files it read."""
     events = list(events)
     out: list[Candidate] = []
-    for make in (_checks, _git_activity, _plans, _summaries, _todos):
+    for make in (_checks, _git_activity, _plans, _summaries, _todos, manifest_facts):
         out.extend(make(events))
     return out
 
