@@ -319,9 +319,13 @@ def test_the_pages_fit_a_phone_screen_without_sideways_scrolling(open_page, stac
 def test_the_main_links_and_buttons_are_reachable_from_the_keyboard(open_page, stack):
     page = open_page()
     page.goto(stack.url + "/ui/login")
-    page.keyboard.type(stack.admin_a)  # the key field has focus on load
+    # the key field has focus on load; on a busy machine the browser applies autofocus a moment after
+    # `goto` returns, and keys typed before then go nowhere
+    page.wait_for_function("document.activeElement && document.activeElement.id === 'key'")
+    page.keyboard.type(stack.admin_a)
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/ui/$"))
+    page.wait_for_load_state("load")
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.textContent") == "Skip to content"
     for _ in range(10):
