@@ -38,6 +38,7 @@ from cairn.domain.models import KeyScope, MemoryFilter, Principal  # noqa: E402
 from cairn.services.tokens import count_many  # noqa: E402
 from cairn.services.uploads import UploadRequest  # noqa: E402
 from cairn.settings import Settings  # noqa: E402
+from cairn.transcripts.detect import parse_transcript  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data" / "coding-dev"
 FIXTURES = ROOT / "tests" / "fixtures" / "transcripts"
@@ -55,8 +56,8 @@ CONTEXT_BUDGET = 1_500
 
 
 def _agent_of(path: Path) -> str:
-    head = path.read_text(errors="replace")[:4000]
-    return "codex" if '"session_meta"' in head or path.name.startswith("rollout-") else "claude-code"
+    """The agent whose format the transcript is in, as the product detects it (any agent it parses)."""
+    return parse_transcript(path.read_bytes(), filename=path.name).agent
 
 
 def _parts(path: Path) -> list[Path]:

@@ -32,6 +32,14 @@ def ran(seq, command, output, error=False, description=None) -> list[EventDoc]:
         ("git status", "Check the working tree", None),
         ("workmux add --help", "", None),
         ("nl -ba packages/core/test/results.test.ts", "", None),
+        # a look around, whatever its description calls it
+        ("printenv", "Check the environment", None),
+        ("entire status", "", None),
+        # "check" in a description is the verb "look at"; names in a payload or environment are data
+        ("./scripts/hook.sh", "Check hook recovered", None),
+        ("""HOOK_INPUT='{"session_id":"test"}' entire hooks pre-tool-use""", "", None),
+        ("""SESSION=test-1 sh -c 'if ! command -v entire; then exit 1; fi'""", "", None),
+        ("./scripts/verify.sh", "Run the test suite", "test"),
     ],
 )
 def test_a_check_is_recognised_by_what_its_command_or_description_says_it_does(command, description, purpose):

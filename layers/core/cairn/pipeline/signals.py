@@ -16,13 +16,14 @@ The chunk extractors see a slice of the session; some things only make sense who
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 
 from cairn.domain.models import MemoryKind
 from cairn.pipeline.git_state import git_state
 from cairn.pipeline.manifests import manifest_facts
 from cairn.pipeline.models import Candidate, EventDoc
-from cairn.pipeline.shell import core_steps, is_learnable_command, shell_calls
+from cairn.pipeline.shell import core_steps, is_learnable_command, is_probe, shell_calls
 from cairn.transcripts.model import Role
 
 OPEN_TAG = "open"  # an episode of what was left to do: unfinished todos, a summary's pending work
@@ -74,15 +75,33 @@ def session_signals(events: Sequence[EventDoc]) -> list[Candidate]:
 def purpose_of(command: str, description: str = "") -> str | None:
     """What a verification command is for, or None when it is not one (exploration, git, help)."""
     command = command.strip()
-    if not command or _NOT_A_CHECK.search(command):
-        return None
-    # a path names a file, not what the command does: `nl -ba test/app.test.ts` is no test run
-    words = " ".join(w for w in command.split() if not _PATH_LIKE.search(w))
-    said = f"{words} {description}".lower()
+    if not command or _NOT_A_CHECK.search(command) or is_probe(command):
+        return None  # a look around (`printenv`, `entire status`) checks nothing of the project
+    words = " ".join(_named_words(command))
     for name, pattern in _PURPOSES:
-        if pattern.search(said):
+        if pattern.search(words.lower()):
+            return name
+    # the agent's description names the purpose of an opaque command (`./ci.sh`: "Run the test
+    # suite"); its verb "check" means "look at" there, not the project's checks
+    for name, pattern in _PURPOSES:
+        if name != "check" and pattern.search(description.lower()):
             return name
     return None
+
+
+def _named_words(command: str) -> list[str]:
+    """The words that say what a command does: not its environment (`SESSION=test cmd`), not a
+    quoted script or payload (`sh -c '…'`, `'{"id": "test"}'`), not a path (`nl test/app.ts`)."""
+    try:
+        tokens = shlex.split(command)
+    except ValueError:
+        tokens = command.split()
+    while tokens and _ASSIGNMENT.match(tokens[0]):
+        tokens = tokens[1:]
+    return [t for t in tokens if not _PATH_LIKE.search(t) and " " not in t and not _ASSIGNMENT.match(t)]
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 
 
 def _checks(events: list[EventDoc]) -> list[Candidate]:
