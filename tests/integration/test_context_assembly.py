@@ -19,6 +19,7 @@ from cairn.adapters.local.repositories import (
 from cairn.domain.errors import Forbidden, InvalidInput
 from cairn.domain.models import KeyScope, MemoryKind, Principal, Provenance, Scope, Session
 from cairn.services.context import CAIRN_CONTEXT_CLOSE, CAIRN_CONTEXT_OPEN, ContextService
+from cairn.services.handoffs import HandoffNote, HandoffService
 from cairn.services.memories import MemoryService, NewMemory
 from cairn.services.tokens import count_tokens
 
@@ -284,3 +285,23 @@ def test_budget_the_other_sections_leave_unused_goes_to_the_ones_that_have_more(
     # a share caps a section only while others want the room: six decisions, past a quarter of the budget
     assert decisions.count("\n- ") == 6 and "port 8080" in ctx.markdown
     assert count_tokens(decisions) > 0.25 * 1_500 and ctx.tokens <= 1_500
+
+
+def test_what_a_handoff_left_failing_is_said_once_with_its_error(store):
+    store.add(
+        kind=MemoryKind.EPISODE,
+        content="`npm run build` still fails with: TypeError: generate is not a function",
+        tags=("error", "unresolved"),
+    )
+    HandoffService(store.memories).save_handoff(
+        ALICE,
+        HandoffNote(
+            project=P,
+            summary="Last request: ship it\nStill failing: `npm run build`",
+            agent="claude-code",
+            errors=("`npm run build`: TypeError: generate is not a function",),
+        ),
+    )
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert "Last request: ship it" in md and md.count("npm run build") == 1
+    assert "generate is not a function" in md.split("## Unresolved errors")[1]

@@ -54,6 +54,7 @@ CHECKS_CHARS, CHECKS_TAG = 900, "checks"  # the tag pipeline.signals puts on a p
 # reservations, so a project with only decisions still gets a full block of them
 SHARES = {"errors": 0.3, "work": 0.25, "procedures": 0.4, "decisions": 0.25, "facts": 0.2, "team": 0.15}
 MAX_PROMPT_CHARS = 2_000
+STILL_FAILING = "Still failing:"  # how a handoff names what it left failing (pipeline.reflect too)
 MAX_PROJECT_CHARS = 300
 
 ERROR_TAGS = frozenset({"error", "unresolved"})
@@ -175,7 +176,11 @@ class ContextService:
         budget_tokens: int,
     ) -> AssembledContext:
         sections = [
-            _Section("Where you left off", 1, self._handoff_lines(team, handoffs[:1], project, agent)),
+            _Section(
+                "Where you left off",
+                1,
+                self._handoff_lines(team, handoffs[:1], project, agent, errors_shown=bool(others[0].lines)),
+            ),
             *(_Section(s.title, s.cap, list(s.lines), s.share) for s in others),
         ]
         if not handoffs and not any(s.lines for s in sections[1:]):
@@ -226,16 +231,22 @@ class ContextService:
     def _list(self, team: str, flt: MemoryFilter, limit: int) -> list[Memory]:
         return list(self._memories.list(team, flt, limit=limit).items)
 
-    def _handoff_lines(self, team: str, handoffs: Sequence[Memory], project: str, agent: str) -> list[_Line]:
+    def _handoff_lines(
+        self, team: str, handoffs: Sequence[Memory], project: str, agent: str, errors_shown: bool = False
+    ) -> list[_Line]:
         if handoffs:
             h = handoffs[0]
-            text = f"- {_inline(h.content, ITEM_CHARS)} [{h.id}]\n"
+            content = h.content
+            if errors_shown and _strings(h.details.get("errors")):
+                # its failing commands are the "Unresolved errors" section's lines, with their errors
+                content = "\n".join(ln for ln in content.splitlines() if not ln.startswith(STILL_FAILING))
+            text = f"- {_inline(content, ITEM_CHARS)} [{h.id}]\n"
             said = _WS.sub(" ", h.content)
             lists = (
                 ("next_steps", "Next steps", 160),
                 ("open_questions", "Open questions", 160),
                 # what still fails is named; its error is a line of "Unresolved errors"
-                ("errors", "Still failing", 70),
+                ("errors", STILL_FAILING[:-1], 70),
             )
             for key, label, limit in lists:
                 items = _strings(h.details.get(key))
