@@ -305,3 +305,29 @@ def test_what_a_handoff_left_failing_is_said_once_with_its_error(store):
     md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
     assert "Last request: ship it" in md and md.count("npm run build") == 1
     assert "generate is not a function" in md.split("## Unresolved errors")[1]
+
+
+def test_a_procedure_the_checks_already_list_is_left_out_but_a_fix_that_reruns_a_check_stays(store):
+    store.add(
+        kind=MemoryKind.PROCEDURE,
+        content="Checks run and passing in this project:\n- format: `mise run fmt`\n- test: `go test ./...`",
+        tags=("checks", "command"),
+        details={"steps": ["mise run fmt", "go test ./..."], "success_count": 1},
+    )
+    store.add(
+        kind=MemoryKind.PROCEDURE,
+        content="Run the tests with `go test ./... 2>&1 | tail -5`",
+        details={"command": "go test ./... 2>&1 | tail -5", "steps": ["go test ./... 2>&1 | tail -5"]},
+    )
+    store.add(
+        kind=MemoryKind.PROCEDURE,
+        content="When `mise run fmt` fails with config not trusted: run `mise trust`; then it succeeds",
+        tags=("fix", "command"),
+        details={
+            "command": "mise run fmt",
+            "steps": ["run `mise trust`", "mise run fmt"],
+            "success_count": 1,
+        },
+    )
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert "Run the tests" not in md and "run `mise trust`" in md

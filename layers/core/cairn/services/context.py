@@ -437,9 +437,16 @@ def _procedures(found: list[Memory], project: str, rel: dict[str, int]) -> list[
         return (ok + 1) / (ok + bad + 2)  # Laplace: 1 success of 1 ranks below 9 of 10
 
     found = [m for m in found if _count(m, "success_count") >= _count(m, "failure_count") or m.pinned]
-    # a project's checks come first; a single command they already list is not repeated
-    listed = {s for m in found if CHECKS_TAG in m.tags for s in _strings(m.details.get("steps"))}
-    found = [m for m in found if CHECKS_TAG in m.tags or str(m.details.get("command", "")) not in listed]
+    # a project's checks come first; a procedure whose every step they already list is not repeated
+    # (a fix that runs a check again after another step says more than the check: it stays)
+    listed = {_bare(s) for m in found if CHECKS_TAG in m.tags for s in _strings(m.details.get("steps"))}
+    found = [
+        m
+        for m in found
+        if CHECKS_TAG in m.tags
+        or not (steps := {_bare(s) for s in _strings(m.details.get("steps")) or [m.details.get("command")]})
+        or not steps <= listed
+    ]
     found.sort(
         key=lambda m: (
             -m.pinned,
@@ -452,6 +459,14 @@ def _procedures(found: list[Memory], project: str, rel: dict[str, int]) -> list[
     # the project's checks are what every next session runs: they get room to list each command
     room = {True: CHECKS_CHARS, False: ITEM_CHARS}
     return [_line(m, project, _success_rate(m), room[CHECKS_TAG in m.tags]) for m in found]
+
+
+_SHOWN_HOW = re.compile(r"\s+(?:\d?>&\d|\d?>\s*/dev/null)|\s+\|\s+(?:tail|head)\b.*$")
+
+
+def _bare(command: object) -> str:
+    """A command without how its output was shown: `go test ./... 2>&1 | tail -5` is `go test ./...`."""
+    return _SHOWN_HOW.sub("", str(command or "")).strip()
 
 
 def _facts(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
