@@ -143,3 +143,14 @@ def test_the_shells_own_test_command_and_a_branch_listing_are_not_checks_or_bran
     events = [*ran(1, "test -f .workmux.yaml", ""), *ran(3, "git branch --list", "* main")]
     assert purpose_of("test -f .workmux.yaml") is None
     assert not [c for c in session_signals(events) if "git" in c.tags or "checks" in c.tags]
+
+
+def test_commits_are_listed_under_their_branch_named_once():
+    events = [
+        *ran(1, "git commit -m a", "[fix/x aaaaaaa1] First change"),
+        *ran(3, "git commit -m b", "[fix/x bbbbbbb2] Second change"),
+        *ran(5, "git commit -m c", "[main ccccccc3] Hotfix"),
+    ]
+    (git,) = [c for c in session_signals(events) if "git" in c.tags]
+    assert "commits on `fix/x`: `aaaaaaa1` First change; `bbbbbbb2` Second change" in git.content
+    assert "commits on `main`: `ccccccc3` Hotfix" in git.content and git.content.count("fix/x") == 1

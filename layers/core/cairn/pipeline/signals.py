@@ -170,7 +170,7 @@ def _runs(echoed: list[str] | None) -> str:
 # --- git activity ----------------------------------------------------------------------------------
 def _git_activity(events: list[EventDoc]) -> list[Candidate]:
     branches: list[str] = []
-    commits: list[str] = []
+    commits: list[tuple[str, str]] = []  # (branch, `hash` subject)
     pushes: list[str] = []
     reviews: list[str] = []
     lines: list[int] = []
@@ -186,7 +186,7 @@ def _git_activity(events: list[EventDoc]) -> list[Candidate]:
             branches.append(m.group(1))
             found = True
         for m in _COMMIT.finditer(output):
-            commits.append(f"`{m.group(2)}` {m.group(3).strip()[:120]} (on {m.group(1)})")
+            commits.append((m.group(1), f"`{m.group(2)}` {m.group(3).strip()[:120]}"))
             found = True
         for m in _PUSH.finditer(output):
             pushes.append(f"{m.group(1) or 'new branch'} {m.group(2)} -> {m.group(3)}")
@@ -204,7 +204,10 @@ def _git_activity(events: list[EventDoc]) -> list[Candidate]:
     if branches:
         parts.append("branch " + ", ".join(f"`{b}`" for b in dict.fromkeys(branches)))
     if commits:
-        parts.append("commits " + "; ".join(dict.fromkeys(commits)))
+        on: dict[str, list[str]] = {}  # each branch named once, its commits in order
+        for branch, commit in dict.fromkeys(commits):
+            on.setdefault(branch, []).append(commit)
+        parts.append("; ".join(f"commits on `{b}`: " + "; ".join(cs) for b, cs in on.items()))
     if pushes:
         parts.append("pushed " + "; ".join(dict.fromkeys(pushes)))
     if reviews:
