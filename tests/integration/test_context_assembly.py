@@ -331,3 +331,11 @@ def test_a_procedure_the_checks_already_list_is_left_out_but_a_fix_that_reruns_a
     )
     md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
     assert "Run the tests" not in md and "run `mise trust`" in md
+
+
+def test_a_markdown_tables_rule_rows_are_not_spent_on_the_block(store):
+    store.add(
+        kind=MemoryKind.DECISION, content="| File | Change |\n|------|:------:|\n| a.go | add the check |"
+    )
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert "| File | Change | | a.go | add the check |" in md and "---" not in md

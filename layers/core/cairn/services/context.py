@@ -66,6 +66,7 @@ _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 TITLE_SLACK = 0.2  # a title is dropped when the content says all its words but one, or 80 % of them
 _MARKER = re.compile(r"</?\s*cairn-context\s*>", re.I)
+_TABLE_RULE = re.compile(r"^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*$", re.M)  # a markdown table's |---|---|
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,7 +490,7 @@ def _decisions(found: list[Memory], project: str, rel: dict[str, int]) -> list[_
 # --- rendering helpers ----------------------------------------------------------------------------
 def _inline(text: str, limit: int) -> str:
     """One line, no context markers (a memory must not close the block), cut at `limit` characters."""
-    text = _MARKER.sub("[cairn-context tag]", _WS.sub(" ", text or "")).strip()
+    text = _MARKER.sub("[cairn-context tag]", _WS.sub(" ", _TABLE_RULE.sub("", text or ""))).strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
