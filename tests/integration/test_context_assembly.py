@@ -339,3 +339,17 @@ def test_a_markdown_tables_rule_rows_are_not_spent_on_the_block(store):
     )
     md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
     assert "| File | Change | | a.go | add the check |" in md and "---" not in md
+
+
+def test_sections_of_one_plan_are_shown_in_the_order_its_author_wrote_them(store):
+    at = Provenance(session_id="s1", line_start=3, line_end=3)
+    for place, heading in enumerate(["Context", "1. Add the sentinel", "Files touched"]):
+        store.add(
+            kind=MemoryKind.DECISION,
+            title=f"Plan «Fix»: {heading}",
+            content=f"{heading} says what part {place} decides about the empty repository check.",
+            details={"source": "plan", "section": place},
+            provenance=at,
+        )
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert md.index("Context says") < md.index("1. Add the sentinel says") < md.index("Files touched says")

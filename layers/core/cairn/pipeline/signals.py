@@ -268,11 +268,11 @@ def _plans(events: list[EventDoc]) -> list[Candidate]:
     out = []
     for e in _plan_texts(events):
         title = _title_of(e.text)
-        for heading, body in sections(e.text)[:MAX_SECTIONS]:
+        for place, (heading, body) in enumerate(sections(e.text)[:MAX_SECTIONS]):
             if len(body) < MIN_SECTION_CHARS:
                 continue
             kind = MemoryKind.PROCEDURE if _CHECK_WORDS.search(heading) else MemoryKind.DECISION
-            out.append(_section(kind, f"Plan {title}: {heading}", body, e, ["plan"], 0.6))
+            out.append(_section(kind, f"Plan {title}: {heading}", body, e, ["plan"], 0.6, place))
     return out
 
 
@@ -283,7 +283,7 @@ def _summaries(events: list[EventDoc]) -> list[Candidate]:
             continue
         # pending work of a summary the session went on from was taken up: history, not open
         continued = any(x.role is Role.USER and not x.is_sidechain for x in events[i + 1 :])
-        for heading, body in sections(e.text)[:MAX_SECTIONS]:
+        for place, (heading, body) in enumerate(sections(e.text)[:MAX_SECTIONS]):
             if len(body) < MIN_SECTION_CHARS:
                 continue
             pending = _OPEN_WORDS.search(heading) and not continued
@@ -294,7 +294,7 @@ def _summaries(events: list[EventDoc]) -> list[Candidate]:
             else:
                 kind = MemoryKind.FACT
             tags = ["summary", OPEN_TAG] if pending else ["summary"]
-            out.append(_section(kind, f"Session summary: {heading}", body, e, tags, 0.55))
+            out.append(_section(kind, f"Session summary: {heading}", body, e, tags, 0.55, place))
     return out
 
 
@@ -307,7 +307,7 @@ def _title_of(text: str) -> str:
 
 
 def _section(
-    kind: MemoryKind, title: str, body: str, e: EventDoc, tags: list[str], confidence: float
+    kind: MemoryKind, title: str, body: str, e: EventDoc, tags: list[str], confidence: float, place: int
 ) -> Candidate:
     body = "\n".join(ln.rstrip() for ln in body.splitlines() if ln.strip())
     if len(body) > SECTION_CHARS:
@@ -318,7 +318,9 @@ def _section(
         content=body,
         tags=tags,
         confidence=confidence,
-        details={"source": tags[0]},
+        # its place in the document: sections of one message share its lines, and a reader wants them
+        # in the author's order (a plan's context and design before its file list)
+        details={"source": tags[0], "section": place},
         line_start=e.line_no,
         line_end=e.last_line,
     )

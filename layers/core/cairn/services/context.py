@@ -508,11 +508,13 @@ def _line(m: Memory, project: str | None, suffix: str = "", limit: int = ITEM_CH
     return _Line(text, m.id, m.content_hash)
 
 
-def _newest(m: Memory) -> tuple[float, int]:
+def _newest(m: Memory) -> tuple[float, int, int]:
     """Newest first: by the minute a memory was learned, then by where its session said it. One
     session's memories are written within moments of each other, in whatever order the pipeline's
-    workers finish; their place in the session is what orders them, the same on every run."""
-    return -(m.created_at.timestamp() // 60), -(m.provenance.line_end or m.provenance.line_start or 0)
+    workers finish; their place in the session is what orders them, the same on every run. Sections
+    of one message (a plan, a summary) keep the order their author gave them."""
+    line = m.provenance.line_end or m.provenance.line_start or 0
+    return -(m.created_at.timestamp() // 60), -line, _count(m, "section")
 
 
 def _title_adds(title: str, content: str) -> bool:
