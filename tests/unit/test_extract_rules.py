@@ -333,3 +333,42 @@ def test_a_rule_inside_a_run_on_brief_is_still_seen():
     brief = "Open a draft PR that " + "plumbs the signal through every layer and " * 8
     brief += "renders a toast; never force-push, snake_case wire / camelCase TS, add tests."
     assert any(s.startswith("never force-push") for s in sentences(brief))
+
+
+def test_a_working_variant_soon_after_a_failure_is_its_fix():
+    found = (
+        Script()
+        .bash(
+            "workmux add --pr 1510 --name review-e2e -b",
+            "Error: Failed to create worktree environment for branch 'fix/x'",
+            error=True,
+        )
+        .bash("git worktree list")
+        .bash("workmux add review/e2e --pr 1510 --name review-e2e -b", "Created worktree review-e2e")
+        .fixes()
+    )
+    [episode] = [c for c in found if c.kind.value == "episode"]
+    [fix] = [c for c in found if c.kind.value == "procedure"]
+    assert episode.details["outcome"] == "fixed"
+    assert fix.content.endswith("run `workmux add review/e2e --pr 1510 --name review-e2e -b` instead")
+    assert "then `workmux add --pr 1510" not in fix.content
+
+
+@pytest.mark.parametrize(
+    ("failed", "later"),
+    [
+        ("go test ./...", "go test ./pkg/..."),  # a narrower run leaves the full one failing
+        ("workmux remove main -f", "workmux remove feature-x -f"),  # another target
+        ("npm run build", "npm run lint"),  # another script
+    ],
+)
+def test_a_different_command_on_other_names_is_no_variant(failed, later):
+    found = Script().bash(failed, "Error: boom", error=True).bash(later, "ok").fixes()
+    assert not found
+
+
+def test_a_variant_long_after_the_failure_answers_nothing():
+    script = Script().bash("make deploy ENV=prod", "Error: denied", error=True)
+    for i in range(8):
+        script.bash(f"echo step {i} && make step{i}")
+    assert not script.bash("make deploy ENV=prod --force", "deployed").fixes()

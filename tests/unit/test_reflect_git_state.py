@@ -96,3 +96,16 @@ def test_the_git_episode_keeps_the_state_at_the_end_for_when_the_handoff_is_gone
         in episode.content
     )
     assert (episode.line_start, episode.line_end) == (1, 4)
+
+
+def test_an_error_a_working_variant_answered_is_not_unresolved():
+    events = [
+        *ran(
+            1,
+            "bd update t.5 --claim --json && workmux add fix/x -b",
+            "Error claiming t.5: already claimed",
+            True,
+        ),
+        *ran(3, "bd update t.5 --status in_progress --json && workmux add fix/x -b", "ok"),
+    ]
+    assert unresolved_errors(events) == []

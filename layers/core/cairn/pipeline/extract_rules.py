@@ -16,6 +16,7 @@ from cairn.pipeline.extractor import ExtractContext, Extraction
 from cairn.pipeline.models import Candidate, CandidateLink, ChunkDoc, EventDoc
 from cairn.pipeline.shell import (
     VERIFYING,
+    Resolution,
     Resolutions,
     ShellCall,
     edited_path,
@@ -248,7 +249,7 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
     out: list[Candidate] = []
     position = {e.seq: i for i, e in enumerate(events)}
     resolutions = Resolutions()
-    pairs: dict[str, tuple[ShellCall, ShellCall, int]] = {}  # by command: its latest failure and fix
+    pairs: dict[str, tuple[ShellCall, ShellCall, Resolution]] = {}  # by command: latest failure, fix
     for call in calls:
         if call.failed:
             if (
@@ -258,14 +259,16 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
             ):
                 resolutions.failed(call)
         elif call.ok:
-            for failed, at in resolutions.succeeded(call):
-                pairs[failed.key] = (failed, call, at)
-    for failed, later, at in sorted(pairs.values(), key=lambda p: p[0].call.seq):
+            for r in resolutions.succeeded(call):
+                pairs[r.failure.key] = (r.failure, call, r)
+    for failed, later, how in sorted(pairs.values(), key=lambda p: p[0].call.seq):
         error = first_error_line(failed.result.text if failed.result else "")
         between = events[position[failed.call.seq] + 1 : position[later.call.seq]]
         steps = _fix_steps(between, failed.key)
         # `mise trust && mise run fmt`: what the working line ran before the failed command is the fix
-        steps += [f"run `{k}`" for k in step_keys(later.command)[:at] if f"run `{k}`" not in steps]
+        steps += [f"run `{k}`" for k in step_keys(later.command)[: how.at] if f"run `{k}`" not in steps]
+        if how.variant:  # a different command did what the failed one tried: that is the fix
+            steps = [s for s in steps if s != f"run `{how.variant}`"] + [f"run `{how.variant}` instead"]
         ref = f"err:{failed.key}"
         out.append(
             Candidate(
@@ -287,11 +290,11 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
                     title=f"Fix for `{failed.key}`: {error}"[:300],
                     content=f'When `{failed.key}` fails with "{error}": '
                     + "; ".join(steps)
-                    + f"; then `{failed.key}` succeeds",
+                    + ("" if how.variant else f"; then `{failed.key}` succeeds"),
                     tags=["fix", failed.category or "command"],
                     confidence=0.65,
                     details={
-                        "steps": [*steps, failed.key],
+                        "steps": [*steps] if how.variant else [*steps, failed.key],
                         "fixes_error": error,
                         "command": failed.key,
                         "success_count": 1,

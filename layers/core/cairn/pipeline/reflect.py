@@ -167,7 +167,7 @@ def unresolved_errors(events: list[EventDoc]) -> list[dict[str, Any]]:
     resolutions = Resolutions()
     for c in shell_calls(events):
         if c.ok:  # `mise trust && mise run fmt` working resolves an earlier failed `mise run fmt`
-            for failure, _ in resolutions.succeeded(c):
+            for failure in (r.failure for r in resolutions.succeeded(c)):
                 last[failure.key] = c
         if c.result is None or not is_learnable_command(c.command):
             continue
@@ -227,7 +227,7 @@ def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[
         ):
             resolutions.failed(c)  # exploration (ls, cat, grep) failing is not an error worth remembering
         elif c.ok:
-            fixed += [f.key for f, _ in resolutions.succeeded(c) if f.key not in fixed]
+            fixed += [r.failure.key for r in resolutions.succeeded(c) if r.failure.key not in fixed]
     main_replies = [e for e in events if e.role is Role.ASSISTANT and not e.is_sidechain]
     last_reply = main_replies[-1].text if main_replies else ""
     return {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections import Counter
 from dataclasses import dataclass
 
 from cairn.pipeline.models import EventDoc
@@ -217,28 +218,66 @@ def core_steps(command: str) -> list[str]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    failure: ShellCall
+    at: int  # where the failed command starts in the working line (0 when it is the line)
+    variant: str | None = None  # the different command that did what the failed one tried
+
+
 class Resolutions:
     """Which failed commands later runs made good: a failure is resolved by a success that runs it
-    again (alone, or inside a longer chain) or by successes that, between them, ran each of its steps
-    (`lint && test` failed; later `lint` and `test` each passed)."""
+    again (alone, or inside a longer chain), by successes that, between them, ran each of its steps
+    (`lint && test` failed; later `lint` and `test` each passed), or by a working variant soon after
+    it (the same program and subcommand on the same names, with other options: `workmux add --pr 1510
+    --name x` failed, `workmux add review/x --pr 1510 --name x` worked)."""
 
     def __init__(self) -> None:
-        self._pending: dict[str, tuple[ShellCall, set[str]]] = {}
+        self._pending: dict[str, tuple[ShellCall, set[str], int]] = {}
+        self._successes = 0
 
     def failed(self, call: ShellCall) -> None:
-        self._pending[call.key] = (call, set(core_steps(call.command)) or {call.key})
+        self._pending[call.key] = (call, set(core_steps(call.command)) or {call.key}, self._successes)
 
-    def succeeded(self, call: ShellCall) -> list[tuple[ShellCall, int]]:
-        """The failures this success resolves, each with where its command starts in this line."""
+    def succeeded(self, call: ShellCall) -> list[Resolution]:
+        """The failures this success resolves."""
+        self._successes += 1
         ran = set(core_steps(call.command))
         done = []
-        for key, (failure, remaining) in list(self._pending.items()):
+        for key, (failure, remaining, since) in list(self._pending.items()):
             at = rerun_at(call.command, key)
             remaining -= ran
             if at is not None or not remaining:
                 del self._pending[key]
-                done.append((failure, at or 0))
+                done.append(Resolution(failure, at or 0))
+            elif self._successes - since <= VARIANT_WINDOW and is_variant(call.command, failure.command):
+                del self._pending[key]
+                done.append(Resolution(failure, 0, call.key))
         return done
+
+
+VARIANT_WINDOW = 6  # successful commands after a failure within which a working variant answers it
+
+
+def is_variant(command: str, failed: str) -> bool:
+    """`command` does what `failed` tried, another way: the same program and subcommand, and every
+    name the failed line gave (its words that are not options) still there; only options changed or
+    were added. `go test ./pkg/...` after `go test ./...` failed is a narrower run, not a variant."""
+    if command_key(command) == command_key(failed):
+        return False
+    tried, done = _words(failed), _words(command)
+    if len(tried) < 2 or tried[:2] != done[:2]:
+        return False
+    names = Counter(w for w in tried if not w.startswith("-"))
+    return names <= Counter(w for w in done if not w.startswith("-"))
+
+
+def _words(command: str) -> list[str]:
+    line = " && ".join(core_steps(command))
+    try:
+        return shlex.split(line)
+    except ValueError:
+        return line.split()
 
 
 def rerun_at(command: str, key: str) -> int | None:
