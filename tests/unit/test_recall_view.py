@@ -71,3 +71,12 @@ def test_an_excerpt_is_cited_by_its_session_and_lines_not_by_an_id():
         "make test",
     )
     assert "id" not in view and view["session_id"] == "s1" and view["lines"] == [4, 9]
+
+
+def test_a_long_memory_past_the_best_three_is_cut_to_its_lines_on_the_query():
+    content = (
+        "\n".join(f"- step {i}: rebuild the widget cache" for i in range(30)) + "\n- deploy with `make ship`"
+    )
+    views = recall_views([hit(id=f"mem_{n}", content=content) for n in range(4)], "how do we deploy?")
+    assert "content" in views[3] and views[3]["truncated"] and "make ship" in views[3]["content"]
+    assert len(views[3]["content"]) <= 420 and len(views[0]["content"]) <= 840

@@ -243,8 +243,9 @@ def recall_view(h: RecallHit, query: str, budget: int = SNIPPET_CHARS) -> dict[s
             "created_at": m.created_at.date().isoformat(),
             "superseded_by": m.superseded_by,
         }
-        if len(m.content) > SNIPPET_CHARS * 2:
-            view["content"] = snippet(m.content, query, SNIPPET_CHARS * 2)
+        # a memory is one statement, denser than an excerpt: it keeps more room than an excerpt's glimpse
+        if len(m.content) > (room := max(budget, SNIPPET_CHARS)):
+            view["content"] = snippet(m.content, query, room)
             view["truncated"] = True
     view["relevance"] = round(h.relevance, 2)
     if h.via != "search":
