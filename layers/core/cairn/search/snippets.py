@@ -87,8 +87,8 @@ def _is_heading(line: str) -> bool:
 
 
 def _with_context(passages: list[_Passage], own: list[float]) -> list[float]:
-    """A line under a matching heading bears on the query through it, and so does what a matching
-    command printed (`→ ok: …`, the line after it): each inherits part of that line's score."""
+    """A line under a matching heading bears on the query through it, and so does the outcome line
+    of a matching command (`$ git commit …` then `→ ok: …`): each inherits part of that one's score."""
     out = []
     heading = command = 0.0
     for passage, score in zip(passages, own, strict=True):
