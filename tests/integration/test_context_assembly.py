@@ -353,3 +353,13 @@ def test_sections_of_one_plan_are_shown_in_the_order_its_author_wrote_them(store
         )
     md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
     assert md.index("Context says") < md.index("1. Add the sentinel says") < md.index("Files touched says")
+
+
+def test_every_kind_of_memory_gets_a_line_before_any_kind_gets_its_whole_share(store):
+    for i in range(15):
+        store.add(
+            kind=MemoryKind.PREFERENCE, content=f"Rule {i}: " + "prefer small focused pull requests " * 8
+        )
+    store.add(kind=MemoryKind.FACT, content="The payments stub listens on port 9100")
+    md = store.context.assemble(ALICE, P, "claude-code", 600).markdown
+    assert "port 9100" in md and "Rule" in md

@@ -313,10 +313,12 @@ class ContextService:
             costs.append([counted.get(id(ln), budget + 1) for ln in s.lines])
         taken: list[set[int]] = [set() for _ in sections]
         spent = [0] * len(sections)
-        for capped in (True, False):
+        # first a line of every section, then each up to its share, then whatever room is left
+        for one, capped in ((True, True), (False, True), (False, False)):
             for n, (s, heading) in enumerate(zip(sections, headings, strict=True)):
+                before = len(taken[n])
                 for k, (ln, cost) in enumerate(zip(s.lines, costs[n], strict=True)):
-                    if len(taken[n]) >= s.cap:
+                    if len(taken[n]) >= s.cap or (one and len(taken[n]) > before):
                         break
                     if k in taken[n]:
                         continue
