@@ -240,3 +240,15 @@ def test_a_python_docstring_documents_the_declaration_above_it():
     notes = documented_names(source)
     assert "defines: Store — Keeps sessions on disk, one SQLite file per team." in notes
     assert "defines: open — Open the store; the schema is created on first use." in notes
+
+
+def test_a_long_diff_keeps_the_lines_it_adds_and_removes_not_whatever_says_error():
+    diff = "\n".join(
+        [f" src/file{i}.ts | {i} ++-" for i in range(6)]
+        + ["--- a/package.json", "+++ b/package.json", "@@ -5,6 +5,8 @@"]
+        + ['+    "@chakra-ui/react": "^3.33.0",', '-    "left-pad": "^1.0.0",']
+        + [f'     "error-ex{i}": "1.3.{i}",' for i in range(40)]
+        + ["tail 1", "tail 2", "tail 3"]
+    )
+    text = informative(diff, 480)
+    assert '"@chakra-ui/react": "^3.33.0"' in text and '"left-pad"' in text and "error-ex" not in text

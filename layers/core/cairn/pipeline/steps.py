@@ -35,6 +35,8 @@ _ERROR_LINE = re.compile(
     r"\b(error|fail(?:ed|ure)?|fatal|exception|panic|traceback|not found|denied)\b", re.I
 )
 _WS = re.compile(r"[ \t]+")
+_HUNK = re.compile(r"^\s*@@ -\d")  # a unified diff's hunk header
+_CHANGED = re.compile(r"^\s*[+-](?![+-]{2})\s*\S")  # a line a diff adds or removes (not +++/---)
 _PLACEHOLDER = re.compile(r"\[REDACTED_[A-Z_]+[^\]]*\]")
 _WORDS = re.compile(r"[A-Za-z]{3,}")
 _RUN = re.compile(r"([^\w\s])\1{3,}")  # rules and box drawing (━━━━, ----) say nothing, cost tokens
@@ -215,8 +217,11 @@ def informative(text: str, limit: int) -> str:
         return joined
     head, tail = lines[:6], lines[-3:] if len(lines) > 9 else []
     middle = lines[len(head) : len(lines) - len(tail)]
-    errors = [ln for ln in middle if _ERROR_LINE.search(ln)][:4]
-    parts = [*head, *(["…", *errors] if errors else []), *(["…", *tail] if tail else [])]
+    if any(_HUNK.match(ln) for ln in middle):  # a diff: what it added and removed is what it says
+        picked = [ln for ln in middle if _CHANGED.match(ln)][:4]
+    else:
+        picked = [ln for ln in middle if _ERROR_LINE.search(ln)][:4]
+    parts = [*head, *(["…", *picked] if picked else []), *(["…", *tail] if tail else [])]
     out = "\n".join(_clip(p, 200) for p in parts)
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
