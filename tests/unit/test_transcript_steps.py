@@ -252,3 +252,12 @@ def test_a_long_diff_keeps_the_lines_it_adds_and_removes_not_whatever_says_error
     )
     text = informative(diff, 480)
     assert '"@chakra-ui/react": "^3.33.0"' in text and '"left-pad"' in text and "error-ex" not in text
+
+
+def test_a_list_of_findings_with_file_and_line_is_prose_not_a_trace():
+    findings = "\n".join(
+        f"- src/app/module{i}.py:{10 + i} — missing null check on the user input" for i in range(12)
+    )
+    message = ev(0, 1, Role.ASSISTANT, text=f"Review findings:\n{findings}")
+    text = render_event(message)
+    assert "more trace lines" not in text and "module11.py:21" in text

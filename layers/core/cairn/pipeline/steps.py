@@ -293,6 +293,7 @@ def _prose(text: str) -> str:
 # +0x1d`, `File "x.py", line 3`), or nothing but a short frame label between such lines (`at div`)
 _FRAME = re.compile(r"[\w.$-]+\.\w{1,5}:\d+|\bline \d+\b|\+0x[0-9a-f]+")
 TRACE_KEEP, TRACE_MIN = 3, 8  # a run of frames keeps its first few lines; shorter runs stay whole
+FRAME_WORDS = 6  # words a frame has besides its location (`File "x.py", line 3, in f` has five)
 
 
 def squeeze_traces(lines: list[str]) -> list[str]:
@@ -311,7 +312,10 @@ def squeeze_traces(lines: list[str]) -> list[str]:
             out.extend(run)
 
     for line in lines:
-        is_frame = bool(_FRAME.search(line))
+        # a frame is mostly its location, or a log line that starts with one (`app.js:12 Warning: …`);
+        # `- src/a.py:12 — missing null check on the input` in a list of findings is prose
+        where = _FRAME.search(line)
+        is_frame = bool(where) and (where.start() == 0 or len(_FRAME.sub(" ", line).split()) <= FRAME_WORDS)
         if is_frame or (run and len(line.split()) <= 3):
             run.append(line)
             frames += is_frame
