@@ -261,3 +261,25 @@ def test_a_list_of_findings_with_file_and_line_is_prose_not_a_trace():
     message = ev(0, 1, Role.ASSISTANT, text=f"Review findings:\n{findings}")
     text = render_event(message)
     assert "more trace lines" not in text and "module11.py:21" in text
+
+
+def test_a_document_read_whole_is_not_read_for_code_comments():
+    doc = "# Guide\n" + "\n".join(
+        f"## Section {i}\n**Term {i}** — what the term means here." for i in range(40)
+    )
+    call = ev(
+        0, 1, Role.TOOL_CALL, tool_name="Read", tool_input={"file_path": "docs/guide.md"}, tool_call_id="r"
+    )
+    assert "note:" not in render_event(call, result(1, 2, doc, "r"))
+    shell = ev(
+        0, 1, Role.TOOL_CALL, tool_name="Bash", tool_input={"command": "cat SKILL.md"}, tool_call_id="s"
+    )
+    assert "note:" not in render_event(shell, result(1, 2, doc, "s"))
+
+
+def test_markdown_bold_in_code_output_is_no_comment_but_a_doc_comments_star_lines_are():
+    assert documented_names("**Experiment** — a committed run variant of the evals here\nx = 1") == ""
+    source = (
+        "/**\n * Build the tree from the files and their skills.\n */\nexport function buildTree(files) {"
+    )
+    assert documented_names(source).startswith("defines: buildTree — Build the tree")

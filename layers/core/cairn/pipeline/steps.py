@@ -167,7 +167,7 @@ def _call(e: EventDoc, result: EventDoc | None) -> str:
         description = _field(e, "description")
         if description:
             line += f"   # {_one_line(description, 160)}"
-        return line + (("\n" + _outcome(result)) if result else "")
+        return line + (("\n" + _outcome(result, _is_prose_file(command))) if result else "")
     if is_edit(e):
         path = edited_path(e) or "?"
         change = _edit_summary(e)
@@ -176,10 +176,19 @@ def _call(e: EventDoc, result: EventDoc | None) -> str:
     name = e.tool_name or "tool"
     args = "" if _is_placeholder(e.tool_input) else _compact_input(e.tool_input)
     line = f"{name} {args}".rstrip()
-    return line + (("\n" + _outcome(result)) if result else "")
+    prose = _is_prose_file(str(_field(e, "file_path") or _field(e, "path") or ""))
+    return line + (("\n" + _outcome(result, prose)) if result else "")
 
 
-def _outcome(result: EventDoc) -> str:
+# documents, not code: their lines are all prose, and their `#` headings and `**bold**` are no comments
+_PROSE_FILE = re.compile(r"\.(?:md|mdx|markdown|rst|txt|adoc)\b", re.I)
+
+
+def _is_prose_file(named: str) -> bool:
+    return bool(_PROSE_FILE.search(named))
+
+
+def _outcome(result: EventDoc, prose_file: bool = False) -> str:
     text = result.text or ""
     code = exit_code(result)
     status = ("error" if result.is_error else "ok") if code is None else f"exit {code}"
@@ -187,7 +196,7 @@ def _outcome(result: EventDoc) -> str:
     body = informative(plain, OUTPUT_CHARS)
     if not body:
         return f"  → {status}"
-    if len(plain) > OUTPUT_CHARS and (documented := documented_names(plain)):
+    if len(plain) > OUTPUT_CHARS and not prose_file and (documented := documented_names(plain)):
         # a file read or printed whole is cut to its head and tail; what its comments say each name
         # is for is how a later question about it finds it ("how does X avoid Y?")
         body += "\n" + documented
@@ -232,7 +241,7 @@ _DECLARATION = re.compile(
     r"(?:func|def|class|fn|function|const|let|var|type|interface|struct|enum|trait|module|defmodule|defp?)"
     r"\s+(?:\([^)]*\)\s*)?([A-Za-z_][\w]*)"
 )
-_COMMENT = re.compile(r"^\s*(?://+|#+(?!!)|--|;+|/?\*+/?|\"\"\")\s?(.*?)\s*(?:\*/)?$")
+_COMMENT = re.compile(r"^\s*(?://+|#+(?!!)|--|;+|/\*+|\*+/|\*+(?=\s|$)|\"\"\")\s?(.*?)\s*(?:\*/)?$")
 NOTE_WORDS = 5  # a loose comment of fewer words is a label or commented-out code, not an explanation
 NOTE_CHARS, NOTES_CHARS = 300, 2_400  # one note; all the notes of one output (a file read whole)
 
