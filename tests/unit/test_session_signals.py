@@ -137,6 +137,8 @@ def test_pending_work_of_a_summary_the_session_went_on_from_is_not_left_open():
     summary += "2. Current Work:\n   Fixing the duplicate key warnings in the tree builder right now.\n"
     found = session_signals([ev(1, Role.SUMMARY, summary), ev(2, Role.USER, "go on")])
     assert found and all("open" not in c.tags for c in found)
+    # what the session went on to do is its history, not a fact about the project
+    assert all(c.kind is MemoryKind.EPISODE for c in found)
 
 
 def test_the_shells_own_test_command_and_a_branch_listing_are_not_checks_or_branches():

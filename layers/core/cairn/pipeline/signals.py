@@ -286,13 +286,12 @@ def _summaries(events: list[EventDoc]) -> list[Candidate]:
         for place, (heading, body) in enumerate(sections(e.text)[:MAX_SECTIONS]):
             if len(body) < MIN_SECTION_CHARS:
                 continue
-            pending = _OPEN_WORDS.search(heading) and not continued
-            if pending:
-                kind = MemoryKind.EPISODE  # tagged open: what the session left to do
-            elif _ERROR_WORDS.search(heading):
-                kind = MemoryKind.EPISODE
-            else:
-                kind = MemoryKind.FACT
+            planned = bool(_OPEN_WORDS.search(heading))
+            pending = planned and not continued
+            # open work (tagged open when nothing came after it; what the session went on to do is
+            # history, not a fact about the project) and errors are episodes
+            episode = planned or _ERROR_WORDS.search(heading)
+            kind = MemoryKind.EPISODE if episode else MemoryKind.FACT
             tags = ["summary", OPEN_TAG] if pending else ["summary"]
             out.append(_section(kind, f"Session summary: {heading}", body, e, tags, 0.55, place))
     return out
