@@ -294,8 +294,9 @@ class ContextService:
         self, header: str, footer: str, sections: list[_Section], budget: int
     ) -> tuple[str, tuple[str, ...], int]:
         """Greedy in priority order: a line goes in when it and its section heading still fit. A
-        first pass holds each section to its share of the budget; a second lets sections fill what
-        the others left unused, so a session with few kinds of memory still gets a full block."""
+        first pass gives every section one line, a second holds each to its share of the budget, a
+        third lets sections fill what the others left unused (a session with few kinds of memory
+        still gets a full block, and no kind can crowd every other out)."""
         seen_ids: set[str] = set()
         seen_hashes: set[str] = set()
         for s in sections:
