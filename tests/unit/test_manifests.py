@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from cairn.pipeline.manifests import declared_tasks, manifest_facts
-from cairn.pipeline.models import EventDoc
-from cairn.transcripts.model import Role
+
+from tests.unit.session_events import tool_run
 
 pytestmark = pytest.mark.unit
 
@@ -87,29 +87,8 @@ def test_a_file_that_declares_no_tasks_is_no_manifest():
     assert declared_tasks("src/app.ts", "export const x = 1") is None
 
 
-def call(seq: int, tool: str, tool_input: dict, output: str, error: bool = False) -> list[EventDoc]:
-    return [
-        EventDoc(
-            seq=seq,
-            line_no=seq,
-            role=Role.TOOL_CALL,
-            tool_name=tool,
-            tool_input=tool_input,
-            tool_call_id=f"c{seq}",
-        ),
-        EventDoc(
-            seq=seq + 1,
-            line_no=seq + 1,
-            role=Role.TOOL_RESULT,
-            text=output,
-            tool_call_id=f"c{seq}",
-            is_error=error,
-        ),
-    ]
-
-
 def test_a_manifest_the_session_read_becomes_a_fact_with_its_tasks_one_a_line():
-    events = call(1, "Read", {"file_path": "/Users/me/app/frontend/package.json"}, PACKAGE_JSON)
+    events = tool_run(1, "Read", {"file_path": "/Users/me/app/frontend/package.json"}, PACKAGE_JSON)
     (fact,) = manifest_facts(events)
     assert fact.title == "Scripts declared in frontend/package.json"
     assert "- dev: `bun run css:build && bun --hot server.ts`" in fact.content.splitlines()
@@ -118,15 +97,17 @@ def test_a_manifest_the_session_read_becomes_a_fact_with_its_tasks_one_a_line():
 
 def test_a_manifest_printed_by_a_shell_command_counts_and_the_last_read_wins():
     events = [
-        *call(1, "exec_command", {"cmd": "sed -n '1,220p' package.json"}, PACKAGE_JSON),
-        *call(3, "Bash", {"command": "cat package.json"}, PACKAGE_JSON.replace("bun test src/", "vitest")),
-        *call(5, "Bash", {"command": "cat package.json | jq .scripts"}, '{"x": "y"}'),
-        *call(7, "Read", {"file_path": "Makefile"}, "No such file", error=True),
+        *tool_run(1, "exec_command", {"cmd": "sed -n '1,220p' package.json"}, PACKAGE_JSON),
+        *tool_run(
+            3, "Bash", {"command": "cat package.json"}, PACKAGE_JSON.replace("bun test src/", "vitest")
+        ),
+        *tool_run(5, "Bash", {"command": "cat package.json | jq .scripts"}, '{"x": "y"}'),
+        *tool_run(7, "Read", {"file_path": "Makefile"}, "No such file", error=True),
     ]
     (fact,) = manifest_facts(events)
     assert "- test: `vitest`" in fact.content and fact.line_start == 3
 
 
 def test_a_manifest_printed_after_a_cd_still_counts():
-    events = call(1, "Bash", {"command": "cd frontend && cat package.json"}, PACKAGE_JSON)
+    events = tool_run(1, "Bash", {"command": "cd frontend && cat package.json"}, PACKAGE_JSON)
     assert [f.title for f in manifest_facts(events)] == ["Scripts declared in package.json"]

@@ -4,33 +4,11 @@ from __future__ import annotations
 
 import pytest
 from cairn.pipeline.git_state import git_state
-from cairn.pipeline.models import EventDoc
 from cairn.pipeline.reflect import handoff_text, unresolved_errors
-from cairn.transcripts.model import Role
+
+from tests.unit.session_events import ran
 
 pytestmark = pytest.mark.unit
-
-
-def ran(seq, command, output, error=False) -> list[EventDoc]:
-    call = EventDoc(
-        seq=seq,
-        line_no=seq,
-        role=Role.TOOL_CALL,
-        tool_name="Bash",
-        tool_input={"command": command},
-        tool_call_id=f"c{seq}",
-    )
-    return [
-        call,
-        EventDoc(
-            seq=seq + 1,
-            line_no=seq + 1,
-            role=Role.TOOL_RESULT,
-            text=output,
-            tool_call_id=f"c{seq}",
-            is_error=error,
-        ),
-    ]
 
 
 STATUS = (

@@ -8,17 +8,13 @@ from cairn.pipeline.models import EventDoc
 from cairn.pipeline.signals import purpose_of, runner_echo, sections, session_signals
 from cairn.transcripts.model import Role
 
+from tests.unit.session_events import ran
+
 pytestmark = pytest.mark.unit
 
 
 def ev(seq, role, text="", **kw) -> EventDoc:
     return EventDoc(seq=seq, line_no=seq, role=role, text=text, **kw)
-
-
-def ran(seq, command, output, error=False, description=None) -> list[EventDoc]:
-    args = {"command": command, **({"description": description} if description else {})}
-    call = ev(seq, Role.TOOL_CALL, tool_name="Bash", tool_input=args, tool_call_id=f"c{seq}")
-    return [call, ev(seq + 1, Role.TOOL_RESULT, output, tool_call_id=f"c{seq}", is_error=error)]
 
 
 @pytest.mark.parametrize(
