@@ -265,14 +265,14 @@ def is_variant(command: str, failed: str) -> bool:
     were added. `go test ./pkg/...` after `go test ./...` failed is a narrower run, not a variant."""
     if command_key(command) == command_key(failed):
         return False
-    tried, done = _argv(failed), _argv(command)
+    tried, done = argv(failed), argv(command)
     if len(tried) < 2 or tried[:2] != done[:2]:
         return False
     names = Counter(w for w in tried if not w.startswith("-"))
     return names <= Counter(w for w in done if not w.startswith("-"))
 
 
-def _argv(command: str) -> list[str]:
+def argv(command: str) -> list[str]:
     """The line's words as the shell splits them, how its output was shown and its `cd`s left out."""
     line = " && ".join(core_steps(command))
     try:

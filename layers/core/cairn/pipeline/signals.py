@@ -16,14 +16,13 @@ The chunk extractors see a slice of the session; some things only make sense who
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 
 from cairn.domain.models import MemoryKind
 from cairn.pipeline.git_state import git_state
 from cairn.pipeline.manifests import manifest_facts
 from cairn.pipeline.models import Candidate, EventDoc
-from cairn.pipeline.shell import core_steps, is_learnable_command, is_probe, shell_calls
+from cairn.pipeline.shell import argv, core_steps, is_learnable_command, is_probe, shell_calls
 from cairn.transcripts.model import Role
 
 OPEN_TAG = "open"  # an episode of what was left to do: unfinished todos, a summary's pending work
@@ -92,10 +91,7 @@ def purpose_of(command: str, description: str = "") -> str | None:
 def _named_words(command: str) -> list[str]:
     """The words that say what a command does: not its environment (`SESSION=test cmd`), not a
     quoted script or payload (`sh -c '…'`, `'{"id": "test"}'`), not a path (`nl test/app.ts`)."""
-    try:
-        tokens = shlex.split(command)
-    except ValueError:
-        tokens = command.split()
+    tokens = argv(command)
     while tokens and _ASSIGNMENT.match(tokens[0]):
         tokens = tokens[1:]
     return [t for t in tokens if not _PATH_LIKE.search(t) and " " not in t and not _ASSIGNMENT.match(t)]
