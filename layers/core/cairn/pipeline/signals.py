@@ -42,10 +42,9 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("check", re.compile(r"(?:^|[^a-z])check(?:$|[^a-z])")),
     ("build", re.compile(r"(?:^|[^a-z])(?:build|compile)(?:$|[^a-z])")),
 )
-_NOT_A_CHECK = re.compile(
-    r"^(?:git|gh|cd|ls|cat|grep|rg|find|sed|head|tail|echo|which|wc)\b|--help\b|\bhelp$"
-    r"|^(?:test|\[) +!? *-[a-zA-Z] "  # the shell's own `test -f file`: a condition, not a check
-)
+# git and its forge CLI act on the repository (commit, push, pr create), never check the project; the
+# look-arounds (`ls`, `cat`, `test -f`, `--help`) are `shell.is_probe`'s
+_NOT_A_CHECK = re.compile(r"^(?:git|gh)\b")
 _PATH_LIKE = re.compile(r"/|\.\w{1,5}$")
 
 _COMMIT = re.compile(r"^\[([^\]\s]+)(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
