@@ -264,10 +264,12 @@ def documented_names(text: str) -> str:
             continue
         said = " ".join(comment)
         comment = []
-        documented, docstring_of = docstring_of, _python_declaration(line)
+        d = _DECLARATION.match(line)
+        # a `def`/`class` line's docstring comes after it, not before
+        documented, docstring_of = docstring_of, d.group(1) if d and line.rstrip().endswith(":") else None
         if said and documented:
             notes.append(f"defines: {documented} — {_clip(said, NOTE_CHARS)}")
-        elif said and (d := _DECLARATION.match(line)):
+        elif said and d:
             notes.append(f"defines: {d.group(1)} — {_clip(said, NOTE_CHARS)}")
         elif len(_WORDS.findall(said)) < NOTE_WORDS:
             continue
@@ -285,12 +287,6 @@ def documented_names(text: str) -> str:
 
 
 _DOCSTRING = ('"""', "'''", 'r"""')
-
-
-def _python_declaration(line: str) -> str | None:
-    """The name a `def`/`class` line declares when its docstring comes after it, not before."""
-    d = _DECLARATION.match(line)
-    return d.group(1) if d and line.rstrip().endswith(":") else None
 
 
 def _prose(text: str) -> str:
