@@ -54,6 +54,7 @@ CHECKS_CHARS, CHECKS_TAG = 900, "checks"  # the tag pipeline.signals puts on a p
 # reservations, so a project with only decisions still gets a full block of them
 SHARES = {"errors": 0.3, "work": 0.25, "procedures": 0.4, "decisions": 0.25, "facts": 0.2, "team": 0.15}
 MAX_PROMPT_CHARS = 2_000
+ERRORS_TITLE = "Unresolved errors"
 STILL_FAILING = "Still failing:"  # how a handoff names what it left failing (pipeline.reflect too)
 MAX_PROJECT_CHARS = 300
 
@@ -142,9 +143,7 @@ class ContextService:
         facts = newest(100, MemoryKind.FACT)
         fetched = [*facts, *conventions, *procedures, *decisions, *episodes]
         others = [
-            _Section(
-                "Unresolved errors", 6, _errors(fetched, episodes, project, relevance), SHARES["errors"]
-            ),
+            _Section(ERRORS_TITLE, 6, _errors(fetched, episodes, project, relevance), SHARES["errors"]),
             _Section("Recent work", 4, _work(episodes, project, relevance), SHARES["work"]),
             _Section("Preferences and conventions", 15, _conventions(conventions, project, relevance)),
             _Section(
@@ -176,11 +175,12 @@ class ContextService:
         others: list[_Section],
         budget_tokens: int,
     ) -> AssembledContext:
+        errors_shown = any(s.lines for s in others if s.title == ERRORS_TITLE)
         sections = [
             _Section(
                 "Where you left off",
                 1,
-                self._handoff_lines(team, handoffs[:1], project, agent, errors_shown=bool(others[0].lines)),
+                self._handoff_lines(team, handoffs[:1], project, agent, errors_shown=errors_shown),
             ),
             *(_Section(s.title, s.cap, list(s.lines), s.share) for s in others),
         ]
