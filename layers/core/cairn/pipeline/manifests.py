@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from cairn.domain.models import MemoryKind
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.shell import command_of, core_steps, is_shell
+from cairn.pipeline.steps import strip_headers
 from cairn.transcripts.model import Role
 
 MAX_TASKS, TASK_CHARS, FACT_CHARS = 24, 160, 1_600
 READ_TOOLS = frozenset({"read", "read_file", "view", "open", "cat", "readfile"})
 _PRINTERS = frozenset({"cat", "sed", "head", "bat", "nl", "less", "more", "type", "view"})
-_LINE_NUMBER = re.compile(r"^\s*\d+(?:→|\t|:\s)")  # a reader's line numbers: `  12→`, `12\t`, `12: `
-_CODEX_HEADER = re.compile(r"^(?:Chunk ID|Wall time|Process exited with code|Original token count|Output):")
+_LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|:\s)")  # `cat -n`'s and `nl`'s numbers (`12\t`, `12: `)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +212,7 @@ def declared_tasks(path: str, text: str) -> tuple[str, list[DeclaredTask]] | Non
     """What the file at `path` declares (its kind of task, the tasks), or None when it is no manifest."""
     for pattern, what, parse in _PARSERS:
         if pattern.search(path):
-            lines = [_LINE_NUMBER.sub("", ln) for ln in text.splitlines() if not _CODEX_HEADER.match(ln)]
+            lines = [_LINE_NUMBER.sub("", ln) for ln in strip_headers(text).splitlines()]
             return what, parse(lines)[:MAX_TASKS]
     return None
 

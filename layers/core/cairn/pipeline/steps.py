@@ -192,7 +192,7 @@ def _outcome(result: EventDoc, prose_file: bool = False) -> str:
     text = result.text or ""
     code = exit_code(result)
     status = ("error" if result.is_error else "ok") if code is None else f"exit {code}"
-    plain = "" if _is_placeholder(text) else _strip_headers(text)
+    plain = "" if _is_placeholder(text) else strip_headers(text)
     body = informative(plain, OUTPUT_CHARS)
     if not body:
         return f"  → {status}"
@@ -210,7 +210,8 @@ def exit_code(result: EventDoc) -> int | None:
     return 1 if result.is_error and "exit code" in (result.text or "").lower() else None
 
 
-def _strip_headers(text: str) -> str:
+def strip_headers(text: str) -> str:
+    """A tool's output without its runner's framing: Codex's header lines, Claude Code's line numbers."""
     lines = text.splitlines()
     if lines and lines[0].startswith("Chunk ID"):
         lines = [ln for ln in lines[:6] if not _CODEX_HEADER.match(ln)] + lines[6:]
