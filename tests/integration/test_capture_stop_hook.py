@@ -204,3 +204,42 @@ def test_a_sub_agents_transcript_is_uploaded_and_learned_as_part_of_its_session(
     run_hook("stop", payload, hook_env(home, server.url, server.key))
     wait_for_worker(home)
     assert len(server.container.sessions.get(server.team_id, "cap-3").transcript_keys) == 2
+
+
+def test_the_repositorys_manifests_go_with_the_session_once_and_again_when_they_change(tmp_path, server):
+    import gzip
+
+    repo = tmp_path / "shop"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "package.json").write_text('{\n  "scripts": {\n    "test": "vitest run"\n  }\n}\n')
+    home = tmp_path / "client-home"
+    transcript = tmp_path / "m.jsonl"
+    turns = [("user", "Add a cart page.")]
+    transcript.write_bytes(claude_transcript("cap-4", turns, cwd=str(repo)))
+    payload = {"session_id": "cap-4", "transcript_path": str(transcript), "cwd": str(repo)}
+    down = hook_env(home, closed_port_url(), server.key)
+    spool = home / "capture" / "spool" / "outbox"
+
+    def stop(*more):
+        turns.extend(more)
+        transcript.write_bytes(claude_transcript("cap-4", turns, cwd=str(repo)))
+        run_hook("stop", payload, down)
+        wait_for_worker(home)
+        return gzip.decompress(sorted(spool.glob("*.gz"))[-1].read_bytes())
+
+    assert b'"cairn.project_file"' in stop()
+    assert b"cairn.project_file" not in stop(("user", "Now the checkout."))  # unchanged: not sent again
+    (repo / "package.json").write_text('{\n  "scripts": {\n    "test": "vitest run --coverage"\n  }\n}\n')
+    assert b"vitest run --coverage" in stop(("user", "And the receipts."))
+
+    run_hook("stop", payload, hook_env(home, server.url, server.key))
+    wait_for_worker(home)
+    assert server.container.runner.wait_idle(120)
+    session = server.container.sessions.get(server.team_id, "cap-4")
+    assert session.status == "learned", session.stats
+    facts = [
+        m.content
+        for m in server.container.memories.list(_caller(server.team_id), _flt(session.project)).items
+        if m.kind == "fact"
+    ]
+    assert facts == ["package.json declares these scripts:\n- test: `vitest run --coverage`"]

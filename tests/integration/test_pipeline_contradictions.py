@@ -44,6 +44,22 @@ def test_a_later_session_that_reverses_a_decision_supersedes_it_and_both_stay_in
     assert any(r["predicate"] == "supersedes" and r["target_id"] == first["id"] for r in rels)
 
 
+def test_a_later_read_of_a_changed_manifest_supersedes_what_the_earlier_one_declared(container, api, team_a):
+    from tests.integration.pipeline_helpers import bash_turns
+
+    def read(session_id, scripts):
+        text = '{\n  "scripts": {\n' + scripts + "\n  }\n}"
+        raw = claude_transcript(session_id, bash_turns("cat package.json", text))
+        assert learn(container, api, team_a.headers, raw=raw, session_id=session_id, project=PROJECT)
+        return memories_of(api, team_a.headers, PROJECT, kind="fact")
+
+    [first] = read("r-1", '    "test": "vitest run",\n    "lint": "eslint ."')
+    [current] = read("r-2", '    "test": "vitest run --coverage",\n    "lint": "eslint ."')
+    assert "vitest run --coverage" in current["content"]
+    history = memories_of(api, team_a.headers, PROJECT, kind="fact", include_superseded="true")
+    assert next(m for m in history if m["id"] == first["id"])["superseded_by"] == current["id"]
+
+
 def test_a_preference_against_something_supersedes_the_preference_for_it(container, api, team_a):
     _say(container, api, team_a, "p-1", "Please always use npm for installs.")
     _say(container, api, team_a, "p-2", "Never use npm here, we are a pnpm shop now.")

@@ -1,9 +1,9 @@
 """Per-session upload progress: bytes of the transcript already cut into parts, and the next part number.
 
 Only whole lines are ever cut (a line still being written is left for the next call), so parts
-concatenate back into the transcript exactly. The state is written atomically after the part is
-safely in the spool: a crash in between re-cuts the same part under the same number, which the
-server stores under the same key.
+concatenate back into the transcript exactly (plus the project-file lines a part may carry). The
+state is written atomically after the part is safely in the spool: a crash in between re-cuts the
+same part under the same number, which the server stores under the same key.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class SessionState:
     next_part: int = 1
     # bytes already in parts of each sub-agent transcript of the session, by file name
     subagent_offsets: dict[str, int] = field(default_factory=dict)
+    project_files_digest: str = ""  # the repository manifests last sent with a part
 
 
 def _path(agent: str, session_id: str):

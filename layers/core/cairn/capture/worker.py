@@ -3,7 +3,8 @@
 Run detached by the hooks (`python -m cairn.capture.worker`). Workers take an exclusive lock on the
 capture dir, so two never cut the same session at once; a worker that arrives while another runs
 waits its turn (bounded), then finds little or nothing left to do. Each request becomes at most one
-new part: the whole lines written to the transcript since the last part, secrets redacted, gzipped.
+new part: the whole lines written to the transcript since the last part, secrets redacted, gzipped;
+the repository's manifests (`cairn.project_files`) ride along when they changed since the last part.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from cairn import project_files
 from cairn.capture import queue, state
 from cairn.capture.locate import locate, read_from
 from cairn.capture.paths import capture_dir, lock_path, log_path, requests_dir
@@ -52,13 +54,17 @@ def cut_part(request: dict) -> queue.SpooledPart | None:
         from cairn.projects import project_key
 
         st.project = project_key(found.cwd or request.get("cwd") or ".")
-    prepared = prepare(data[:end])
+    files = project_files.collect(found.cwd or request.get("cwd") or "")
+    sent = project_files.digest(files) if files else ""
+    extra = project_files.to_jsonl(files) if sent != st.project_files_digest else b""
+    prepared = prepare(data[:end] + extra)
     item = queue.spool(agent, session_id, st.project, st.next_part, prepared.data)
     if prepared.redactions:
         log.info("redacted %s in %s part %d", prepared.redactions, session_id, st.next_part)
     st.transcript_path = str(found.path)
     st.offset += end
     st.next_part += 1
+    st.project_files_digest = sent
     state.save(st)
     _cut_subagents(agent, session_id, found.path, st)
     return item

@@ -67,7 +67,7 @@ def consolidate(deps: PipelineDeps, chunked: ChunkResult) -> ConsolidateResult:
     batch: list[Candidate] = []
     for chunk_key in chunked.chunk_keys:
         batch.extend(deps.read(candidates_key(session, chunk_key), CandidatesDoc).candidates)
-    batch.extend(session_signals(events.events))  # what only the whole session shows
+    batch.extend(session_signals(events.events, events.project_files))  # what only the whole session shows
     run = _Consolidation(deps, session, events)
     outcome = run.apply(_merge_batch([redacted(c) for c in batch]))
     excerpts = store_excerpts(deps, session, events)
@@ -165,7 +165,9 @@ class _Consolidation:
         )
         if existing is not None and existing.scope is Scope.PROJECT:
             return self._merge(existing, c)
-        if c.kind in STANCE_KINDS and (old := self._contradicted(c)) is not None:
+        if (old := self._outdated_by(c)) is None and c.kind in STANCE_KINDS:
+            old = self._contradicted(c)
+        if old is not None:
             closed, replacement = self.deps.memories.supersede(self.caller, old.id, new)
             self.out.superseded.append([closed.id, replacement.id])
             self._forget_current(closed)
@@ -257,6 +259,16 @@ class _Consolidation:
     def _forget_current(self, memory: Memory) -> None:
         for kind_list in self._current.values():
             kind_list[:] = [m for m in kind_list if m.id != memory.id]
+
+    def _outdated_by(self, c: Candidate) -> Memory | None:
+        """The memory that described the same thing (`details["about"]`, e.g. one manifest's tasks)
+        as it was: a newer description replaces it instead of merging into its near-duplicate."""
+        about = c.details.get("about")
+        if not about:
+            return None
+        return next(
+            (m for m in self._current_of(c.kind) if m.is_current and m.details.get("about") == about), None
+        )
 
     def _contradicted(self, c: Candidate) -> Memory | None:
         # newest first: the most recent stance is the one being reversed

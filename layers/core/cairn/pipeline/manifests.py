@@ -21,6 +21,7 @@ from cairn.domain.models import MemoryKind
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.shell import command_of, core_steps, is_shell
 from cairn.pipeline.steps import strip_headers
+from cairn.project_files import ProjectFile, manifest_kind
 from cairn.transcripts.model import Role
 
 MAX_TASKS, TASK_CHARS, FACT_CHARS = 24, 160, 1_600
@@ -190,46 +191,60 @@ def _workflow(lines: list[str]) -> list[DeclaredTask]:
     return tasks
 
 
-_PARSERS: tuple[tuple[re.Pattern[str], str, Callable[[list[str]], list[DeclaredTask]]], ...] = (
-    (re.compile(r"(?:^|/)package\.json$"), "scripts", _json_block("scripts")),
-    (re.compile(r"(?:^|/)composer\.json$"), "scripts", _json_block("scripts")),
-    (re.compile(r"(?:^|/)deno\.jsonc?$"), "tasks", _json_block("tasks")),
-    (re.compile(r"(?:^|/)(?:GNU)?[Mm]akefile$"), "targets", _makefile),
-    (re.compile(r"(?:^|/)[Jj]ustfile$|(?:^|/)\.justfile$"), "recipes", _justfile),
-    (re.compile(r"(?:^|/)\.?mise(?:\.local)?\.toml$"), "tasks", _mise),
-    (re.compile(r"(?:^|/)pyproject\.toml$"), "tasks", _pyproject),
-    (re.compile(r"(?:^|/)Taskfile\.ya?ml$"), "tasks", _taskfile),
-    (re.compile(r"(?:^|/)mix\.exs$"), "aliases", _mix),
-    (
-        re.compile(r"(?:^|/)\.github/workflows/[^/]+\.ya?ml$|(?:^|/)\.gitlab-ci\.ya?ml$"),
-        "CI steps",
-        _workflow,
-    ),
-)
+# what each kind of manifest (cairn.project_files.MANIFESTS) declares, and its parser
+_PARSERS: dict[str, tuple[str, Callable[[list[str]], list[DeclaredTask]]]] = {
+    "package.json": ("scripts", _json_block("scripts")),
+    "composer.json": ("scripts", _json_block("scripts")),
+    "deno.json": ("tasks", _json_block("tasks")),
+    "makefile": ("targets", _makefile),
+    "justfile": ("recipes", _justfile),
+    "mise": ("tasks", _mise),
+    "pyproject": ("tasks", _pyproject),
+    "taskfile": ("tasks", _taskfile),
+    "mix": ("aliases", _mix),
+    "workflow": ("CI steps", _workflow),
+}
 
 
 def declared_tasks(path: str, text: str) -> tuple[str, list[DeclaredTask]] | None:
     """What the file at `path` declares (its kind of task, the tasks), or None when it is no manifest."""
-    for pattern, what, parse in _PARSERS:
-        if pattern.search(path):
-            lines = [_LINE_NUMBER.sub("", ln) for ln in strip_headers(text).splitlines()]
-            return what, parse(lines)[:MAX_TASKS]
-    return None
+    if (kind := manifest_kind(path)) is None:
+        return None
+    what, parse = _PARSERS[kind]
+    lines = [_LINE_NUMBER.sub("", ln) for ln in strip_headers(text).splitlines()]
+    return what, parse(lines)[:MAX_TASKS]
 
 
 # --- from a session ---------------------------------------------------------------------------------
-def manifest_facts(events: Sequence[EventDoc]) -> list[Candidate]:
-    """One fact per manifest the session read and found tasks in (the last read of each path)."""
+def manifest_facts(events: Sequence[EventDoc], project_files: Sequence[ProjectFile] = ()) -> list[Candidate]:
+    """One fact per manifest the session read and found tasks in (the last read of each path), and per
+    manifest the capture hook sent from the repository. The hook's copy is the file as the session
+    left it, so it stands for any read of the same file."""
     results = {e.tool_call_id: e for e in events if e.role is Role.TOOL_RESULT and e.tool_call_id}
-    found: dict[str, tuple[str, list[DeclaredTask], EventDoc, EventDoc]] = {}
+    found: dict[str, tuple[str, list[DeclaredTask], int, int]] = {}
     for e in events:
         if e.role is not Role.TOOL_CALL or (result := results.get(e.tool_call_id or "")) is None:
             continue
         if result.is_error or not (path := _read_path(e)):
             continue
         if (declared := declared_tasks(path, result.text or "")) and declared[1]:
-            found[path] = (*declared, e, result)
-    return [_fact(path, what, tasks, call, result) for path, (what, tasks, call, result) in found.items()]
+            found[path.replace("\\", "/")] = (*declared, e.line_no, result.last_line)
+    for f in project_files:
+        if (declared := declared_tasks(f.path, f.text)) and declared[1]:
+            for read in [p for p, (_, tasks, _, _) in found.items() if _same_file(p, tasks, f, declared[1])]:
+                del found[read]
+            found[f.path] = (*declared, f.line_no, f.line_no)
+    return [_fact(path, what, tasks, start, end) for path, (what, tasks, start, end) in found.items()]
+
+
+def _same_file(
+    read: str, tasks: list[DeclaredTask], sent: ProjectFile, sent_tasks: list[DeclaredTask]
+) -> bool:
+    """Whether a manifest the session read is the one the hook sent: the same path from the same root,
+    or the same name declaring the same tasks (a read by a path relative to a sub-folder)."""
+    if read == sent.path or (sent.root and read == f"{sent.root.rstrip('/')}/{sent.path}"):
+        return True
+    return read.rsplit("/", 1)[-1] == sent.path.rsplit("/", 1)[-1] and tasks == sent_tasks
 
 
 def _read_path(e: EventDoc) -> str | None:
@@ -243,7 +258,7 @@ def _read_path(e: EventDoc) -> str | None:
         if words[0] not in _PRINTERS:
             return None
         files = [w.strip("'\"") for w in words[1:] if not w.startswith("-")]
-        files = [f for f in files if any(p.search(f) for p, _, _ in _PARSERS)]
+        files = [f for f in files if manifest_kind(f)]
         return files[0] if len(files) == 1 else None
     if (e.tool_name or "").lower() in READ_TOOLS and isinstance(e.tool_input, dict):
         path = e.tool_input.get("file_path") or e.tool_input.get("path") or e.tool_input.get("absolute_path")
@@ -251,7 +266,7 @@ def _read_path(e: EventDoc) -> str | None:
     return None
 
 
-def _fact(path: str, what: str, tasks: list[DeclaredTask], call: EventDoc, result: EventDoc) -> Candidate:
+def _fact(path: str, what: str, tasks: list[DeclaredTask], line_start: int, line_end: int) -> Candidate:
     shown = _short_path(path)
     lines = []
     for t in tasks:
@@ -264,9 +279,14 @@ def _fact(path: str, what: str, tasks: list[DeclaredTask], call: EventDoc, resul
         content=content[:FACT_CHARS],
         tags=["tasks", "manifest"],
         confidence=0.7,
-        details={"source": "file", "path": shown, "tasks": [t.name for t in tasks]},
-        line_start=call.line_no,
-        line_end=result.last_line,
+        details={
+            "source": "file",
+            "path": shown,
+            "tasks": [t.name for t in tasks],
+            "about": f"tasks of {shown}",
+        },
+        line_start=line_start,
+        line_end=line_end,
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.domain.models import MemoryKind
+from cairn.project_files import ProjectFile
 from cairn.transcripts.model import Role, TranscriptEvent
 
 MAX_CANDIDATE_CHARS = 2_000
@@ -124,6 +125,7 @@ class EventsDoc(BaseModel):
     parts: list[PartSpan]
     stats: dict[str, Any] = Field(default_factory=dict)
     events: list[EventDoc]
+    project_files: list[ProjectFile] = Field(default_factory=list)  # manifests the capture hook sent
 
 
 class ChunkDoc(BaseModel):

@@ -23,6 +23,7 @@ from cairn.pipeline.git_state import git_state
 from cairn.pipeline.manifests import manifest_facts
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.shell import argv, core_steps, is_learnable_command, is_probe, shell_calls
+from cairn.project_files import ProjectFile
 from cairn.transcripts.model import Role
 
 OPEN_TAG = "open"  # an episode of what was left to do: unfinished todos, a summary's pending work
@@ -59,13 +60,14 @@ _CHECK_WORDS = re.compile(r"verif|test", re.I)
 _ERROR_WORDS = re.compile(r"error|fix|problem", re.I)
 
 
-def session_signals(events: Sequence[EventDoc]) -> list[Candidate]:
+def session_signals(events: Sequence[EventDoc], project_files: Sequence[ProjectFile] = ()) -> list[Candidate]:
     """Memories that need the whole session to see: checks, git activity, plans, summaries, todos,
-    and the tasks of the project files it read."""
+    and the tasks of the project's manifests (those it read, those the capture hook sent)."""
     events = list(events)
     out: list[Candidate] = []
-    for make in (_checks, _git_activity, _plans, _summaries, _todos, manifest_facts):
+    for make in (_checks, _git_activity, _plans, _summaries, _todos):
         out.extend(make(events))
+    out.extend(manifest_facts(events, project_files))
     return out
 
 

@@ -13,7 +13,7 @@ import logging
 import zlib
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from pydantic import BaseModel
@@ -114,6 +114,7 @@ def parse(deps: PipelineDeps, ref: SessionRef) -> ParseResult:
         parts=spans,
         stats=_stats(parsed.stats),
         events=[_redacted(EventDoc.of(e)) for e in parsed.events],
+        project_files=[replace(f, text=redact(f.text).text) for f in parsed.project_files],
     )
     deps.write(key, doc)
     return ParseResult(**ref.model_dump(), events_key=key, parts=len(parts), events=len(doc.events))

@@ -11,10 +11,12 @@ claims, or when not one line was understood (so a session fails instead of being
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any, BinaryIO
 
 from cairn.domain.errors import InvalidInput
+from cairn.project_files import LINE_TYPE, ProjectFile, from_record
 from cairn.transcripts.base import record_type
 from cairn.transcripts.claude_code import parse_claude_code
 from cairn.transcripts.codex import parse_codex
@@ -193,7 +195,8 @@ def parse_transcript(
         stats.lines = sum(1 for line in decoded.data.splitlines() if line.strip())
         stats.objects = 1
         return _checked(parse_gemini_cli([(1, legacy)], stats, damaged=decoded.damaged), stats)
-    records = iter_json_objects(decoded.data, stats)
+    project_files: list[ProjectFile] = []
+    records = _set_aside_project_files(iter_json_objects(decoded.data, stats), project_files)
     if chosen is None:
         # nothing recognisable in the first objects: read the rest to tell "empty" from "garbage"
         for _ in records:
@@ -218,7 +221,19 @@ def parse_transcript(
             lines=stats.lines,
             compression=decoded.compression,
         )
-    return _checked(parsed, stats)
+    parsed = _checked(parsed, stats)
+    return replace(parsed, project_files=tuple(project_files)) if project_files else parsed
+
+
+def _set_aside_project_files(
+    records: Iterable[tuple[int, dict]], into: list[ProjectFile]
+) -> Iterator[tuple[int, dict]]:
+    """The agent's records; the repository files the capture hook appended go to `into` instead."""
+    for line_no, record in records:
+        if record.get("type") != LINE_TYPE:
+            yield line_no, record
+        elif (found := from_record(line_no, record)) is not None:
+            into.append(found)
 
 
 def _checked(parsed: ParsedTranscript, stats: LineStats) -> ParsedTranscript:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from cairn.project_files import ProjectFile
+
 
 class Role(StrEnum):
     USER = "user"  # something a person typed (or a sub-agent's task prompt when is_sidechain)
@@ -86,6 +88,8 @@ class ParsedTranscript:
     version: str | None = None  # the agent's own format/CLI version
     model: str | None = None
     started_at: str | None = None
+    # the repository's manifests the capture hook sent with the session (not the agent's events)
+    project_files: tuple[ProjectFile, ...] = ()
 
     def by_role(self, role: Role) -> tuple[TranscriptEvent, ...]:
         return tuple(e for e in self.events if e.role is role)
