@@ -72,6 +72,11 @@ def test_package_json_scripts_are_read_even_with_a_readers_line_numbers():
             [("mix setup", '["deps.get"]'), ("mix test", '["ecto.create --quiet", "test"]')],
         ),
         (
+            ".cargo/config.toml",
+            '[build]\njobs = 4\n[alias]\nxtask = "run --package xtask --"\nci = ["clippy", "--all-targets"]',
+            [("cargo xtask", "cargo run --package xtask --"), ("cargo ci", "cargo clippy --all-targets")],
+        ),
+        (
             ".github/workflows/ci.yml",
             "jobs:\n  ci:\n    steps:\n      - name: Lint\n        run: biome check .\n"
             "      - run: |\n          bun test",

@@ -34,6 +34,7 @@ MANIFESTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pyproject", re.compile(r"(?:^|/)pyproject\.toml$")),
     ("taskfile", re.compile(r"(?:^|/)Taskfile\.ya?ml$")),
     ("mix", re.compile(r"(?:^|/)mix\.exs$")),
+    ("cargo", re.compile(r"(?:^|/)\.cargo/config(?:\.toml)?$")),
     ("workflow", re.compile(r"(?:^|/)\.github/workflows/[^/]+\.ya?ml$|(?:^|/)\.gitlab-ci\.ya?ml$")),
 )
 
@@ -69,7 +70,7 @@ def collect(cwd: str | Path) -> list[ProjectFile]:
         if not here.is_dir():
             return []
         root = repository_root(here)
-        folders = [root, root / ".github" / "workflows"] + ([here] if here != root else [])
+        folders = [root, root / ".cargo", root / ".github" / "workflows"] + ([here] if here != root else [])
         found: list[ProjectFile] = []
         total = 0
         for folder in folders:

@@ -2,7 +2,7 @@
 
 A repository says how it is built, tested and released in files every stack has one of: package.json
 (and composer.json, deno.json) scripts, Makefile and justfile targets, mise.toml, Taskfile and
-pyproject task tables, mix.exs aliases, CI workflows' `run:` steps. An agent reads them to find out
+pyproject task tables, mix.exs and cargo aliases, CI workflows' `run:` steps. An agent reads them to find out
 what to run; what it read is then a fact about the project, whether or not the session ran the task:
 "how do I build the CSS?", "can I just run npm publish?".
 
@@ -171,6 +171,20 @@ def _mix(lines: list[str]) -> list[DeclaredTask]:
     return tasks
 
 
+def _cargo(lines: list[str]) -> list[DeclaredTask]:
+    """`.cargo/config.toml`'s `[alias]` table: `name = "build --release"` or a list of arguments."""
+    tasks: list[DeclaredTask] = []
+    inside = False
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped == "[alias]"
+        elif inside and (m := re.match(r"^([\w-]+)\s*=\s*(.+)$", stripped)):
+            words = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(2)) or [m.group(2)]
+            tasks.append(DeclaredTask(f"cargo {m.group(1)}", "cargo " + " ".join(words)))
+    return tasks
+
+
 _RUN_STEP = re.compile(r"^\s*(?:-\s*)?run:\s*(.+)$")
 _STEP_NAME = re.compile(r"^\s*-\s*name:\s*(.+)$")
 
@@ -202,6 +216,7 @@ _PARSERS: dict[str, tuple[str, Callable[[list[str]], list[DeclaredTask]]]] = {
     "pyproject": ("tasks", _pyproject),
     "taskfile": ("tasks", _taskfile),
     "mix": ("aliases", _mix),
+    "cargo": ("aliases", _cargo),
     "workflow": ("CI steps", _workflow),
 }
 
