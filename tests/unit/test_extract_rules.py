@@ -357,6 +357,20 @@ def test_a_working_variant_soon_after_a_failure_is_its_fix():
 @pytest.mark.parametrize(
     ("failed", "later"),
     [
+        ("cd /repo && rtk bun run test 2>&1", "cd /repo && bun run test 2>&1"),  # the wrapper dropped
+        ("pytest -q tests/", "uv run pytest -q tests/"),  # a wrapper added
+    ],
+)
+def test_the_same_command_through_another_wrapper_is_a_working_variant(failed, later):
+    found = Script().bash(failed, "error: unrecognized subcommand", error=True).bash(later, "ok").fixes()
+    [fix] = [c for c in found if c.kind.value == "procedure"]
+    assert fix.content.endswith(f"run `{later}` instead")
+
+
+@pytest.mark.parametrize(
+    ("failed", "later"),
+    [
+        ("rtk make", "make"),  # one word left: too little to call it the same command
         ("go test ./...", "go test ./pkg/..."),  # a narrower run leaves the full one failing
         ("workmux remove main -f", "workmux remove feature-x -f"),  # another target
         ("npm run build", "npm run lint"),  # another script

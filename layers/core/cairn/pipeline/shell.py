@@ -262,10 +262,15 @@ VARIANT_WINDOW = 6  # successful commands after a failure within which a working
 def is_variant(command: str, failed: str) -> bool:
     """`command` does what `failed` tried, another way: the same program and subcommand, and every
     name the failed line gave (its words that are not options) still there; only options changed or
-    were added. `go test ./pkg/...` after `go test ./...` failed is a narrower run, not a variant."""
+    were added. Or the very same words run through another wrapper, or none (`rtk bun run test` ->
+    `bun run test`, `pytest -q` -> `uv run pytest -q`). `go test ./pkg/...` after `go test ./...`
+    failed is a narrower run, not a variant."""
     if command_key(command) == command_key(failed):
         return False
     tried, done = argv(failed), argv(command)
+    short, long = sorted((tried, done), key=len)
+    if len(short) >= 2 and len(long) > len(short) and long[-len(short) :] == short:
+        return True
     if len(tried) < 2 or tried[:2] != done[:2]:
         return False
     names = Counter(w for w in tried if not w.startswith("-"))
