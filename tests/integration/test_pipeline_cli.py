@@ -85,6 +85,19 @@ def test_ingest_of_a_session_folder_brings_its_sub_agents_transcripts(tmp_path, 
     assert len(session.transcript_keys) == 2 and session.status == "learned"
 
 
+def test_ingest_brings_the_manifests_of_the_repository_the_session_ran_in(tmp_path, server):
+    env = hook_env(tmp_path / "cli-home", server.url, server.key)
+    repo = tmp_path / "shop"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "Makefile").write_text("test:\n\tgo test ./...\n")
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(claude_transcript("man-1", [("user", "Add a cart page.")], cwd=str(repo)))
+    code, out = cairn(env, "ingest", str(path), "--project", "p", "--wait")
+    assert code == 0, out
+    assert "uploaded session man-1 (claude-code, project p), 1 project file(s)" in out
+    assert "Makefile declares these targets" in out
+
+
 def test_reprocess_of_an_unknown_session_fails_clearly(tmp_path, server):
     env = hook_env(tmp_path / "cli-home", server.url, server.key)
     code, out = cairn(env, "reprocess", "nope")

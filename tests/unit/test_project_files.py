@@ -103,3 +103,14 @@ def test_a_manifest_fact_names_the_file_it_describes_so_a_newer_one_replaces_it(
     sent = ProjectFile("web/package.json", SCRIPTS, "/home/dev/shop", 40)
     [fact] = manifest_facts([], [sent])
     assert fact.details["about"] == "tasks of web/package.json"
+
+
+def test_project_files_after_a_single_document_gemini_session_are_read_too(repo):
+    doc = json.dumps(
+        {"sessionId": "g-1", "messages": [{"id": "1", "type": "user", "content": "Add a cart page."}]},
+        indent=2,
+    ).encode()
+    parsed = parse_transcript(doc + b"\n" + to_jsonl(collect(repo)), agent="gemini-cli")
+    assert parsed.events and parsed.events[0].text == "Add a cart page."
+    assert [f.path for f in parsed.project_files][:2] == ["Makefile", "package.json"]
+    assert parsed.project_files[0].line_no == doc.count(b"\n") + 2

@@ -205,7 +205,9 @@ def ingest(
     url: Url = None,
     key: Key = None,
 ) -> None:
-    """Upload a transcript to learn from, through the same path as the capture hooks."""
+    """Upload a transcript to learn from, through the same path as the capture hooks. The manifests
+    of the repository it ran in (package.json, Makefile, CI...) go with it when that folder is here."""
+    from cairn import project_files
     from cairn.capture.upload import prepare, upload_part
 
     if path.is_dir():
@@ -218,7 +220,9 @@ def ingest(
     session_id = session or parsed.session_id or path.name.split(".")[0]
     filing = project_for(project, parsed, path)
     client = CairnClient(url, key)
-    prepared = prepare(raw)
+    manifests = project_files.collect(parsed.cwd or "")
+    lines = raw if raw.endswith(b"\n") or not raw else raw + b"\n"
+    prepared = prepare(lines + project_files.to_jsonl(manifests))
     upload_part(
         client.url,
         client.api_key,
@@ -234,6 +238,7 @@ def ingest(
     out.print(
         f"[green]uploaded[/green] session {session_id} ({agent_name}, project {esc(filing.project)})"
         + (f" with {len(subagents)} sub-agent transcript(s)" if subagents else "")
+        + (f", {len(manifests)} project file(s)" if manifests else "")
         + (f", {redacted} secrets redacted" if redacted else "")
     )
     if filing.why:

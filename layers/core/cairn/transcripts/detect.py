@@ -142,13 +142,15 @@ def _sniff(data: bytes) -> Iterator[Mapping[str, Any]]:
         yield obj
 
 
-def _legacy_gemini(data: bytes) -> dict[str, Any] | None:
-    """A pre-JSONL Gemini CLI session: one (usually pretty-printed) ConversationRecord document."""
+def _legacy_gemini(data: bytes) -> tuple[dict[str, Any], bytes] | None:
+    """A pre-JSONL Gemini CLI session: one (usually pretty-printed) ConversationRecord document, and
+    what follows it (the project-file lines a capture may append)."""
     head = data[:256].lstrip(b"\xef\xbb\xbf \t\r\n")
     if head.split(b"\n", 1)[0].strip() != b"{":  # a JSON-lines file starts with a whole object
         return None
+    text = data.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
     try:
-        obj = json.loads(data.decode("utf-8", "replace").lstrip("\ufeff"))
+        obj, end = json.JSONDecoder().raw_decode(text)
     except (ValueError, RecursionError):
         return None
     if (
@@ -156,7 +158,7 @@ def _legacy_gemini(data: bytes) -> dict[str, Any] | None:
         and isinstance(obj.get("sessionId"), str)
         and isinstance(obj.get("messages"), list)
     ):
-        return obj
+        return obj, text[end:].encode()
     return None
 
 
@@ -194,7 +196,13 @@ def parse_transcript(
     if legacy is not None:
         stats.lines = sum(1 for line in decoded.data.splitlines() if line.strip())
         stats.objects = 1
-        return _checked(parse_gemini_cli([(1, legacy)], stats, damaged=decoded.damaged), stats)
+        parsed = _checked(parse_gemini_cli([(1, legacy[0])], stats, damaged=decoded.damaged), stats)
+        files: list[ProjectFile] = []
+        for _ in _set_aside_project_files(iter_json_objects(legacy[1], LineStats()), files):
+            pass  # anything else after the document is not the session's
+        offset = decoded.data.count(b"\n") - legacy[1].count(b"\n")
+        files = [replace(f, line_no=f.line_no + offset) for f in files]
+        return replace(parsed, project_files=tuple(files)) if files else parsed
     project_files: list[ProjectFile] = []
     records = _set_aside_project_files(iter_json_objects(decoded.data, stats), project_files)
     if chosen is None:
