@@ -307,6 +307,34 @@ def test_what_a_handoff_left_failing_is_said_once_with_its_error(store):
     assert "generate is not a function" in md.split("## Unresolved errors")[1]
 
 
+def test_the_git_state_the_handoff_says_is_not_said_again_by_the_git_episode(store):
+    state = (
+        "[ahead 21]; untracked: .claude/, .husky/commit-msg, .husky/post-commit; then committed, not pushed"
+    )
+    episode = store.add(
+        kind=MemoryKind.EPISODE,
+        content=f"Git activity: commits on `main`: `37016ac` Fix tree view. at the end, git status: {state}",
+    )
+    HandoffService(store.memories).save_handoff(
+        ALICE,
+        HandoffNote(project=P, summary=f"Last request: commit\nGit at the end: {state}", agent="claude-code"),
+    )
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert md.count(state) == 1
+    assert f"`37016ac` Fix tree view. at the end, git status (as above) [{episode.id}]" in md
+
+
+def test_a_summarys_to_do_list_the_session_went_on_to_work_through_is_not_recent_work(store):
+    store.add(
+        kind=MemoryKind.EPISODE,
+        content="Fix the duplicate key warnings in buildContextTree",
+        tags=("summary", "taken-up"),
+    )
+    store.add(kind=MemoryKind.EPISODE, content="Push the branch and open the PR", tags=("summary", "open"))
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert "Push the branch" in md and "duplicate key" not in md
+
+
 def test_a_procedure_the_checks_already_list_is_left_out_but_a_fix_that_reruns_a_check_stays(store):
     store.add(
         kind=MemoryKind.PROCEDURE,

@@ -133,6 +133,7 @@ def test_pending_work_of_a_summary_the_session_went_on_from_is_not_left_open():
     summary += "2. Current Work:\n   Fixing the duplicate key warnings in the tree builder right now.\n"
     found = session_signals([ev(1, Role.SUMMARY, summary), ev(2, Role.USER, "go on")])
     assert found and all("open" not in c.tags for c in found)
+    assert all("taken-up" in c.tags for c in found)  # so the next session is not told to do it again
     # what the session went on to do is its history, not a fact about the project
     assert all(c.kind is MemoryKind.EPISODE for c in found)
 

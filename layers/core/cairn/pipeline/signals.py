@@ -27,6 +27,7 @@ from cairn.project_files import ProjectFile
 from cairn.transcripts.model import Role
 
 OPEN_TAG = "open"  # an episode of what was left to do: unfinished todos, a summary's pending work
+TAKEN_UP_TAG = "taken-up"  # a summary's pending work the session went on with: history, not a to-do
 SECTION_CHARS = 1_400
 MAX_CHECKS, CHECK_CHARS = 10, 160
 MIN_SECTION_CHARS = 40
@@ -289,7 +290,7 @@ def _summaries(events: list[EventDoc]) -> list[Candidate]:
             # history, not a fact about the project) and errors are episodes
             episode = planned or _ERROR_WORDS.search(heading)
             kind = MemoryKind.EPISODE if episode else MemoryKind.FACT
-            tags = ["summary", OPEN_TAG] if pending else ["summary"]
+            tags = ["summary", OPEN_TAG] if pending else ["summary", TAKEN_UP_TAG] if planned else ["summary"]
             out.append(_section(kind, f"Session summary: {heading}", body, e, tags, 0.55, place))
     return out
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from difflib import SequenceMatcher
 from typing import Any
 
 from cairn.domain.errors import InvalidInput
@@ -57,11 +58,13 @@ MAX_PROMPT_CHARS = 2_000
 ERRORS_TITLE = "Unresolved errors"
 STILL_FAILING = "Still failing:"  # how a handoff names what it left failing (pipeline.reflect too)
 MAX_PROJECT_CHARS = 300
+REPEAT_CHARS = 60  # a stretch this long said twice in one block is said once
 
 ERROR_TAGS = frozenset({"error", "unresolved"})
 RESOLVED_TAGS = frozenset({"resolved", "fixed"})
 RESOLVED_OUTCOMES = frozenset({"fixed", "resolved", "succeeded", "success"})
-OPEN_TAG, HISTORY_TAG = "open", "summary"  # tags the pipeline's session signals put on episodes
+# tags the pipeline's session signals put on episodes: left open, a summary's, taken up since
+OPEN_TAG, HISTORY_TAG, TAKEN_UP_TAG = "open", "summary", "taken-up"
 FAILED_OUTCOMES = frozenset({"failure", "failed", "fail", "error", "errored"})
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
@@ -176,13 +179,11 @@ class ContextService:
         budget_tokens: int,
     ) -> AssembledContext:
         errors_shown = any(s.lines for s in others if s.title == ERRORS_TITLE)
+        handoff = self._handoff_lines(team, handoffs[:1], project, agent, errors_shown=errors_shown)
+        said = " ".join(ln.text.replace(f" [{ln.memory_id}]", "") for ln in handoff)
         sections = [
-            _Section(
-                "Where you left off",
-                1,
-                self._handoff_lines(team, handoffs[:1], project, agent, errors_shown=errors_shown),
-            ),
-            *(_Section(s.title, s.cap, list(s.lines), s.share) for s in others),
+            _Section("Where you left off", 1, handoff),
+            *(_Section(s.title, s.cap, [_unsaid(ln, said) for ln in s.lines], s.share) for s in others),
         ]
         if not handoffs and not any(s.lines for s in sections[1:]):
             return self._empty(project)
@@ -401,12 +402,14 @@ def _errors(fetched: list[Memory], episodes: list[Memory], project: str, rel: di
 
 def _work(episodes: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
     """What recent sessions did and left open (git activity, unfinished todos, a summary's pending
-    work), newest first; failed episodes are shown as errors instead."""
+    work), newest first; failed episodes are shown as errors instead, and a summary's to-do list the
+    session went on to work through not at all (it reads as still to do; the handoff says what is)."""
     found = [
         m
         for m in episodes
         if str(m.details.get("outcome", "")).strip().lower() not in FAILED_OUTCOMES
         and not ERROR_TAGS.intersection(m.tags)
+        and TAKEN_UP_TAG not in m.tags
     ]
     # what is still open first; a summary's account of work the session went on from comes last
     found.sort(
@@ -577,6 +580,21 @@ def _unique(memories: Iterable[Memory]) -> list[Memory]:
     for m in memories:
         seen.setdefault(m.id, m)
     return list(seen.values())
+
+
+def _unsaid(line: _Line, said: str) -> _Line:
+    """`line` without the long stretch of it the handoff already says (the git state both a handoff
+    and the session's git episode end with): the block never spends its budget twice on one text."""
+    # only what the line says: its id (which shares its first characters with every id) is kept
+    end = line.text.rfind(f" [{line.memory_id}]") if line.memory_id else -1
+    body = line.text[:end] if end >= 0 else line.text
+    if len(said) < REPEAT_CHARS or len(body) < REPEAT_CHARS:
+        return line
+    match = SequenceMatcher(None, body, said, autojunk=False).find_longest_match()
+    if match.size < REPEAT_CHARS:
+        return line
+    text = body[: match.a].rstrip() + " (as above)" + line.text[match.a + match.size :]
+    return replace(line, text=text)
 
 
 def _dedupe(
