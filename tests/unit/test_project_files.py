@@ -114,3 +114,12 @@ def test_project_files_after_a_single_document_gemini_session_are_read_too(repo)
     assert parsed.events and parsed.events[0].text == "Add a cart page."
     assert [f.path for f in parsed.project_files][:2] == ["Makefile", "package.json"]
     assert parsed.project_files[0].line_no == doc.count(b"\n") + 2
+
+
+def test_a_flood_of_project_file_lines_keeps_the_newest_copy_of_at_most_sixteen_paths():
+    transcript = claude_transcript("s-1", [("user", "Add a cart page.")])
+    flood = [ProjectFile(f"app{i}/package.json", SCRIPTS) for i in range(40)]
+    again = [ProjectFile("app39/package.json", SCRIPTS.replace("vitest run", "vitest run --bail"))]
+    parsed = parse_transcript(transcript + to_jsonl(flood) + to_jsonl(again), agent="claude-code")
+    assert len(parsed.project_files) == 16
+    assert parsed.project_files[-1].path == "app39/package.json" and "--bail" in parsed.project_files[-1].text

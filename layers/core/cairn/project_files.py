@@ -130,3 +130,10 @@ def from_record(line_no: int, record: dict) -> ProjectFile | None:
         return None
     root = record.get("root") if isinstance(record.get("root"), str) else ""
     return ProjectFile(path.replace("\\", "/")[:300], text[:MAX_FILE_BYTES], root[:1000], line_no)
+
+
+def newest(files: list[ProjectFile]) -> tuple[ProjectFile, ...]:
+    """The last copy of each path, at most MAX_FILES of them (the latest sent): a session sends its
+    manifests again when they change, and a hostile upload cannot turn into thousands of facts."""
+    latest = {f.path: f for f in files}
+    return tuple(sorted(latest.values(), key=lambda f: f.line_no)[-MAX_FILES:])

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any, BinaryIO
 
 from cairn.domain.errors import InvalidInput
-from cairn.project_files import LINE_TYPE, ProjectFile, from_record
+from cairn.project_files import LINE_TYPE, ProjectFile, from_record, newest
 from cairn.transcripts.base import record_type
 from cairn.transcripts.claude_code import parse_claude_code
 from cairn.transcripts.codex import parse_codex
@@ -202,7 +202,7 @@ def parse_transcript(
             pass  # anything else after the document is not the session's
         offset = decoded.data.count(b"\n") - legacy[1].count(b"\n")
         files = [replace(f, line_no=f.line_no + offset) for f in files]
-        return replace(parsed, project_files=tuple(files)) if files else parsed
+        return replace(parsed, project_files=newest(files)) if files else parsed
     project_files: list[ProjectFile] = []
     records = _set_aside_project_files(iter_json_objects(decoded.data, stats), project_files)
     if chosen is None:
@@ -230,7 +230,7 @@ def parse_transcript(
             compression=decoded.compression,
         )
     parsed = _checked(parsed, stats)
-    return replace(parsed, project_files=tuple(project_files)) if project_files else parsed
+    return replace(parsed, project_files=newest(project_files)) if project_files else parsed
 
 
 def _set_aside_project_files(
