@@ -367,10 +367,29 @@ def test_the_same_command_through_another_wrapper_is_a_working_variant(failed, l
     assert fix.content.endswith(f"run `{later}` instead")
 
 
+def test_the_same_action_on_the_same_target_by_another_tool_is_a_working_variant():
+    found = (
+        Script()
+        .bash(
+            "workmux remove wt-1 -f --keep-branch", "Error: Some worktrees could not be removed", error=True
+        )
+        .bash("git worktree list --porcelain", "worktree /repo__worktrees/wt-1")  # a look, not a step
+        .bash("git worktree remove /repo__worktrees/wt-1", "")
+        .fixes()
+    )
+    [fix] = [c for c in found if c.kind.value == "procedure"]
+    assert fix.content.endswith(": run `git worktree remove /repo__worktrees/wt-1` instead")
+
+
 @pytest.mark.parametrize(
     ("failed", "later"),
     [
-        ("rtk make", "make"),  # one word left: too little to call it the same command
+        ("rtk make", "make"),
+        ("make test", "go test ./..."),  # the same verb, but no target to tell it is the same action
+        (
+            "workmux remove main -f",
+            "git worktree remove ../trees/feature-x",
+        ),  # another target  # one word left: too little to call it the same command
         ("go test ./...", "go test ./pkg/..."),  # a narrower run leaves the full one failing
         ("workmux remove main -f", "workmux remove feature-x -f"),  # another target
         ("npm run build", "npm run lint"),  # another script
@@ -386,3 +405,22 @@ def test_a_variant_long_after_the_failure_answers_nothing():
     for i in range(8):
         script.bash(f"echo step {i} && make step{i}")
     assert not script.bash("make deploy ENV=prod --force", "deployed").fixes()
+
+
+@pytest.mark.parametrize(
+    ("command", "looks"),
+    [
+        ("git worktree list --porcelain", True),  # git's own read verbs past its known probes
+        ("git stash list", True),
+        ("tmux list-windows -a | rg agentv || true", True),  # a compound subcommand led by a read verb
+        ("kubectl get pods", True),
+        ("git worktree remove ../trees/x", False),
+        ("git stash pop", False),
+        ("npm install list-it", False),  # a later name is no verb
+        ("tmux kill-window -t agentv:4", False),
+    ],
+)
+def test_a_look_around_is_told_by_its_read_only_verb(command, looks):
+    from cairn.pipeline.shell import is_probe
+
+    assert is_probe(command) is looks

@@ -263,18 +263,32 @@ def is_variant(command: str, failed: str) -> bool:
     """`command` does what `failed` tried, another way: the same program and subcommand, and every
     name the failed line gave (its words that are not options) still there; only options changed or
     were added. Or the very same words run through another wrapper, or none (`rtk bun run test` ->
-    `bun run test`, `pytest -q` -> `uv run pytest -q`). `go test ./pkg/...` after `go test ./...`
-    failed is a narrower run, not a variant."""
+    `bun run test`, `pytest -q` -> `uv run pytest -q`), or the same action on the same targets by
+    another tool. `go test ./pkg/...` after `go test ./...` failed is a narrower run, not a variant."""
     if command_key(command) == command_key(failed):
         return False
     tried, done = argv(failed), argv(command)
     short, long = sorted((tried, done), key=len)
     if len(short) >= 2 and len(long) > len(short) and long[-len(short) :] == short:
         return True
+    if _same_action_elsewhere(tried, done):
+        return True
     if len(tried) < 2 or tried[:2] != done[:2]:
         return False
     names = Counter(w for w in tried if not w.startswith("-"))
     return names <= Counter(w for w in done if not w.startswith("-"))
+
+
+def _same_action_elsewhere(tried: list[str], done: list[str]) -> bool:
+    """The failed line's action on the same targets, by another tool: `workmux remove wt-1 -f` failed,
+    `git worktree remove ../trees/wt-1` worked. The action is the failed line's subcommand; a target
+    is each name it gave, found in the other line as a word or a path's last part. No target, no
+    claim: `make test` then `go test ./...` are not one action."""
+    if len(tried) < 3 or tried[1].startswith("-") or tried[0] == done[0]:
+        return False
+    names = [w for w in tried[2:] if not w.startswith("-")]
+    given = {w for w in done[1:]} | {w.rstrip("/").rsplit("/", 1)[-1] for w in done[1:]}
+    return bool(names) and tried[1] in done[1:] and all(n in given for n in names)
 
 
 def argv(command: str) -> list[str]:
@@ -313,14 +327,22 @@ def is_probe(command: str) -> bool:
         return _is_git_probe(words[1:])
     if head in _PROBES or _ASKS_ABOUT.intersection(words[1:]):
         return True
-    # `gh pr view 12`, `kubectl get pods`, `npm ls`: a read-only verb among the first names given
-    named = [w for w in words[1:4] if not w.startswith("-")][:2]
-    return bool(_READ_VERBS.intersection(named))
+    return _reads(words[1:4])
+
+
+def _reads(args: list[str]) -> bool:
+    """`gh pr view 12`, `kubectl get pods`, `npm ls`, `tmux list-windows`: a read-only verb among the
+    first names given, or leading the subcommand's compound name (not a later name: `npm install
+    list-it` installs)."""
+    named = [w for w in args if not w.startswith("-")][:2]
+    return bool(_READ_VERBS.intersection([*named, *(w.split("-", 1)[0] for w in named[:1])]))
 
 
 def _is_git_probe(args: list[str]) -> bool:
     named = [w for w in args if not w.startswith("-")]
-    if not named or named[0] not in _GIT_PROBES:
+    if named and named[0] not in _GIT_PROBES:
+        return _reads(args[:3])  # `git worktree list`, `git stash show`
+    if not named:
         return False
     if named[0] in ("remote", "config", "branch", "tag"):  # these also change things when given names
         return len(named) == 1 or bool({"--get", "--get-all", "--list", "-l", "-v"} & set(args))
