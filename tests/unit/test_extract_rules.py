@@ -147,6 +147,26 @@ def test_a_failed_command_rerun_at_the_end_of_a_chain_is_fixed_by_what_the_chain
     assert fix.details["steps"] == ["run `mise trust`", "mise run fmt"]
 
 
+def test_a_look_the_working_chain_took_before_the_rerun_is_no_step_of_the_fix():
+    found = (
+        Script()
+        .bash("git fetch origin", "remote: Not Found", error=True)
+        .bash(
+            "git config --show-origin --get-regexp '^remote' || true", "file:.git/config remote.origin.url x"
+        )
+        .bash(
+            "git remote set-url origin https://github.com/acme/shop.git\ngit remote -v\ngit fetch origin",
+            "ok",
+        )
+        .fixes()
+    )
+    [fix] = [c for c in found if "fixes_error" in c.details]
+    assert fix.details["steps"] == [
+        "run `git remote set-url origin https://github.com/acme/shop.git`",
+        "git fetch origin",
+    ]
+
+
 def test_any_project_command_can_fail_and_be_fixed_not_only_known_tools():
     found = (
         Script()

@@ -266,7 +266,11 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
         between = events[position[failed.call.seq] + 1 : position[later.call.seq]]
         steps = _fix_steps(between, failed.key)
         # `mise trust && mise run fmt`: what the working line ran before the failed command is the fix
-        steps += [f"run `{k}`" for k in step_keys(later.command)[: how.at] if f"run `{k}`" not in steps]
+        steps += [
+            f"run `{k}`"
+            for k in step_keys(later.command)[: how.at]
+            if f"run `{k}`" not in steps and not is_probe(k)  # `git remote -v` in it is a look
+        ]
         if how.variant:  # a different command did what the failed one tried: that is the fix
             steps = [s for s in steps if s != f"run `{how.variant}`"] + [f"run `{how.variant}` instead"]
         ref = f"err:{failed.key}"

@@ -345,7 +345,9 @@ def _is_git_probe(args: list[str]) -> bool:
     if not named:
         return False
     if named[0] in ("remote", "config", "branch", "tag"):  # these also change things when given names
-        return len(named) == 1 or bool({"--get", "--get-all", "--list", "-l", "-v"} & set(args))
+        return len(named) == 1 or bool(
+            {"--get", "--get-all", "--get-regexp", "--list", "-l", "-v"} & set(args)
+        )
     return True
 
 
