@@ -299,9 +299,11 @@ def test_the_learned_memories_are_served_by_the_api(team_a, learned):
     assert kinds - {"handoff", "reflection"}, "the extract stage produced no memory of its own"
     assert all(m["provenance"]["session_id"] == learned["session_id"] for m in items)
     declared = [
-        m["content"] for m in items if m["kind"] == "fact" and m["content"].startswith("package.json")
+        m["content"]
+        for m in items
+        if m["kind"] == "fact" and m["content"].startswith("Scripts declared in package.json")
     ]
-    assert declared == ["package.json declares these scripts:\n- e2e: `playwright test --project=chromium`"]
+    assert declared == ["Scripts declared in package.json:\n- e2e: `playwright test --project=chromium`"]
 
 
 def test_recall_over_mcp_finds_learned_memories_through_the_search_index(indexed):

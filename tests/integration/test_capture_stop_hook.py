@@ -242,4 +242,4 @@ def test_the_repositorys_manifests_go_with_the_session_once_and_again_when_they_
         for m in server.container.memories.list(_caller(server.team_id), _flt(session.project)).items
         if m.kind == "fact"
     ]
-    assert facts == ["package.json declares these scripts:\n- test: `vitest run --coverage`"]
+    assert facts == ["Scripts declared in package.json:\n- test: `vitest run --coverage`"]

@@ -95,7 +95,7 @@ def test_ingest_brings_the_manifests_of_the_repository_the_session_ran_in(tmp_pa
     code, out = cairn(env, "ingest", str(path), "--project", "p", "--wait")
     assert code == 0, out
     assert "uploaded session man-1 (claude-code, project p), 1 project file(s)" in out
-    assert "Makefile declares these targets" in out
+    assert "Targets declared in Makefile" in out
 
 
 def test_reprocess_of_an_unknown_session_fails_clearly(tmp_path, server):

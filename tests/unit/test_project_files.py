@@ -83,7 +83,7 @@ def test_a_manifest_the_hook_sent_is_learned_though_the_session_never_read_it():
     sent = ProjectFile("package.json", SCRIPTS, "/home/dev/shop", 40)
     events = tool_run(1, "Bash", {"command": "ls"}, "package.json")
     [fact] = manifest_facts(events, [sent])
-    assert fact.content == "package.json declares these scripts:\n- test: `vitest run`\n- lint: `eslint .`"
+    assert fact.content == "Scripts declared in package.json:\n- test: `vitest run`\n- lint: `eslint .`"
     assert (fact.line_start, fact.line_end) == (40, 40)
 
 

@@ -89,6 +89,13 @@ def test_git_activity_is_read_from_gits_own_output():
     (git,) = [c for c in session_signals(events) if "git" in c.tags]
     for needle in ("rwr/fix-empty-repo", "f0bea619", "Fix empty repo", "new branch", "/pull/255"):
         assert needle in git.content
+    assert "pushed new branch rwr/fix." in git.content  # a branch pushed to its own name is named once
+
+
+def test_commits_pushed_to_a_branch_of_the_same_name_name_it_once():
+    events = [*ran(1, "git push", "To github.com:o/r.git\n   cae3aee6..2119d151  fix/x -> fix/x")]
+    (git,) = [c for c in session_signals(events) if "git" in c.tags]
+    assert "pushed cae3aee6..2119d151 to fix/x" in git.content
 
 
 def test_a_plan_handed_over_is_kept_section_by_section():

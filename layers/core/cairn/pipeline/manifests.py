@@ -287,7 +287,7 @@ def _fact(path: str, what: str, tasks: list[DeclaredTask], line_start: int, line
     for t in tasks:
         line = f"\n- {t.name}: `{t.command}`" if t.command else f"\n- {t.name}"
         lines.append(line if len(line) <= TASK_CHARS else line[: TASK_CHARS - 2] + "…`")
-    content = f"{shown} declares these {what}:" + "".join(lines)
+    content = f"{what.capitalize()} declared in {shown}:" + "".join(lines)  # the title says it: shown once
     return Candidate(
         kind=MemoryKind.FACT,
         title=f"{what.capitalize()} declared in {shown}",

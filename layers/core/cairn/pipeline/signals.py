@@ -187,7 +187,15 @@ def _git_activity(events: list[EventDoc]) -> list[Candidate]:
             commits.append((m.group(1), f"`{m.group(2)}` {m.group(3).strip()[:120]}"))
             found = True
         for m in _PUSH.finditer(output):
-            pushes.append(f"{m.group(1) or 'new branch'} {m.group(2)} -> {m.group(3)}")
+            what, src, dst = m.group(1) or "new branch", m.group(2), m.group(3)
+            # `new branch fix/x -> fix/x` names the branch once: `new branch fix/x`, `a1..b2 to fix/x`
+            pushes.append(
+                f"{what} {src} -> {dst}"
+                if src != dst
+                else f"{what} {dst}"
+                if not m.group(1)
+                else f"{what} to {dst}"
+            )
             found = True
         for m in _REVIEW_URL.finditer(output + " " + call.command):
             reviews.append(m.group(0).rstrip(".,"))
