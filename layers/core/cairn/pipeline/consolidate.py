@@ -69,7 +69,7 @@ def consolidate(deps: PipelineDeps, chunked: ChunkResult) -> ConsolidateResult:
         batch.extend(deps.read(candidates_key(session, chunk_key), CandidatesDoc).candidates)
     batch.extend(session_signals(events.events, events.project_files))  # what only the whole session shows
     run = _Consolidation(deps, session, events)
-    outcome = run.apply(_merge_batch([redacted(c) for c in batch]))
+    outcome = run.apply(_merge_batch(_versions_together([redacted(c) for c in batch])))
     excerpts = store_excerpts(deps, session, events)
     counts = {
         "created": len(outcome.created),
@@ -108,6 +108,32 @@ def redacted(c: Candidate) -> Candidate:
 
 def _identity(c: Candidate) -> tuple[str, str]:
     return c.kind.value, content_hash(c.kind, c.content)
+
+
+VERSIONS_TAG = "versions"  # what extract_rules puts on the versions an installer reported
+
+
+def _versions_together(batch: list[Candidate]) -> list[Candidate]:
+    """One fact of the versions a session installed, not one per install command (a later install
+    of the same package wins): three "Installed versions" facts of one session said one thing."""
+    found = sorted(
+        (c for c in batch if c.kind is MemoryKind.FACT and VERSIONS_TAG in c.tags),
+        key=lambda c: c.line_start or 0,
+    )
+    if len(found) < 2:
+        return batch
+    versions: dict[str, str] = {}
+    for c in found:
+        versions.update({str(n): str(v) for n, v in (c.details.get("versions") or {}).items()})
+    listed = ", ".join(f"{n}@{v}" for n, v in versions.items())
+    combined = found[0].model_copy(
+        update={
+            "content": f"Installed versions: {listed}",
+            "details": {"source": "tool", "versions": versions},
+            "line_end": max(c.line_end or c.line_start or 0 for c in found) or None,
+        }
+    )
+    return [c for c in batch if not any(c is f for f in found)] + [combined]
 
 
 def _merge_batch(batch: list[Candidate]) -> list[Candidate]:
