@@ -123,3 +123,17 @@ def test_a_flood_of_project_file_lines_keeps_the_newest_copy_of_at_most_sixteen_
     parsed = parse_transcript(transcript + to_jsonl(flood) + to_jsonl(again), agent="claude-code")
     assert len(parsed.project_files) == 16
     assert parsed.project_files[-1].path == "app39/package.json" and "--bail" in parsed.project_files[-1].text
+
+
+def test_an_unreadable_manifest_is_skipped_and_the_others_still_go(repo, monkeypatch):
+    import cairn.project_files as pf
+
+    real = pf._head
+
+    def head(path):
+        if path.name == "Makefile":
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(pf, "_head", head)
+    assert [f.path for f in collect(repo)] == ["package.json", ".github/workflows/ci.yml"]

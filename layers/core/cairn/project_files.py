@@ -78,7 +78,10 @@ def collect(cwd: str | Path) -> list[ProjectFile]:
                 relative = path.relative_to(root).as_posix()
                 if not manifest_kind(relative) or len(found) >= MAX_FILES:
                     continue
-                text = _head(path)
+                try:
+                    text = _head(path)
+                except OSError:  # unreadable (permissions, vanished): the others still go
+                    continue
                 if text is None or total + len(text) > MAX_TOTAL_BYTES:
                     continue
                 found.append(ProjectFile(relative, text, root.as_posix()))
