@@ -321,7 +321,7 @@ def test_the_git_state_the_handoff_says_is_not_said_again_by_the_git_episode(sto
     )
     md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
     assert md.count(state) == 1
-    assert f"`37016ac` Fix tree view. at the end, git status (as above) [{episode.id}]" in md
+    assert f"`37016ac` Fix tree view. at the end, git status: (as above) [{episode.id}]" in md
 
 
 def test_a_summarys_to_do_list_the_session_went_on_to_work_through_is_not_recent_work(store):

@@ -20,7 +20,6 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from difflib import SequenceMatcher
 from typing import Any
 
 from cairn.domain.errors import InvalidInput
@@ -59,6 +58,7 @@ ERRORS_TITLE = "Unresolved errors"
 STILL_FAILING = "Still failing:"  # how a handoff names what it left failing (pipeline.reflect too)
 MAX_PROJECT_CHARS = 300
 REPEAT_CHARS = 60  # a stretch this long said twice in one block is said once
+_LABEL = re.compile(r"^[A-Z][\w ]{0,40}: ")  # a handoff line's own label ("Git at the end: ")
 
 ERROR_TAGS = frozenset({"error", "unresolved"})
 RESOLVED_TAGS = frozenset({"resolved", "fixed"})
@@ -180,7 +180,7 @@ class ContextService:
     ) -> AssembledContext:
         errors_shown = any(s.lines for s in others if s.title == ERRORS_TITLE)
         handoff = self._handoff_lines(team, handoffs[:1], project, agent, errors_shown=errors_shown)
-        said = " ".join(ln.text.replace(f" [{ln.memory_id}]", "") for ln in handoff)
+        said = _said_pieces(handoffs[0].content) if handoffs else []
         sections = [
             _Section("Where you left off", 1, handoff),
             *(_Section(s.title, s.cap, [_unsaid(ln, said) for ln in s.lines], s.share) for s in others),
@@ -582,19 +582,22 @@ def _unique(memories: Iterable[Memory]) -> list[Memory]:
     return list(seen.values())
 
 
-def _unsaid(line: _Line, said: str) -> _Line:
-    """`line` without the long stretch of it the handoff already says (the git state both a handoff
-    and the session's git episode end with): the block never spends its budget twice on one text."""
+def _said_pieces(handoff: str) -> list[str]:
+    """What a handoff says at length, line by line without its labels ("Git at the end: …")."""
+    pieces = (_LABEL.sub("", _WS.sub(" ", line).strip()) for line in handoff.splitlines())
+    return [p for p in pieces if len(p) >= REPEAT_CHARS]
+
+
+def _unsaid(line: _Line, said: list[str]) -> _Line:
+    """`line` without what the handoff already says at length (the git state both a handoff and the
+    session's git episode end with): the block never spends its budget twice on one text."""
     # only what the line says: its id (which shares its first characters with every id) is kept
     end = line.text.rfind(f" [{line.memory_id}]") if line.memory_id else -1
     body = line.text[:end] if end >= 0 else line.text
-    if len(said) < REPEAT_CHARS or len(body) < REPEAT_CHARS:
-        return line
-    match = SequenceMatcher(None, body, said, autojunk=False).find_longest_match()
-    if match.size < REPEAT_CHARS:
-        return line
-    text = body[: match.a].rstrip() + " (as above)" + line.text[match.a + match.size :]
-    return replace(line, text=text)
+    shorter = body
+    for piece in said:
+        shorter = shorter.replace(piece, "(as above)")
+    return line if shorter == body else replace(line, text=shorter + line.text[len(body) :])
 
 
 def _dedupe(
