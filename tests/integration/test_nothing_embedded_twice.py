@@ -23,9 +23,11 @@ class CountingEmbedder:
         self.inner = shared_embedder()
         self.version, self.dimension = self.inner.version, self.inner.dimension
         self.texts: Counter[str] = Counter()
+        self.calls: list[int] = []
 
     def embed(self, texts):
         self.texts.update(texts)
+        self.calls.append(len(texts))
         return self.inner.embed(texts)
 
     def embed_query(self, text):
@@ -52,6 +54,9 @@ def test_a_learned_session_embeds_each_text_once_and_a_reindex_embeds_nothing(tm
         # one text per memory: the near-duplicate check embedded what the indexer then reused, not the
         # bare content beside the indexed text
         assert [m.id for m in stored if m.content != m.search_text() and m.content in model.texts] == []
+        # and in bulk: what consolidation writes is embedded in one call, not one memory at a time (the
+        # reflection and the handoff, written alone, are the only texts sent alone)
+        assert model.calls.count(1) <= 2, model.calls
 
         before = sum(model.texts.values())
         report = container.reindex.rebuild()

@@ -172,10 +172,10 @@ class _Consolidation:
 
     # --- the per-candidate decision ----------------------------------------------------------
     def apply(self, batch: list[Candidate]) -> Outcome:
-        vectors = self._embed([c for c in batch if c.kind in NEAR_KINDS])
+        vectors = self._embed(batch if self.deps.warm_vectors else [c for c in batch if c.kind in NEAR_KINDS])
         touched: list[Memory] = []
         for c in batch:
-            memory = self._one(c, vectors.get(id(c)))
+            memory = self._one(c, vectors.get(id(c)) if c.kind in NEAR_KINDS else None)
             self._ids[id(c)] = memory.id
             if c.ref:
                 self.out.refs[c.ref] = memory.id

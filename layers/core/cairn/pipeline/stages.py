@@ -63,6 +63,10 @@ class PipelineDeps:
     index: SearchIndex | None
     extractor: Extractor
     clock: Callable[[], datetime] = utcnow
+    # the index embeds each write in this process through an embedder that keeps recent vectors
+    # (local mode): a stage then embeds what it will write in one bulk call, on every core, and each
+    # write finds its vector instead of embedding one text at a time
+    warm_vectors: bool = False
 
     def session(self, ref: SessionRef) -> Session:
         session = self.sessions.get(ref.team_id, ref.session_id)

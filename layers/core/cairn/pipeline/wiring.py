@@ -59,6 +59,7 @@ def attach_pipeline(
         embedder=container.embedder,
         index=index,
         extractor=extractor or RuleExtractor(),
+        warm_vectors=inline,
     )
     if inline:
         container.runner = InlinePipelineRunner(container.pipeline)
