@@ -160,3 +160,29 @@ def test_commits_are_listed_under_their_branch_named_once():
     (git,) = [c for c in session_signals(events) if "git" in c.tags]
     assert "commits on `fix/x`: `aaaaaaa1` First change; `bbbbbbb2` Second change" in git.content
     assert "commits on `main`: `ccccccc3` Hotfix" in git.content and git.content.count("fix/x") == 1
+
+
+def test_the_last_git_log_listing_is_the_repositorys_latest_commits():
+    oneline = "b531cc8 (HEAD -> main) Replace inline agent SVGs\n345c4c3 Add remediation impact evaluation"
+    full = "commit 0123456789abcdef0123456789abcdef01234567\nAuthor: A <a@b.c>\nDate:   Mon\n\n"
+    full += "    Fix tree view\n"
+    events = [
+        *ran(1, "git log --oneline -2", "aaaaaaa Older listing"),
+        *ran(3, "git log -p -1", full),  # a patch is read for its diff, not as a listing
+        *ran(5, "rtk git log --oneline -2", oneline),
+    ]
+    (history,) = [c for c in session_signals(events) if "history" in c.tags]
+    assert history.content.endswith(
+        ": `b531cc8` Replace inline agent SVGs; `345c4c3` Add remediation impact evaluation"
+    )
+    assert history.details["about"] == "latest commits"
+    (default,) = [c for c in session_signals(ran(1, "git log -1", full)) if "history" in c.tags]
+    assert default.content.endswith(": `01234567` Fix tree view")
+
+
+def test_a_git_log_that_lists_only_the_sessions_own_commits_adds_nothing():
+    events = [
+        *ran(1, "git commit -m 'Fix empty repo'", "[main f0bea619] Fix empty repo\n 3 files changed"),
+        *ran(3, "git log --oneline -1", "f0bea619 (HEAD -> main) Fix empty repo"),
+    ]
+    assert not [c for c in session_signals(events) if "history" in c.tags]

@@ -23,6 +23,7 @@ from cairn.pipeline.git_state import git_state
 from cairn.pipeline.manifests import manifest_facts
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.shell import argv, core_steps, is_learnable_command, is_probe, shell_calls
+from cairn.pipeline.steps import strip_headers
 from cairn.project_files import ProjectFile
 from cairn.transcripts.model import Role
 
@@ -66,7 +67,7 @@ def session_signals(events: Sequence[EventDoc], project_files: Sequence[ProjectF
     and the tasks of the project's manifests (those it read, those the capture hook sent)."""
     events = list(events)
     out: list[Candidate] = []
-    for make in (_checks, _git_activity, _plans, _summaries, _todos):
+    for make in (_checks, _git_activity, _git_history, _plans, _summaries, _todos):
         out.extend(make(events))
     out.extend(manifest_facts(events, project_files))
     return out
@@ -166,6 +167,65 @@ def _runs(echoed: list[str] | None) -> str:
 
 
 # --- git activity ----------------------------------------------------------------------------------
+_LOGGED = re.compile(r"^(?:commit )?([0-9a-f]{7,40})(?: \([^)]*\))?(?: (.+))?$")
+MAX_LOGGED = 10
+
+
+def _git_history(events: list[EventDoc]) -> list[Candidate]:
+    """The repository's latest commits as the session's last `git log` listed them: what came before
+    the session's own work ("what was the last commit before the fix?"), which its git episode, made
+    of what the session did, does not say. A later listing replaces it (`about`)."""
+    listed: tuple[list[str], EventDoc, EventDoc] | None = None
+    for call in shell_calls(events):
+        steps = core_steps(call.command)
+        if not call.ok or call.result is None or len(steps) != 1 or not _is_git_log(steps[0]):
+            continue
+        commits, pending = [], None
+        for line in strip_headers(call.result.text or "").splitlines():
+            line = line.strip()
+            if m := _LOGGED.match(line):
+                pending = m.group(1)[:8]
+                if m.group(2) and not line.startswith("commit "):  # `--oneline`: hash and subject
+                    commits.append(f"`{pending}` {m.group(2).strip()[:100]}")
+                    pending = None
+            elif pending and line and not line.startswith(("Author:", "Date:", "Merge:")):
+                commits.append(f"`{pending}` {line[:100]}")  # the default format: the subject's line
+                pending = None
+        if commits:
+            listed = (commits[:MAX_LOGGED], call.call, call.result)
+    if listed is None:
+        return []
+    commits, call, result = listed
+    # the session's own commits are its git episode's; a listing of nothing else says nothing new
+    own = {
+        m.group(2)[:7] for c in shell_calls(events) if c.result for m in _COMMIT.finditer(c.result.text or "")
+    }
+    if all(c[1:8] in own for c in commits):
+        return []
+    return [
+        Candidate(
+            kind=MemoryKind.FACT,
+            title="Latest commits of the repository (git log)",
+            content="Latest commits of the repository, newest first, as `git log` listed them: "
+            + "; ".join(commits),
+            tags=["git", "history"],
+            confidence=0.6,
+            details={"source": "tool", "about": "latest commits"},
+            line_start=call.line_no,
+            line_end=result.last_line,
+        )
+    ]
+
+
+def _is_git_log(step: str) -> bool:
+    """`git log …`, or through a wrapper (`rtk git log --oneline -5`); not one that prints patches."""
+    words = argv(step)
+    at = next((i for i, w in enumerate(words[:3]) if w == "git"), None)
+    return (
+        at is not None and words[at + 1 : at + 2] == ["log"] and not {"-p", "--patch", "--stat"} & set(words)
+    )
+
+
 def _git_activity(events: list[EventDoc]) -> list[Candidate]:
     branches: list[str] = []
     commits: list[tuple[str, str]] = []  # (branch, `hash` subject)
