@@ -186,3 +186,11 @@ def test_a_git_log_that_lists_only_the_sessions_own_commits_adds_nothing():
         *ran(3, "git log --oneline -1", "f0bea619 (HEAD -> main) Fix empty repo"),
     ]
     assert not [c for c in session_signals(events) if "history" in c.tags]
+
+
+def test_a_plan_titled_plan_is_not_named_plan_twice():
+    plan = "Implement the following plan:\n\n# Plan: Tree view\n\n## Context\n" + "The tab lists files. " * 20
+    plan += "\n## Files to create\n" + "- `src/tree.ts` builds the tree from the flat list. " * 3
+    plan += "\n## Verification\n" + "1. `bun run test` passes and the tree renders. " * 3
+    found = session_signals([ev(1, Role.USER, plan)])
+    assert found and all(c.title.startswith("Plan «Tree view»: ") for c in found)

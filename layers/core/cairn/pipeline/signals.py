@@ -367,7 +367,8 @@ def _title_of(text: str) -> str:
     for line in text.splitlines():
         m = _HEADING.match(line.strip())
         if m:
-            return "«" + m.group(2).strip(" *#")[:80] + "»"
+            # "# Plan: Tree view" is named "Plan «Tree view»", not "Plan «Plan: Tree view»"
+            return "«" + re.sub(r"^plan:\s*", "", m.group(2).strip(" *#"), flags=re.I)[:80] + "»"
     return ""
 
 
