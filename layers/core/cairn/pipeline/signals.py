@@ -176,7 +176,10 @@ def _git_history(events: list[EventDoc]) -> list[Candidate]:
     the session's own work ("what was the last commit before the fix?"), which its git episode, made
     of what the session did, does not say. A later listing replaces it (`about`)."""
     listed: tuple[list[str], EventDoc, EventDoc] | None = None
+    own: set[str] = set()  # the session's own commits: its git episode's
     for call in shell_calls(events):
+        if call.result is not None:
+            own.update(m.group(2)[:7] for m in _COMMIT.finditer(call.result.text or ""))
         steps = core_steps(call.command)
         if not call.ok or call.result is None or len(steps) != 1 or not _is_git_log(steps[0]):
             continue
@@ -196,11 +199,7 @@ def _git_history(events: list[EventDoc]) -> list[Candidate]:
     if listed is None:
         return []
     commits, call, result = listed
-    # the session's own commits are its git episode's; a listing of nothing else says nothing new
-    own = {
-        m.group(2)[:7] for c in shell_calls(events) if c.result for m in _COMMIT.finditer(c.result.text or "")
-    }
-    if all(c[1:8] in own for c in commits):
+    if all(c[1:8] in own for c in commits):  # a listing of only the session's own work says nothing new
         return []
     return [
         Candidate(
@@ -226,6 +225,15 @@ def _is_git_log(step: str) -> bool:
     )
 
 
+def _push(commits: str | None, src: str, dst: str) -> str:
+    """One push as git reported it; a branch pushed to its own name is named once (`new branch
+    fix/x`, `a1..b2 to fix/x`), not twice (`fix/x -> fix/x`)."""
+    what = commits or "new branch"
+    if src != dst:
+        return f"{what} {src} -> {dst}"
+    return f"{what} to {dst}" if commits else f"{what} {dst}"
+
+
 def _git_activity(events: list[EventDoc]) -> list[Candidate]:
     branches: list[str] = []
     commits: list[tuple[str, str]] = []  # (branch, `hash` subject)
@@ -247,15 +255,7 @@ def _git_activity(events: list[EventDoc]) -> list[Candidate]:
             commits.append((m.group(1), f"`{m.group(2)}` {m.group(3).strip()[:120]}"))
             found = True
         for m in _PUSH.finditer(output):
-            what, src, dst = m.group(1) or "new branch", m.group(2), m.group(3)
-            # `new branch fix/x -> fix/x` names the branch once: `new branch fix/x`, `a1..b2 to fix/x`
-            pushes.append(
-                f"{what} {src} -> {dst}"
-                if src != dst
-                else f"{what} {dst}"
-                if not m.group(1)
-                else f"{what} to {dst}"
-            )
+            pushes.append(_push(*m.groups()))
             found = True
         for m in _REVIEW_URL.finditer(output + " " + call.command):
             reviews.append(m.group(0).rstrip(".,"))
@@ -358,7 +358,9 @@ def _summaries(events: list[EventDoc]) -> list[Candidate]:
             # history, not a fact about the project) and errors are episodes
             episode = planned or _ERROR_WORDS.search(heading)
             kind = MemoryKind.EPISODE if episode else MemoryKind.FACT
-            tags = ["summary", OPEN_TAG] if pending else ["summary", TAKEN_UP_TAG] if planned else ["summary"]
+            tags = ["summary"]
+            if planned:
+                tags.append(OPEN_TAG if pending else TAKEN_UP_TAG)
             out.append(_section(kind, f"Session summary: {heading}", body, e, tags, 0.55, place))
     return out
 

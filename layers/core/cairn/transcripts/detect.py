@@ -197,11 +197,10 @@ def parse_transcript(
         stats.lines = sum(1 for line in decoded.data.splitlines() if line.strip())
         stats.objects = 1
         parsed = _checked(parse_gemini_cli([(1, legacy[0])], stats, damaged=decoded.damaged), stats)
-        files: list[ProjectFile] = []
-        for _ in _set_aside_project_files(iter_json_objects(legacy[1], LineStats()), files):
-            pass  # anything else after the document is not the session's
+        # after the document only project-file lines count; anything else there is not the session's
         offset = decoded.data.count(b"\n") - legacy[1].count(b"\n")
-        files = [replace(f, line_no=f.line_no + offset) for f in files]
+        after = iter_json_objects(legacy[1], LineStats())
+        files = [f for n, record in after if (f := from_record(n + offset, record)) is not None]
         return replace(parsed, project_files=newest(files)) if files else parsed
     project_files: list[ProjectFile] = []
     records = _set_aside_project_files(iter_json_objects(decoded.data, stats), project_files)
