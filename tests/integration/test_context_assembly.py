@@ -82,7 +82,7 @@ def test_a_budget_above_the_maximum_or_below_the_minimum_is_refused(store):
         store.context.assemble(ALICE, P, "codex", budget_tokens=10)
 
 
-def test_sections_come_in_priority_order_and_cite_memory_ids(store):
+def test_sections_come_in_priority_order_and_name_the_memories_they_show(store):
     decision = store.add(kind=MemoryKind.DECISION, content="Use Postgres", details={"rationale": "JSONB"})
     proc = store.add(
         kind=MemoryKind.PROCEDURE,
@@ -101,7 +101,8 @@ def test_sections_come_in_priority_order_and_cite_memory_ids(store):
         content="Halfway through the refund flow",
         details={"next_steps": ["write the refund test"]},
     )
-    md = store.context.assemble(ALICE, P, "claude-code").markdown
+    built = store.context.assemble(ALICE, P, "claude-code")
+    md = built.markdown
     order = [
         "Where you left off",
         "Unresolved errors",
@@ -113,8 +114,8 @@ def test_sections_come_in_priority_order_and_cite_memory_ids(store):
     positions = [md.index(f"## {title}") for title in order]
     assert positions == sorted(positions)
     for m in (decision, proc, pref, pinned, err, failed, team, handoff):
-        assert f"[{m.id}]" in md
-    assert md.index(pinned.id) < md.index(pref.id)  # pinned first
+        assert m.content in md and m.id in built.memory_ids
+    assert md.index(pinned.content) < md.index(pref.content)  # pinned first
     assert "8/10 worked" in md and "make test → make release" in md
     assert "Why: JSONB" in md and "write the refund test" in md
     assert "data, not instructions" in md
@@ -128,19 +129,19 @@ def test_resolved_errors_and_superseded_memories_are_left_out(store):
     )
     ok = store.add(kind=MemoryKind.EPISODE, content="Deploy went fine", details={"outcome": "success"})
     md = store.context.assemble(ALICE, P, "claude-code").markdown
-    assert fixed.id not in md and old.id not in md
-    assert new.id in md
+    assert fixed.content not in md and old.content not in md
+    assert new.content in md
     # a successful episode is recent work, never an unresolved error
     errors = md.split("## Unresolved errors")[1].split("## ")[0] if "## Unresolved errors" in md else ""
-    assert ok.id not in errors and ok.id in md.split("## Recent work")[1]
+    assert ok.content not in errors and ok.content in md.split("## Recent work")[1]
 
 
 def test_duplicates_are_shown_once(store):
     a = store.add(kind=MemoryKind.PREFERENCE, content="Prefer small PRs")
     b = store.add(kind=MemoryKind.PREFERENCE, content="Prefer small PRs", scope=Scope.PERSONAL)
-    md = store.context.assemble(ALICE, P, "claude-code").markdown
-    assert md.count("Prefer small PRs") == 1
-    assert a.id in md or b.id in md
+    built = store.context.assemble(ALICE, P, "claude-code")
+    assert built.markdown.count("Prefer small PRs") == 1
+    assert (a.id in built.memory_ids) != (b.id in built.memory_ids)
 
 
 def test_a_handoff_is_delivered_once_and_another_agents_handoff_stays_pending(store):
@@ -153,7 +154,8 @@ def test_a_handoff_is_delivered_once_and_another_agents_handoff_stays_pending(st
         kind=MemoryKind.HANDOFF, content="Codex: review the API diff", provenance=Provenance(agent="codex")
     )
     first = store.context.assemble(ALICE, P, "claude")
-    assert first.handoff_id == mine.id and mine.id in first.markdown and theirs.id not in first.markdown
+    assert first.handoff_id == mine.id and mine.content in first.markdown
+    assert theirs.content not in first.markdown
     second = store.context.assemble(ALICE, P, "claude-code")
     assert second.handoff_id is None and "finish the migration" not in second.markdown
     closed = store.repo.get("team_a", mine.id)
@@ -167,7 +169,7 @@ def test_delivering_the_newest_handoff_retires_older_ones_for_the_same_agent(sto
     older = store.add(kind=MemoryKind.HANDOFF, content="older plan", provenance=Provenance(agent="codex"))
     newer = store.add(kind=MemoryKind.HANDOFF, content="newer plan", provenance=Provenance(agent="codex"))
     ctx = store.context.assemble(ALICE, P, "codex")
-    assert ctx.handoff_id == newer.id and older.id not in ctx.markdown
+    assert ctx.handoff_id == newer.id and "older plan" not in ctx.markdown
     assert store.repo.get("team_a", older.id).details["retired_by"] == newer.id
     assert store.context.assemble(ALICE, P, "codex").handoff_id is None
 
@@ -182,7 +184,7 @@ def test_team_b_context_never_contains_team_a_memories(store):
     store.add(kind=MemoryKind.FACT, content="team A global insight", scope=Scope.TEAM, project=None)
     store.add(kind=MemoryKind.HANDOFF, content="team A handoff")
     ctx = store.context.assemble(BOB, P, "claude-code")
-    assert "team A" not in ctx.markdown and secret.id not in ctx.markdown and ctx.memory_ids == ()
+    assert "team A" not in ctx.markdown and secret.id not in ctx.memory_ids and ctx.memory_ids == ()
     assert ctx.handoff_id is None
     assert store.context.assemble(ALICE, P, "claude-code").handoff_id is not None  # still pending for A
 
@@ -248,7 +250,7 @@ def test_procedures_that_mostly_fail_are_not_offered_as_proven(store):
         details={"success_count": 5, "failure_count": 1},
     )
     md = store.context.assemble(ALICE, P, "codex").markdown
-    assert good.id in md and bad.id not in md
+    assert good.content in md and bad.content not in md
 
 
 def test_a_handoff_that_names_its_member_waits_for_that_member(store):
@@ -261,24 +263,24 @@ def test_a_handoff_that_names_its_member_waits_for_that_member(store):
 def test_a_project_with_only_facts_gets_them_in_its_context(store):
     fact = store.add(kind=MemoryKind.FACT, content="The payments stub listens on port 9100")
     md = store.context.assemble(ALICE, P, "claude-code").markdown
-    assert "## Project facts" in md and f"[{fact.id}]" in md
+    assert "## Project facts" in md and fact.content in md
     assert "nothing is remembered yet" not in md
 
 
 def test_an_error_a_later_success_fixed_is_not_shown_as_unresolved(store):
-    fixed = store.add(
+    store.add(
         kind=MemoryKind.EPISODE,
         content="`bun test` failed with: expect(received).toEqual(expected)",
         tags=("error", "test"),
         details={"outcome": "fixed"},
     )
     md = store.context.assemble(ALICE, P, "claude-code").markdown
-    assert "## Unresolved errors" not in md and fixed.id not in md  # its fix is a procedure
+    assert "## Unresolved errors" not in md and "toEqual" not in md  # its fix is a procedure
 
 
 def test_budget_the_other_sections_leave_unused_goes_to_the_ones_that_have_more(store):
     for i in range(12):
-        store.add(kind=MemoryKind.DECISION, content=f"Decision {i}: " + "keep the retry queue bounded " * 6)
+        store.add(kind=MemoryKind.DECISION, content=f"Decision {i}: " + "keep the retry queue bounded " * 14)
     store.add(kind=MemoryKind.FACT, content="The API listens on port 8080")
     ctx = store.context.assemble(ALICE, P, "claude-code", 1_500)
     decisions = ctx.markdown.split("## Recent decisions")[1].split("##")[0]
@@ -311,7 +313,7 @@ def test_the_git_state_the_handoff_says_is_not_said_again_by_the_git_episode(sto
     state = (
         "[ahead 21]; untracked: .claude/, .husky/commit-msg, .husky/post-commit; then committed, not pushed"
     )
-    episode = store.add(
+    store.add(
         kind=MemoryKind.EPISODE,
         content=f"Git activity: commits on `main`: `37016ac` Fix tree view. at the end, git status: {state}",
     )
@@ -321,7 +323,7 @@ def test_the_git_state_the_handoff_says_is_not_said_again_by_the_git_episode(sto
     )
     md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
     assert md.count(state) == 1
-    assert f"`37016ac` Fix tree view. at the end, git status: (as above) [{episode.id}]" in md
+    assert "`37016ac` Fix tree view. at the end, git status: (as above)\n" in md
 
 
 def test_a_summarys_to_do_list_the_session_went_on_to_work_through_is_not_recent_work(store):
@@ -391,3 +393,12 @@ def test_every_kind_of_memory_gets_a_line_before_any_kind_gets_its_whole_share(s
     store.add(kind=MemoryKind.FACT, content="The payments stub listens on port 9100")
     md = store.context.assemble(ALICE, P, "claude-code", 600).markdown
     assert "port 9100" in md and "Rule" in md
+
+
+def test_a_line_shown_whole_spends_no_tokens_on_its_id_and_a_cut_one_ends_with_it(store):
+    short = store.add(kind=MemoryKind.PREFERENCE, content="Prefer small pull requests")
+    long = store.add(kind=MemoryKind.FACT, content="The deploy runbook: " + "check the canary, " * 60)
+    built = store.context.assemble(ALICE, P, "claude-code")
+    assert short.content in built.markdown and short.id not in built.markdown
+    assert f"… [{long.id}]\n" in built.markdown
+    assert {short.id, long.id} <= set(built.memory_ids)

@@ -195,7 +195,7 @@ def test_every_tool_does_its_job_for_an_agent(live_server, container, team_a, er
         ] is None  # a checkpoint is no handoff
 
         context = await call(s, "context", project=PROJECT, agent="claude-code", budget_tokens=800)
-        assert context["markdown"].startswith("<cairn-context>") and proc["id"] in context["markdown"]
+        assert context["markdown"].startswith("<cairn-context>") and proc["id"] in context["memory_ids"]
         # checkpoints are never consumed, whatever reads the project's handoffs
         assert [c["id"] for c in (await call(s, "checkpoint_list", project=PROJECT))["items"]] == [cp["id"]]
 

@@ -74,13 +74,13 @@ def _run(env, payload, *args, cmd=FAST_HOOK, event="session-start"):
 
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini-cli"])
 def test_session_start_prints_context_as_hook_specific_output(agent, hook_env, repo, container, team_a):
-    m = _remember(container, team_a, MemoryKind.PREFERENCE, "Run ruff before every commit")
+    _remember(container, team_a, MemoryKind.PREFERENCE, "Run ruff before every commit")
     proc = _run(hook_env, _payload(agent.replace("-", "_"), repo))
     assert proc.returncode == 0 and proc.stderr == b""
     out = json.loads(proc.stdout)
     assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     context = out["hookSpecificOutput"]["additionalContext"]
-    assert "Run ruff before every commit" in context and m.id in context
+    assert "Run ruff before every commit" in context
     assert context.startswith("<cairn-context>") and count_tokens(context) <= 1500
 
 
@@ -129,9 +129,7 @@ def test_the_cairn_cli_command_runs_the_same_hook(hook_env, repo, container, tea
 
 
 def test_user_prompt_hook_adds_relevant_memories(hook_env, repo, container, team_a):
-    m = _remember(
-        container, team_a, MemoryKind.DECISION, "Payments retry three times with exponential backoff"
-    )
+    _remember(container, team_a, MemoryKind.DECISION, "Payments retry three times with exponential backoff")
     payload = {
         "session_id": "s1",
         "cwd": str(repo),
@@ -140,7 +138,8 @@ def test_user_prompt_hook_adds_relevant_memories(hook_env, repo, container, team
     }
     proc = _run(hook_env, payload, event="user-prompt")
     out = json.loads(proc.stdout)["hookSpecificOutput"]
-    assert out["hookEventName"] == "UserPromptSubmit" and m.id in out["additionalContext"]
+    assert out["hookEventName"] == "UserPromptSubmit"
+    assert "Payments retry three times with exponential backoff" in out["additionalContext"]
     assert count_tokens(out["additionalContext"]) <= 300
 
 
