@@ -402,3 +402,26 @@ def test_a_line_shown_whole_spends_no_tokens_on_its_id_and_a_cut_one_ends_with_i
     assert short.content in built.markdown and short.id not in built.markdown
     assert f"… [{long.id}]\n" in built.markdown
     assert {short.id, long.id} <= set(built.memory_ids)
+
+
+def test_when_every_section_asks_for_more_than_the_budget_the_last_still_gets_its_part(store):
+    filler = " and keep the retry queue bounded" * 12
+    for i in range(8):
+        store.add(kind=MemoryKind.FACT, content=f"CI breaks {i}{filler}", tags=("error",))
+        store.add(kind=MemoryKind.EPISODE, content=f"Shipped part {i}{filler}")
+        store.add(kind=MemoryKind.PROCEDURE, content=f"Release step {i}{filler}")
+        store.add(kind=MemoryKind.DECISION, content=f"Decision {i}{filler}")
+        store.add(kind=MemoryKind.FACT, content=f"Service {i} listens on port 90{i}{filler}")
+    ctx = store.context.assemble(ALICE, P, "claude-code", 1_500)
+    shown = {
+        title: ctx.markdown.split(f"## {title}")[1].split("##")[0].count("\n- ")
+        for title in (
+            "Unresolved errors",
+            "Recent work",
+            "Proven procedures",
+            "Recent decisions",
+            "Project facts",
+        )
+    }
+    # the sections ask for 1.4 of the budget; each holds to its part of it before any fills the rest
+    assert shown["Project facts"] >= 2 and shown["Recent decisions"] >= 2 and ctx.tokens <= 1_500

@@ -294,7 +294,7 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
                     title=f"Fix for `{failed.key}`: {error}"[:300],
                     content=f'When `{failed.key}` fails with "{error}": '
                     + "; ".join(steps)
-                    + ("" if how.variant else f"; then `{failed.key}` succeeds"),
+                    + ("" if how.variant else "; then it succeeds"),
                     tags=["fix", failed.category or "command"],
                     confidence=0.65,
                     details={

@@ -300,9 +300,10 @@ class ContextService:
         self, header: str, footer: str, sections: list[_Section], budget: int
     ) -> tuple[str, tuple[str, ...], int]:
         """Greedy in priority order: a line goes in when it and its section heading still fit. A
-        first pass gives every section one line, a second holds each to its share of the budget, a
-        third lets sections fill what the others left unused (a session with few kinds of memory
-        still gets a full block, and no kind can crowd every other out)."""
+        first pass gives every section one line, a second holds each to its share of the budget (a
+        share of what the sections with lines ask for together, when they ask for more than the
+        whole), a third lets sections fill what the others left unused (a session with few kinds of
+        memory still gets a full block, and no kind can crowd every other out)."""
         seen_ids: set[str] = set()
         seen_hashes: set[str] = set()
         for s in sections:
@@ -320,6 +321,10 @@ class ContextService:
             costs.append([counted.get(id(ln), budget + 1) for ln in s.lines])
         taken: list[set[int]] = [set() for _ in sections]
         spent = [0] * len(sections)
+        # shares are of what the sections that have lines ask for together: when they ask for more
+        # than the budget, each gets its part of it, so the last section is not left the scraps
+        asked = sum(s.share for s in sections if s.lines and s.share < 1.0)
+        room = [s.share * budget / (1.0 if s.share >= 1.0 else max(asked, 1.0)) for s in sections]
         # first a line of every section, then each up to its share, then whatever room is left
         for one, capped in ((True, True), (False, True), (False, False)):
             for n, (s, heading) in enumerate(zip(sections, headings, strict=True)):
@@ -333,7 +338,7 @@ class ContextService:
                     extra_chars = len(ln.text) + (len(heading) if not taken[n] else 0)
                     if used + extra > budget or chars + extra_chars > MAX_CHARS:
                         continue
-                    if capped and spent[n] + extra > s.share * budget:
+                    if capped and spent[n] + extra > room[n]:
                         continue
                     taken[n].add(k)
                     spent[n] += extra
