@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SESSION = "fe5e1c67-53e7-4862-81ae-d0e013e3270b"
 PROJECT = "github.com/demo/todo-app"
 TSC = "cd /path/to/Demo/todo-app && npx tsc --noEmit --skipLibCheck"
+TSC_SHOWN = "npx tsc --noEmit --skipLibCheck"  # without the `cd` into the session's own checkout
 
 
 @pytest.fixture
@@ -44,10 +45,10 @@ def test_the_session_is_learned_with_counts_per_stage(learned):
 
 def test_the_typescript_error_and_its_fix_are_remembered_and_linked(learned, api, team_a):
     _, memories = learned
-    [episode] = _find(memories, "episode", "TS2307", "@testing-library/react", TSC)
-    assert episode["details"]["outcome"] == "fixed"
+    [episode] = _find(memories, "episode", "TS2307", "@testing-library/react", TSC_SHOWN)
+    assert episode["details"]["outcome"] == "fixed" and episode["details"]["command"] == TSC
     [fix] = _find(memories, "procedure", "useTodos.test.ts", "TS2307")
-    assert fix["details"]["steps"][-1] == TSC
+    assert fix["details"]["steps"][-1] == TSC_SHOWN and TSC not in fix["content"]
     rels = api.get(f"/v1/memories/{fix['id']}/relations", headers=team_a.headers, params={"direction": "out"})
     assert any(r["predicate"] == "fixes" and r["target_id"] == episode["id"] for r in rels.json()["items"])
     # provenance points into the stored transcript part, at the failing call

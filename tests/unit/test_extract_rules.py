@@ -6,7 +6,7 @@ import pytest
 from cairn.pipeline.extract_rules import RuleExtractor, errors_and_fixes
 from cairn.pipeline.extractor import ExtractContext
 from cairn.pipeline.models import ChunkDoc, EventDoc
-from cairn.pipeline.shell import shell_calls
+from cairn.pipeline.shell import shell_calls, shown_command
 from cairn.transcripts.model import Role
 
 pytestmark = pytest.mark.unit
@@ -375,16 +375,18 @@ def test_a_working_variant_soon_after_a_failure_is_its_fix():
 
 
 @pytest.mark.parametrize(
-    ("failed", "later"),
+    ("failed", "later", "shown"),
     [
-        ("cd /repo && rtk bun run test 2>&1", "cd /repo && bun run test 2>&1"),  # the wrapper dropped
-        ("pytest -q tests/", "uv run pytest -q tests/"),  # a wrapper added
+        # the wrapper dropped; shown as a reader would type it again, in their own checkout
+        ("cd /repo && rtk bun run test 2>&1", "cd /repo && bun run test 2>&1", "bun run test"),
+        ("pytest -q tests/", "uv run pytest -q tests/", "uv run pytest -q tests/"),  # a wrapper added
     ],
 )
-def test_the_same_command_through_another_wrapper_is_a_working_variant(failed, later):
+def test_the_same_command_through_another_wrapper_is_a_working_variant(failed, later, shown):
     found = Script().bash(failed, "error: unrecognized subcommand", error=True).bash(later, "ok").fixes()
     [fix] = [c for c in found if c.kind.value == "procedure"]
-    assert fix.content.endswith(f"run `{later}` instead")
+    assert fix.content.endswith(f"run `{shown}` instead")
+    assert fix.details["command"] == failed  # what ran, for matching later runs of it
 
 
 def test_the_same_action_on_the_same_target_by_another_tool_is_a_working_variant():
@@ -444,3 +446,18 @@ def test_a_look_around_is_told_by_its_read_only_verb(command, looks):
     from cairn.pipeline.shell import is_probe
 
     assert is_probe(command) is looks
+
+
+@pytest.mark.parametrize(
+    ("ran", "shown"),
+    [
+        ("cd /Users/me/Code/app && rtk bun run test 2>&1", "rtk bun run test"),
+        ("bun run lint 2>&1 && bun run test 2>&1 | tail -3", "bun run lint && bun run test"),
+        ("go test ./... 2>&1 | tail -n 20; echo done", "go test ./...; echo done"),
+        ("cd web && bun test", "cd web && bun test"),  # where it ran, inside the repo, is part of it
+        ("git log --oneline | grep fix", "git log --oneline | grep fix"),  # a filter is what ran
+        ("cd /srv/app", "cd /srv/app"),
+    ],
+)
+def test_a_command_is_shown_as_a_reader_would_run_it_again(ran, shown):
+    assert shown_command(ran) == shown

@@ -27,6 +27,7 @@ from cairn.pipeline.shell import (
     is_probe,
     is_shell,
     shell_calls,
+    shown_command,
     step_keys,
 )
 from cairn.transcripts.model import Role
@@ -274,11 +275,13 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
         if how.variant:  # a different command did what the failed one tried: that is the fix
             steps = [s for s in steps if s != f"run `{how.variant}`"] + [f"run `{how.variant}` instead"]
         ref = f"err:{failed.key}"
+        # as a reader would type them again: `cd /their/checkout && x 2>&1 | tail -3` is `x`
+        shown, steps = shown_command(failed.key), [_shown_step(s) for s in steps]
         out.append(
             Candidate(
                 kind=MemoryKind.EPISODE,
-                title=f"`{failed.key}` failed: {error}"[:300],
-                content=f"`{failed.key}` failed with: {error}",
+                title=f"`{shown}` failed: {error}"[:300],
+                content=f"`{shown}` failed with: {error}",
                 tags=["error", failed.category or "command"],
                 confidence=0.6,
                 details={"outcome": "fixed", "error": error, "command": failed.key},
@@ -291,14 +294,14 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
             out.append(
                 Candidate(
                     kind=MemoryKind.PROCEDURE,
-                    title=f"Fix for `{failed.key}`: {error}"[:300],
-                    content=f'When `{failed.key}` fails with "{error}": '
+                    title=f"Fix for `{shown}`: {error}"[:300],
+                    content=f'When `{shown}` fails with "{error}": '
                     + "; ".join(steps)
                     + ("" if how.variant else "; then it succeeds"),
                     tags=["fix", failed.category or "command"],
                     confidence=0.65,
                     details={
-                        "steps": [*steps] if how.variant else [*steps, failed.key],
+                        "steps": [*steps] if how.variant else [*steps, shown],
                         "fixes_error": error,
                         "command": failed.key,
                         "success_count": 1,
@@ -313,6 +316,12 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
 
 
 MAX_FIX_STEPS = 4
+_RUN_STEP = re.compile(r"^run `(.+)`( instead)?$", re.S)
+
+
+def _shown_step(step: str) -> str:
+    m = _RUN_STEP.match(step)
+    return f"run `{shown_command(m.group(1))}`{m.group(2) or ''}" if m else step
 
 
 def _fix_steps(between: list[EventDoc], failing_key: str) -> list[str]:

@@ -28,6 +28,7 @@ from cairn.pipeline.shell import (
     is_learnable_command,
     is_probe,
     shell_calls,
+    shown_command,
 )
 from cairn.pipeline.stages import PipelineDeps, pipeline_principal
 from cairn.services.handoffs import HandoffNote, HandoffService
@@ -64,8 +65,8 @@ def reflect(deps: PipelineDeps, done: ConsolidateResult) -> ReflectResult:
     episodes = [
         Candidate(
             kind=MemoryKind.EPISODE,
-            content=f"`{u['command']}` still fails with: {u['error']}",
-            title=f"Unresolved: `{u['command']}`"[:300],
+            content=f"`{shown_command(u['command'])}` still fails with: {u['error']}",
+            title=f"Unresolved: `{shown_command(u['command'])}`"[:300],
             tags=["error", "unresolved"],
             confidence=0.6,
             details={
@@ -146,7 +147,7 @@ def _handoff(
         agent=session.agent,
         next_steps=tuple(summary["next_steps"]),
         open_questions=tuple(summary["open_questions"]),
-        errors=tuple(f"`{u['command']}`: {u['error']}" for u in unresolved),
+        errors=tuple(f"`{shown_command(u['command'])}`: {u['error']}" for u in unresolved),
         session_id=session.id,
     )
     return HandoffService(deps.memories, deps.clock).save_handoff(caller, note)
@@ -284,7 +285,8 @@ def reflection_text(session, s: dict[str, Any]) -> str:
     if s["errors_fixed"]:
         parts.append("Fixed failures of: " + ", ".join(f"`{c}`" for c in s["errors_fixed"][:4]) + ".")
     if s["unresolved_errors"]:
-        parts.append("Still failing: " + ", ".join(f"`{c}`" for c in s["unresolved_errors"][:4]) + ".")
+        failing = ", ".join(f"`{shown_command(c)}`" for c in s["unresolved_errors"][:4])
+        parts.append(f"Still failing: {failing}.")
     if s["tools"]:
         parts.append("Tools: " + ", ".join(f"{n}×{c}" for n, c in list(s["tools"].items())[:6]) + ".")
     return " ".join(parts)
@@ -301,5 +303,6 @@ def handoff_text(s: dict[str, Any], unresolved: list[dict[str, Any]]) -> str:
     if s["open_questions"]:
         parts.append("Open questions: " + " ".join(s["open_questions"]))
     if unresolved:  # the commands; each error is in the handoff's details and an episode of its own
-        parts.append("Still failing: " + "; ".join(f"`{u['command'][:80]}`" for u in unresolved))
+        failing = "; ".join(f"`{shown_command(u['command'])[:80]}`" for u in unresolved)
+        parts.append(f"Still failing: {failing}")
     return "\n".join(parts) or "Nothing left open in this session."
