@@ -194,3 +194,36 @@ def test_a_plan_titled_plan_is_not_named_plan_twice():
     plan += "\n## Verification\n" + "1. `bun run test` passes and the tree renders. " * 3
     found = session_signals([ev(1, Role.USER, plan)])
     assert found and all(c.title.startswith("Plan «Tree view»: ") for c in found)
+
+
+# the Copilot CLI session's closing reply (copilot-cli/agentv, line 549), shortened
+ACCOUNT = (
+    "**Root cause & fix summary:**\n\nThe error occurred because a subagent ran in a worktree whose branch "
+    "predated the `entire enable` commit, so `.entire/settings.json` was absent there. Without settings "
+    "`entire` showed a consent TUI; with no TTY in the hook it crashed and the CLI denied the tool use.\n\n"
+    "**The fix** guards every hook in `.github/hooks/entire.json`. Committed to `main` as `a87a7777`."
+)
+
+
+def _work(*after):
+    ran = [
+        ev(2, Role.TOOL_CALL, tool_name="bash", tool_input={"command": "entire doctor"}, tool_call_id="c"),
+        ev(3, Role.TOOL_RESULT, "ok", tool_call_id="c"),
+    ]
+    return [ev(1, Role.USER, "investigate why the hook errors"), *ran, *after]
+
+
+def test_the_agents_closing_account_of_the_last_request_is_an_episode():
+    [ended] = [c for c in session_signals(_work(ev(4, Role.ASSISTANT, ACCOUNT))) if "outcome" in c.tags]
+    assert ended.kind is MemoryKind.EPISODE and ended.title == "How the last request ended"
+    assert "a87a7777" in ended.content and ended.line_start == 4
+
+
+def test_a_reply_work_went_on_from_a_bare_done_or_an_answer_without_work_is_no_account():
+    went_on = _work(
+        ev(4, Role.ASSISTANT, ACCOUNT),
+        ev(5, Role.TOOL_CALL, tool_name="bash", tool_input={"command": "git push"}, tool_call_id="d"),
+    )
+    answered = [ev(1, Role.USER, "what does the hook do?"), ev(2, Role.ASSISTANT, ACCOUNT)]
+    for events in (went_on, _work(ev(4, Role.ASSISTANT, "Done. Committed.")), answered):
+        assert not [c for c in session_signals(events) if "outcome" in c.tags]

@@ -10,7 +10,9 @@ The chunk extractors see a slice of the session; some things only make sense who
 - **plans**: a plan the user handed over or approved (markdown with sections) kept section by section,
   so "what was out of scope" or "how was it to be verified" is a memory, not a line in a long excerpt;
 - **compaction summaries**: the model-written summary of the session, split into its sections;
-- **the todo list's final state**: what was never completed is an open item (an episode tagged `open`).
+- **the todo list's final state**: what was never completed is an open item (an episode tagged `open`);
+- **how the last request ended**: the agent's closing account of its work (a root cause, what it
+  committed), when nothing was run after it.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def session_signals(events: Sequence[EventDoc], project_files: Sequence[ProjectF
     and the tasks of the project's manifests (those it read, those the capture hook sent)."""
     events = list(events)
     out: list[Candidate] = []
-    for make in (_checks, _git_activity, _git_history, _plans, _summaries, _todos):
+    for make in (_checks, _git_activity, _git_history, _plans, _summaries, _todos, _outcome):
         out.extend(make(events))
     out.extend(manifest_facts(events, project_files))
     return out
@@ -429,3 +431,27 @@ def _todos(events: list[EventDoc]) -> list[Candidate]:
             line_end=last.last_line,
         )
     ]
+
+
+MIN_ACCOUNT_CHARS = 200  # "Done." is no account of anything
+
+
+def _outcome(events: list[EventDoc]) -> list[Candidate]:
+    """What came of the session's last request, in the agent's own account: its reply that closed the
+    work (no tool call after it), such as the root cause it found and the fix it committed. The
+    handoff says what was asked last; this says how it ended."""
+    main = [e for e in events if not e.is_sidechain]
+    asked = [i for i, e in enumerate(main) if e.role is Role.USER and e.text.strip()]
+    if not asked:
+        return []
+    after = main[asked[-1] + 1 :]
+    replies = [i for i, e in enumerate(after) if e.role is Role.ASSISTANT and e.text.strip()]
+    if not replies or any(e.role is Role.TOOL_CALL for e in after[replies[-1] :]):
+        return []
+    if not any(e.role is Role.TOOL_CALL for e in after):  # an answer, not an account of work done
+        return []
+    reply = after[replies[-1]]
+    if len(reply.text.strip()) < MIN_ACCOUNT_CHARS:
+        return []
+    title = "How the last request ended"
+    return [_section(MemoryKind.EPISODE, title, reply.text, reply, ["outcome"], 0.55, 0)]
