@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 from cairn.transcripts import CAIRN_CONTEXT_CLOSE, CAIRN_CONTEXT_OPEN, Role, TranscriptEvent
-from cairn.transcripts.noise import clean_text, filter_events, injected_reason
+from cairn.transcripts.noise import clean_text, filter_events, injected_reason, unframe
 
 pytestmark = pytest.mark.unit
 
@@ -86,3 +86,25 @@ def test_a_harness_notification_is_kept_as_a_note_never_as_a_request():
     ]
     kept = filter_events(events, Counter())
     assert [e.role for e in kept] == [Role.USER, Role.SYSTEM, Role.SYSTEM, Role.USER]
+
+
+# as the Codex and Copilot CLI dev sessions' first prompts arrived (codex/agentv line 6, copilot-cli/agentv)
+PASTED = (
+    'hard-remove it     ┃  from the config schema enum, renders a "Merged remote  ┃  (auto)" toast'
+    "   ┃  │ git fetch origin --quiet        ┃  └ Denied by preToolUse hook"
+)
+
+
+def test_a_prompt_pasted_from_a_terminal_box_loses_the_boxs_frame():
+    assert unframe(PASTED) == (
+        'hard-remove it from the config schema enum, renders a "Merged remote (auto)" toast'
+        " git fetch origin --quiet └ Denied by preToolUse hook"
+    )
+    [event] = filter_events([TranscriptEvent(seq=0, line_no=1, role=Role.USER, text=PASTED)], Counter())
+    assert "┃" not in event.text
+
+
+def test_a_tree_listing_and_a_table_keep_their_bars():
+    tree = "src\n├── main.go\n│   └── util.go\n└── go.mod"
+    table = "name    │ size\nmain.go │ 4 KB"
+    assert unframe(tree) == tree and unframe(table) == table

@@ -151,6 +151,21 @@ def is_harness_message(text: str) -> bool:
 _TEXT_ROLES = frozenset({Role.USER, Role.ASSISTANT, Role.SUMMARY, Role.SYSTEM, Role.THINKING})
 
 
+# A prompt pasted from an agent's terminal UI carries the box it was drawn in: each wrapped line's
+# padding and the box's vertical bars, read as one line ("release —     ┃  from the schema enum").
+_FRAME_BARS = "┃│║"
+# padding on both sides of the box's edge: a table's "name   │ size" is not a frame
+_FRAME = re.compile(rf"[ \t]{{2,}}[{_FRAME_BARS}][ \t]{{2,}}(?:[{_FRAME_BARS}][ \t]*)*")
+_TREE = re.compile(r"[├└┣┗╠╚][─━═]")  # a tree listing's bars ("├── src") are its shape, not a frame
+
+
+def unframe(text: str) -> str:
+    """`text` without the frame of the terminal box it was pasted from."""
+    if not any(bar in text for bar in _FRAME_BARS):
+        return text
+    return "\n".join(ln if _TREE.search(ln) else _FRAME.sub(" ", ln) for ln in text.split("\n"))
+
+
 def filter_events(events: list[TranscriptEvent], dropped: Counter[str]) -> list[TranscriptEvent]:
     """Clean every event's text, drop the ones left empty and exact repeats; renumber `seq`.
 
@@ -162,6 +177,8 @@ def filter_events(events: list[TranscriptEvent], dropped: Counter[str]) -> list[
     for event in events:
         text, reasons = clean_text(event.text)
         dropped.update(reasons)
+        if event.role is Role.USER:
+            text = unframe(text)
         if event.role is Role.USER and (why := injected_reason(text)):
             dropped[why] += 1
             continue
