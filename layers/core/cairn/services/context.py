@@ -519,8 +519,11 @@ def _line(
 ) -> _Line:
     """`more`: the suffix was cut short, so the memory has more to give than the line shows."""
     content, cut = _clip(m.content, limit)
+    title = ""
+    if m.title and _title_adds(m.title, content):
+        shown_title, title_cut = _clip(m.title, 80)
+        title, cut = f"**{shown_title}**: ", cut or title_cut
     cut = cut or more
-    title = f"**{_inline(m.title, 80)}**: " if m.title and _title_adds(m.title, content) else ""
     where = ""
     if m.scope is Scope.PERSONAL:
         where = " (personal)"
