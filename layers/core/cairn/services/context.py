@@ -33,6 +33,7 @@ from cairn.domain.models import (
     utcnow,
 )
 from cairn.domain.ports import MemoryRepository, SessionRepository
+from cairn.search.analyzer import STOP_WORDS
 from cairn.services.agents import normalise_agent, normalise_agent_or_none
 from cairn.services.handoffs import is_waiting_handoff
 from cairn.services.memories import require
@@ -547,8 +548,8 @@ def _newest(m: Memory) -> tuple[float, int, int]:
 
 def _title_adds(title: str, content: str) -> bool:
     """A title whose words the content already says ("Unresolved: `make`", then "`make` still fails
-    with …") costs tokens and tells the reader nothing."""
-    words = set(_WORD.findall(title.lower()))
+    with …") costs tokens and tells the reader nothing. Stop words ("Fix for …") count for neither."""
+    words = set(_WORD.findall(title.lower())) - STOP_WORDS
     missing = words - set(_WORD.findall(content.lower()))
     return len(missing) > max(1.0, TITLE_SLACK * len(words))
 
