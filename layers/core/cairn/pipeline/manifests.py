@@ -14,7 +14,7 @@ Each file read gives one fact (its last read wins), its tasks one a line, bounde
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from cairn.domain.models import MemoryKind
@@ -116,16 +116,23 @@ _PY_TASK_TABLES = re.compile(
 )
 
 
-def _pyproject(lines: list[str]) -> list[DeclaredTask]:
-    tasks: list[DeclaredTask] = []
+def _in_tables(lines: list[str], wanted: Callable[[str], object]) -> Iterator[str]:
+    """The stripped lines of a TOML file under the `[table]` headers `wanted` accepts."""
     inside = False
     for line in lines:
         stripped = line.strip()
         if stripped.startswith("["):
-            inside = bool(_PY_TASK_TABLES.match(stripped))
-        elif inside and (m := _TOML_INLINE.match(stripped)):
-            tasks.append(DeclaredTask(m.group(1) or m.group(2), m.group(3) or m.group(4) or ""))
-    return tasks
+            inside = bool(wanted(stripped))
+        elif inside:
+            yield stripped
+
+
+def _pyproject(lines: list[str]) -> list[DeclaredTask]:
+    return [
+        DeclaredTask(m.group(1) or m.group(2), m.group(3) or m.group(4) or "")
+        for line in _in_tables(lines, _PY_TASK_TABLES.match)
+        if (m := _TOML_INLINE.match(line))
+    ]
 
 
 _YAML_KEY = re.compile(r"^(\s*)([\w:.-]+):\s*(.*)$")
@@ -174,12 +181,8 @@ def _mix(lines: list[str]) -> list[DeclaredTask]:
 def _cargo(lines: list[str]) -> list[DeclaredTask]:
     """`.cargo/config.toml`'s `[alias]` table: `name = "build --release"` or a list of arguments."""
     tasks: list[DeclaredTask] = []
-    inside = False
-    for line in lines:
-        stripped = line.strip()
-        if stripped.startswith("["):
-            inside = stripped == "[alias]"
-        elif inside and (m := re.match(r"^([\w-]+)\s*=\s*(.+)$", stripped)):
+    for line in _in_tables(lines, "[alias]".__eq__):
+        if m := re.match(r"^([\w-]+)\s*=\s*(.+)$", line):
             words = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(2)) or [m.group(2)]
             tasks.append(DeclaredTask(f"cargo {m.group(1)}", "cargo " + " ".join(words)))
     return tasks
