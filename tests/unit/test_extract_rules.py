@@ -454,6 +454,7 @@ def test_a_look_around_is_told_by_its_read_only_verb(command, looks):
         ("cd /Users/me/Code/app && rtk bun run test 2>&1", "rtk bun run test"),
         ("bun run lint 2>&1 && bun run test 2>&1 | tail -3", "bun run lint && bun run test"),
         ("go test ./... 2>&1 | tail -n 20; echo done", "go test ./...; echo done"),
+        ("make lint 2>/dev/null", "make lint"),
         ("cd web && bun test", "cd web && bun test"),  # where it ran, inside the repo, is part of it
         ("git log --oneline | grep fix", "git log --oneline | grep fix"),  # a filter is what ran
         ("cd /srv/app", "cd /srv/app"),

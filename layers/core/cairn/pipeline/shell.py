@@ -208,14 +208,14 @@ _CD = re.compile(r"^\s*cd(?:\s|$)")
 
 
 _ABS_CD = re.compile(r"""^\s*cd\s+["']?[/~][^&;|]*?["']?\s*&&\s*""")
-_SHOWN_VIA = re.compile(r"\s+\d?>&\d|\s*\|\s*(?:tail|head)(?:\s+-n\s*\d+|\s+-\d+)?(?=\s*(?:$|&&|;|\|\|))")
+_PAGED = re.compile(r"\s*\|\s*(?:tail|head)(?:\s+-n\s*\d+|\s+-\d+)?(?=\s*(?:$|&&|;|\|\|))")  # `| tail -3`
 
 
 def shown_command(command: str) -> str:
     """A command as a reader would run it again: without a leading `cd` into the session's own
     checkout (an absolute folder, not the reader's) and without how its output was shown (`2>&1`,
     `| tail -3`). `cd web && bun test` keeps its `cd`: where it ran is part of what ran."""
-    return command_key(_SHOWN_VIA.sub("", _ABS_CD.sub("", command))) or command_key(command)
+    return command_key(_PAGED.sub("", _REDIRECTS.sub("", _ABS_CD.sub("", command)))) or command_key(command)
 
 
 def core_steps(command: str) -> list[str]:
