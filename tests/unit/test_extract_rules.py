@@ -462,3 +462,61 @@ def test_a_look_around_is_told_by_its_read_only_verb(command, looks):
 )
 def test_a_command_is_shown_as_a_reader_would_run_it_again(ran, shown):
     assert shown_command(ran) == shown
+
+
+@pytest.mark.parametrize(
+    ("ran", "brief"),
+    [
+        ("go test ./...", "go test ./..."),  # short: as shown
+        (
+            "bun test packages/core/test/loaders/config-loader.test.ts packages/core/test/projects.test.ts",
+            "bun test …/config-loader.test.ts …/projects.test.ts",
+        ),
+        (
+            "cd /home/me/app && workmux add --pr 1510 --name review-e2e --target-name review-e2e"
+            " -b -P prompts/x.md --yes",
+            "workmux add --pr 1510 --name review-e2e --target-name review-e2e -b -P …",
+        ),
+    ],
+)
+def test_a_long_command_is_named_briefly_by_its_file_names_then_cut_at_a_word(ran, brief):
+    from cairn.pipeline.shell import brief_command
+
+    assert brief_command(ran) == brief
+
+
+def test_a_fix_names_a_long_failing_command_briefly_and_keeps_it_whole_in_its_details():
+    failing = "bun test packages/core/test/loaders/config-loader.test.ts packages/core/test/validator.test.ts"
+    found = (
+        Script()
+        .bash(failing, "error: expect(received).toContain(expected)", error=True)
+        .tool("Edit", {"file_path": "/home/me/app/packages/core/test/a.test.ts"}, "ok")
+        .bash(failing, "2 pass")
+        .fixes()
+    )
+    [fix] = [c for c in found if c.kind.value == "procedure"]
+    assert fix.content.startswith("When `bun test …/config-loader.test.ts …/validator.test.ts` fails")
+    assert fix.details["command"] == failing
+
+
+def test_a_fix_names_the_files_it_edited_as_paths_in_the_checkout():
+    from cairn.pipeline.shell import checkouts
+
+    script = (
+        Script()
+        .bash("make test", "FAIL: TestParse", error=True)
+        .tool("Edit", {"file_path": "/home/me/app/internal/parse.go"}, "ok")
+        .tool("Edit", {"file_path": "/home/me/app__worktrees/fix-1/internal/lex.go"}, "ok")
+        .tool("Edit", {"file_path": "/tmp/scratch/notes.md"}, "ok")
+        .bash("make test", "ok")
+    )
+    script.tool("exec_command", {"cmd": "git status", "workdir": "/home/me/app__worktrees/fix-1"}, "clean")
+    script.tool("exec_command", {"cmd": "ls", "workdir": "/tmp/scratch"}, "notes.md")
+    roots = checkouts(script.events, "/home/me/app")
+    [fix] = [
+        c
+        for c in errors_and_fixes(script.events, shell_calls(script.events), roots)
+        if c.kind.value == "procedure"
+    ]
+    # the main checkout and a worktree beside it are checkouts; a scratch folder elsewhere is not
+    assert "edit internal/parse.go; edit internal/lex.go; edit /tmp/scratch/notes.md" in fix.content

@@ -19,8 +19,10 @@ from cairn.pipeline.shell import (
     Resolution,
     Resolutions,
     ShellCall,
+    brief_command,
     edited_path,
     first_error_line,
+    in_checkout,
     is_agent_mechanics_error,
     is_edit,
     is_learnable_command,
@@ -242,7 +244,9 @@ def _commands_that_worked(calls: list[ShellCall]) -> list[Candidate]:
     return out
 
 
-def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Candidate]:
+def errors_and_fixes(
+    events: list[EventDoc], calls: list[ShellCall], checkouts: tuple[str, ...] = ()
+) -> list[Candidate]:
     """A failed command that later succeeded: an episode (what failed) and the fix (what was done between).
 
     A success is paired with the latest failure of its command before it, so the fix is what was done
@@ -265,7 +269,7 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
     for failed, later, how in sorted(pairs.values(), key=lambda p: p[0].call.seq):
         error = first_error_line(failed.result.text if failed.result else "")
         between = events[position[failed.call.seq] + 1 : position[later.call.seq]]
-        steps = _fix_steps(between, failed.key)
+        steps = _fix_steps(between, failed.key, checkouts)
         # `mise trust && mise run fmt`: what the working line ran before the failed command is the fix
         steps += [
             f"run `{k}`"
@@ -277,6 +281,7 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
         ref = f"err:{failed.key}"
         # as a reader would type them again: `cd /their/checkout && x 2>&1 | tail -3` is `x`
         shown, steps = shown_command(failed.key), [_shown_step(s) for s in steps]
+        brief = brief_command(failed.key)  # the fix names it; its steps and details keep it whole
         out.append(
             Candidate(
                 kind=MemoryKind.EPISODE,
@@ -294,14 +299,14 @@ def errors_and_fixes(events: list[EventDoc], calls: list[ShellCall]) -> list[Can
             out.append(
                 Candidate(
                     kind=MemoryKind.PROCEDURE,
-                    title=f"Fix for `{shown}`: {error}"[:300],
-                    content=f'When `{shown}` fails with "{error}": '
+                    title=f"Fix for `{brief}`: {error}"[:300],
+                    content=f'When `{brief}` fails with "{error}": '
                     + "; ".join(steps)
                     + ("" if how.variant else "; then it succeeds"),
                     tags=["fix", failed.category or "command"],
                     confidence=0.65,
                     details={
-                        "steps": [*steps] if how.variant else [*steps, shown],
+                        "steps": [*steps] if how.variant else [*steps, brief],
                         "fixes_error": error,
                         "command": failed.key,
                         "success_count": 1,
@@ -324,7 +329,7 @@ def _shown_step(step: str) -> str:
     return f"run `{shown_command(m.group(1))}`{m.group(2) or ''}" if m else step
 
 
-def _fix_steps(between: list[EventDoc], failing_key: str) -> list[str]:
+def _fix_steps(between: list[EventDoc], failing_key: str, checkouts: tuple[str, ...] = ()) -> list[str]:
     results = {e.tool_call_id: e for e in between if e.role is Role.TOOL_RESULT and e.tool_call_id}
     steps: list[str] = []
     for e in between:
@@ -332,7 +337,7 @@ def _fix_steps(between: list[EventDoc], failing_key: str) -> list[str]:
         if result is None or result.is_error:
             continue
         if is_edit(e) and (path := edited_path(e)):
-            step = f"edit {path}"
+            step = f"edit {in_checkout(path, checkouts)}"  # the file in a reader's checkout
         elif is_shell(e):
             calls = shell_calls([e, result])
             if not calls or calls[0].key == failing_key or is_probe(calls[0].command):

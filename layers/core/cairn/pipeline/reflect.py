@@ -21,8 +21,10 @@ from cairn.pipeline.mine_tools import mine_procedures
 from cairn.pipeline.models import Candidate, ConsolidateResult, EventDoc, EventsDoc, ReflectResult
 from cairn.pipeline.shell import (
     Resolutions,
+    checkouts,
     edited_path,
     first_error_line,
+    in_checkout,
     is_agent_mechanics_error,
     is_edit,
     is_learnable_command,
@@ -60,7 +62,8 @@ def reflect(deps: PipelineDeps, done: ConsolidateResult) -> ReflectResult:
     mined = mine_procedures(events)
     # an error in one chunk and its fix in a later one are paired here, over the whole session; a pair
     # found within one chunk comes out identical and merges with itself
-    fixed = errors_and_fixes(events, shell_calls(events))
+    roots = checkouts(events, doc.cwd)
+    fixed = errors_and_fixes(events, shell_calls(events), roots)
     unresolved = unresolved_errors(events)
     episodes = [
         Candidate(
@@ -193,7 +196,9 @@ def unresolved_errors(events: list[EventDoc]) -> list[dict[str, Any]]:
     return out[:MAX_ITEMS]
 
 
-def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise(
+    events: list[EventDoc], unresolved: list[dict[str, Any]], checkouts: tuple[str, ...] = ()
+) -> dict[str, Any]:
     requests = [
         e.text.strip()
         for e in events
@@ -215,7 +220,7 @@ def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[
             and result is not None
             and not result.is_error
             and (p := edited_path(e))
-            and p not in files
+            and (p := in_checkout(p, checkouts)) not in files
         ):
             files.append(p)
     fixed: list[str] = []

@@ -9,6 +9,7 @@ command, did it succeed, and is it a test/build/run/... step or mere exploration
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import shlex
 from collections import Counter
@@ -163,6 +164,37 @@ def edited_path(event: EventDoc) -> str | None:
     return None
 
 
+_CD_INTO = re.compile(r"""^\s*cd\s+["']?(/[^"'&;|]+?)["']?\s*&&""")
+
+
+def checkouts(events: list[EventDoc], cwd: str | None) -> tuple[str, ...]:
+    """The folders a session worked in, deepest first: its own checkout and, beside it, those its
+    commands ran in (a `workdir`, `cd /abs && …`: a git worktree next to the main checkout). A path
+    under one of them means the same file in a reader's checkout once made relative to it."""
+    if not cwd or not cwd.startswith("/"):
+        return ()
+    home = posixpath.normpath(cwd)
+    beside = posixpath.dirname(home)
+    found = {home}
+    for e in events:
+        if e.role is not Role.TOOL_CALL:
+            continue
+        where = e.tool_input.get("workdir") if isinstance(e.tool_input, dict) else None
+        if not isinstance(where, str) and (command := command_of(e)) and (m := _CD_INTO.match(command)):
+            where = m.group(1)
+        if isinstance(where, str) and where.startswith(beside + "/"):
+            found.add(posixpath.normpath(where))  # /tmp and other folders away from it: not checkouts
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def in_checkout(path: str, roots: tuple[str, ...]) -> str:
+    """`path` relative to the deepest checkout it lies in (`/home/me/app/src/a.ts` is `src/a.ts`)."""
+    for root in roots:
+        if path.startswith(root + "/"):
+            return path[len(root) + 1 :]
+    return path
+
+
 def categorise(command: str) -> str | None:
     for name, pattern in _CATEGORIES:
         if pattern.search(command):
@@ -216,6 +248,23 @@ def shown_command(command: str) -> str:
     checkout (an absolute folder, not the reader's) and without how its output was shown (`2>&1`,
     `| tail -3`). `cd web && bun test` keeps its `cd`: where it ran is part of what ran."""
     return command_key(_PAGED.sub("", _REDIRECTS.sub("", _ABS_CD.sub("", command)))) or command_key(command)
+
+
+BRIEF_CHARS = 80
+_DEEP_PATH = re.compile(r"(?<![\w/.~-])(?:[\w.@~-]+/){2,}([\w.@-]+)(?![\w/])")
+
+
+def brief_command(command: str, limit: int = BRIEF_CHARS) -> str:
+    """`shown_command`, short enough to name a command in a sentence: a long line's deep paths keep
+    their file names (`bun test …/a.test.ts …/b.test.ts`) and what still runs long is cut at a word.
+    The command as it ran stays in the memory's details; this is how a line of text refers to it."""
+    shown = shown_command(command)
+    if len(shown) <= limit:
+        return shown
+    shown = _DEEP_PATH.sub(lambda m: "…/" + m.group(1), shown)
+    if len(shown) <= limit:
+        return shown
+    return shown[:limit].rsplit(" ", 1)[0].rstrip() + " …"
 
 
 def core_steps(command: str) -> list[str]:
