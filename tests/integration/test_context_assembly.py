@@ -309,6 +309,19 @@ def test_what_a_handoff_left_failing_is_said_once_with_its_error(store):
     assert "generate is not a function" in md.split("## Unresolved errors")[1]
 
 
+def test_the_handoff_says_the_last_three_requests_that_led_up_to_the_last_one(store):
+    earlier = ("add a retry", "make it bounded", "please fix the origin URL", "now run " + "the suite " * 20)
+    HandoffService(store.memories).save_handoff(
+        ALICE,
+        HandoffNote(project=P, summary="Last request: commit", agent="claude-code", asked_before=earlier),
+    )
+    ctx = store.context.assemble(ALICE, P, "claude-code", 1_500)
+    [line] = [ln for ln in ctx.markdown.splitlines() if "Asked before that:" in ln]
+    assert "add a retry" not in line and line.startswith("  - Asked before that: make it bounded; please fix")
+    # a request cut short is named, not wanted whole: the line gets no id for it
+    assert line.endswith("…") and "[" not in ctx.markdown.split("## Where you left off")[1].split("##")[0]
+
+
 def test_the_git_state_the_handoff_says_is_not_said_again_by_the_git_episode(store):
     state = (
         "[ahead 21]; untracked: .claude/, .husky/commit-msg, .husky/post-commit; then committed, not pushed"

@@ -87,3 +87,15 @@ def test_an_error_a_working_variant_answered_is_not_unresolved():
         *ran(3, "bd update t.5 --status in_progress --json && workmux add fix/x -b", "ok"),
     ]
     assert unresolved_errors(events) == []
+
+
+def test_the_requests_before_the_last_are_kept_in_order_without_one_word_nudges():
+    from cairn.pipeline.models import EventDoc
+    from cairn.pipeline.reflect import summarise
+    from cairn.transcripts.model import Role
+
+    asked = ["add a retry to the uploader", "continue", "please fix the origin URL", "yes", "commit"]
+    events = [EventDoc(seq=i, line_no=i + 1, role=Role.USER, text=t) for i, t in enumerate(asked)]
+    summary = summarise(events, [])
+    assert summary["last_request"] == "commit"
+    assert summary["asked_before"] == ["add a retry to the uploader", "please fix the origin URL"]

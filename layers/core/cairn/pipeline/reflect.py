@@ -152,6 +152,7 @@ def _handoff(
         open_questions=tuple(summary["open_questions"]),
         errors=tuple(f"`{shown_command(u['command'])}`: {u['error']}" for u in unresolved),
         session_id=session.id,
+        asked_before=tuple(summary["asked_before"]),
     )
     return HandoffService(deps.memories, deps.clock).save_handoff(caller, note)
 
@@ -239,6 +240,9 @@ def summarise(
     return {
         "requests": [r[:300] for r in requests[:MAX_ITEMS]],
         "last_request": requests[-1][:500] if requests else None,
+        # what led up to the last request: the next session resumes a thread, not one message
+        # ("continue", "yes, do it" say nothing on their own)
+        "asked_before": [r[:200] for r in requests[:-1] if len(r.split()) >= 3][-MAX_ITEMS:],
         "tools": dict(sorted(tools.items(), key=lambda kv: -kv[1])[:12]),
         "files_edited": files[:20],
         "errors_fixed": fixed[:MAX_ITEMS],

@@ -247,6 +247,7 @@ class ContextService:
             shown, cut = _clip(content, ITEM_CHARS)
             said = _WS.sub(" ", h.content)
             lists = (
+                ("asked_before", "Asked before that", 80),
                 ("next_steps", "Next steps", 160),
                 ("open_questions", "Open questions", 160),
                 # what still fails is named; its error is a line of "Unresolved errors"
@@ -260,8 +261,11 @@ class ContextService:
                 # a handoff's content often says its lists already (the pipeline's does)
                 items = [i for i in items if _WS.sub(" ", i).strip()[:40] not in said]
                 if items:
-                    clipped = [_clip(i, limit) for i in items[:5]]
-                    cut = cut or len(items) > 5 or any(c for _, c in clipped)
+                    # the requests that led up to the last one are its nearest; other lists, the first
+                    clipped = [_clip(i, limit) for i in (items[-3:] if key == "asked_before" else items[:5])]
+                    # a request cut short is named, not wanted whole: it alone is no reason for an id
+                    if key != "asked_before":
+                        cut = cut or len(items) > 5 or any(c for _, c in clipped)
                     rest += f"  - {label}: " + "; ".join(t for t, _ in clipped) + "\n"
             text = f"- {shown}{_ref(h.id) if cut else ''}\n{rest}"
             return [_Line(text, h.id, h.content_hash)]

@@ -12,7 +12,7 @@ A checkpoint is a named snapshot the agent can list and restore any number of ti
 tag "checkpoint" and `details["checkpoint"] = True`, is never consumed, and a closed validity that is
 not a supersession (a delivery) does not hide it.
 
-Details keys: handoff - agent, next_steps, open_questions, errors, delivered_at, delivered_to,
+Details keys: handoff - agent, next_steps, open_questions, errors, asked_before, delivered_at, delivered_to,
 consumed_by; checkpoint - checkpoint=True, name, names (aliases), agent, next_steps.
 """
 
@@ -74,6 +74,7 @@ class HandoffNote:
     open_questions: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
     session_id: str | None = None
+    asked_before: tuple[str, ...] = ()  # the session's requests before its last, in order
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,7 @@ class HandoffService:
                 "next_steps": list(note.next_steps),
                 "open_questions": list(note.open_questions),
                 "errors": list(note.errors),
+                "asked_before": list(note.asked_before),
             },
             provenance=Provenance(session_id=note.session_id, agent=agent),
         )
@@ -237,6 +239,7 @@ def handoff_view(memory: Memory) -> dict[str, Any]:
         "next_steps": list(d.get("next_steps") or []),
         "open_questions": list(d.get("open_questions") or []),
         "errors": list(d.get("errors") or []),
+        "asked_before": list(d.get("asked_before") or []),
         "name": d.get("name"),
         "names": checkpoint_names(memory) if is_checkpoint(memory) else None,
         "created_at": dt_out(memory.created_at),
