@@ -91,6 +91,21 @@ def test_prompt_context_returns_a_few_relevant_memories(api, team_a):
     assert body["tokens"] <= 300
 
 
+def test_prompt_context_shows_the_part_of_a_long_memory_that_bears_on_the_prompt(api, team_a):
+    filler = "\n".join(
+        f"Step {i}: renamed the settings loader module and reran the formatter" for i in range(12)
+    )
+    content = filler + "\nThe webhook signature check fails when the clock skew exceeds 300 seconds."
+    _remember(api, team_a, kind="episode", content=content)
+    md = api.get(
+        "/v1/context/prompt",
+        params={"project": P, "prompt": "why does the webhook signature check fail?"},
+        headers=team_a.headers,
+    ).json()["markdown"]
+    # not the first 500 characters of the text: the passage the prompt is about, and an id for the rest
+    assert "clock skew exceeds 300 seconds" in md and "[mem_" in md
+
+
 def test_prompt_context_of_another_team_is_empty(api, team_a, team_b):
     _remember(api, team_a, kind="decision", content="Payments retry with exponential backoff")
     body = api.get(

@@ -34,6 +34,7 @@ from cairn.domain.models import (
 )
 from cairn.domain.ports import MemoryRepository, SessionRepository
 from cairn.search.analyzer import STOP_WORDS
+from cairn.search.snippets import snippet
 from cairn.services.agents import normalise_agent, normalise_agent_or_none
 from cairn.services.handoffs import is_waiting_handoff
 from cairn.services.memories import require
@@ -214,7 +215,7 @@ class ContextService:
         flt = MemoryFilter(project=project, member=caller.member)
         hits = self._recall.recall(caller.team_id, prompt, flt, limit=limit * 2).hits
         lines = [
-            _line(h.memory, project)
+            _bearing_line(h.memory, project, prompt)
             for h in hits
             if h.memory.kind not in (MemoryKind.HANDOFF, MemoryKind.REFLECTION)
         ][:limit]
@@ -539,6 +540,15 @@ def _line(
     # an id costs ~25 tokens: it is shown where `get` has more to give, on a line cut short
     text = f"- {title}{content}{suffix}{where}{_ref(m.id) if cut else ''}\n"
     return _Line(text, m.id, m.content_hash)
+
+
+def _bearing_line(m: Memory, project: str, prompt: str) -> _Line:
+    """A memory's line for one prompt: a long text shows its passages that bear on the prompt (a
+    transcript excerpt's error, not its opening request), not its first 500 characters."""
+    content = _WS.sub(" ", m.content).strip()
+    if len(content) <= ITEM_CHARS:
+        return _line(m, project)
+    return _line(replace(m, content=snippet(m.content, prompt, ITEM_CHARS)), project, more=True)
 
 
 def _newest(m: Memory) -> tuple[float, int, int]:
