@@ -24,7 +24,6 @@ from cairn.pipeline.shell import (
     checkouts,
     edited_path,
     first_error_line,
-    in_checkout,
     is_agent_mechanics_error,
     is_edit,
     is_learnable_command,
@@ -197,9 +196,7 @@ def unresolved_errors(events: list[EventDoc]) -> list[dict[str, Any]]:
     return out[:MAX_ITEMS]
 
 
-def summarise(
-    events: list[EventDoc], unresolved: list[dict[str, Any]], checkouts: tuple[str, ...] = ()
-) -> dict[str, Any]:
+def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[str, Any]:
     requests = [
         e.text.strip()
         for e in events
@@ -221,7 +218,7 @@ def summarise(
             and result is not None
             and not result.is_error
             and (p := edited_path(e))
-            and (p := in_checkout(p, checkouts)) not in files
+            and p not in files
         ):
             files.append(p)
     fixed: list[str] = []
