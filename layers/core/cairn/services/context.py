@@ -214,11 +214,8 @@ class ContextService:
             return AssembledContext("", 0, ())
         flt = MemoryFilter(project=project, member=caller.member)
         hits = self._recall.recall(caller.team_id, prompt, flt, limit=limit * 2).hits
-        lines = [
-            _bearing_line(h.memory, project, prompt)
-            for h in hits
-            if h.memory.kind not in (MemoryKind.HANDOFF, MemoryKind.REFLECTION)
-        ][:limit]
+        shown = [h.memory for h in hits if h.memory.kind not in (MemoryKind.HANDOFF, MemoryKind.REFLECTION)]
+        lines = [_bearing_line(m, project, prompt) for m in shown[:limit]]
         if not lines:
             return AssembledContext("", 0, ())
         header = (
