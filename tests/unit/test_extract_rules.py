@@ -508,8 +508,10 @@ def test_a_fix_names_the_files_it_edited_as_paths_in_the_checkout():
         .tool("Edit", {"file_path": "/home/me/app/internal/parse.go"}, "ok")
         .tool("Edit", {"file_path": "/home/me/app__worktrees/fix-1/internal/lex.go"}, "ok")
         .tool("Edit", {"file_path": "/tmp/scratch/notes.md"}, "ok")
+        .tool("Edit", {"file_path": "/home/me/trees/fix-2/go.mod"}, "ok")
         .bash("make test", "ok")
     )
+    script.bash("cd /home/me/trees/fix-2 && git status", "clean")
     script.tool("exec_command", {"cmd": "git status", "workdir": "/home/me/app__worktrees/fix-1"}, "clean")
     script.tool("exec_command", {"cmd": "ls", "workdir": "/tmp/scratch"}, "notes.md")
     roots = checkouts(script.events, "/home/me/app")
@@ -519,4 +521,7 @@ def test_a_fix_names_the_files_it_edited_as_paths_in_the_checkout():
         if c.kind.value == "procedure"
     ]
     # the main checkout and a worktree beside it are checkouts; a scratch folder elsewhere is not
-    assert "edit internal/parse.go; edit internal/lex.go; edit /tmp/scratch/notes.md" in fix.content
+    # (`cd /abs && …` into a folder beside the checkout names one too)
+    assert (
+        "edit internal/parse.go; edit internal/lex.go; edit /tmp/scratch/notes.md; edit go.mod" in fix.content
+    )

@@ -164,9 +164,6 @@ def edited_path(event: EventDoc) -> str | None:
     return None
 
 
-_CD_INTO = re.compile(r"""^\s*cd\s+["']?(/[^"'&;|]+?)["']?\s*&&""")
-
-
 def checkouts(events: list[EventDoc], cwd: str | None) -> tuple[str, ...]:
     """The folders a session worked in, deepest first: its own checkout and, beside it, those its
     commands ran in (a `workdir`, `cd /abs && …`: a git worktree next to the main checkout). A path
@@ -180,7 +177,7 @@ def checkouts(events: list[EventDoc], cwd: str | None) -> tuple[str, ...]:
         if e.role is not Role.TOOL_CALL:
             continue
         where = e.tool_input.get("workdir") if isinstance(e.tool_input, dict) else None
-        if not isinstance(where, str) and (command := command_of(e)) and (m := _CD_INTO.match(command)):
+        if not isinstance(where, str) and (command := command_of(e)) and (m := _ABS_CD.match(command)):
             where = m.group(1)
         if isinstance(where, str) and where.startswith(beside + "/"):
             found.add(posixpath.normpath(where))  # /tmp and other folders away from it: not checkouts
@@ -239,7 +236,7 @@ _REDIRECTS = re.compile(r"\s*\d?>&\d|\s*\d?>\s*/dev/null")  # how output was sho
 _CD = re.compile(r"^\s*cd(?:\s|$)")
 
 
-_ABS_CD = re.compile(r"""^\s*cd\s+["']?[/~][^&;|]*?["']?\s*&&\s*""")
+_ABS_CD = re.compile(r"""^\s*cd\s+["']?([/~][^&;|]*?)["']?\s*&&\s*""")  # the folder: group 1
 _PAGED = re.compile(r"\s*\|\s*(?:tail|head)(?:\s+-n\s*\d+|\s+-\d+)?(?=\s*(?:$|&&|;|\|\|))")  # `| tail -3`
 
 

@@ -244,26 +244,27 @@ class ContextService:
                 content = "\n".join(ln for ln in content.splitlines() if not ln.startswith(STILL_FAILING))
             shown, cut = _clip(content, ITEM_CHARS)
             said = _WS.sub(" ", h.content)
+            # (details key, label, characters an item keeps, the items shown, whether a cut counts);
+            # the requests that led up to the last one are its nearest, and one cut short is named,
+            # not wanted whole: it alone is no reason for an id
             lists = (
-                ("asked_before", "Asked before that", 80),
-                ("next_steps", "Next steps", 160),
-                ("open_questions", "Open questions", 160),
+                ("asked_before", "Asked before that", 80, slice(-3, None), False),
+                ("next_steps", "Next steps", 160, slice(5), True),
+                ("open_questions", "Open questions", 160, slice(5), True),
                 # what still fails is named; its error is a line of "Unresolved errors"
-                ("errors", STILL_FAILING[:-1], 70),
+                ("errors", STILL_FAILING[:-1], 70, slice(5), True),
             )
             rest = ""
-            for key, label, limit in lists:
+            for key, label, limit, shown_items, counts in lists:
                 items = _strings(h.details.get(key))
                 if key == "errors":
                     items = [i.split(": ", 1)[0] for i in items]
                 # a handoff's content often says its lists already (the pipeline's does)
                 items = [i for i in items if _WS.sub(" ", i).strip()[:40] not in said]
                 if items:
-                    # the requests that led up to the last one are its nearest; other lists, the first
-                    clipped = [_clip(i, limit) for i in (items[-3:] if key == "asked_before" else items[:5])]
-                    # a request cut short is named, not wanted whole: it alone is no reason for an id
-                    if key != "asked_before":
-                        cut = cut or len(items) > 5 or any(c for _, c in clipped)
+                    clipped = [_clip(i, limit) for i in items[shown_items]]
+                    if counts:
+                        cut = cut or len(clipped) < len(items) or any(c for _, c in clipped)
                     rest += f"  - {label}: " + "; ".join(t for t, _ in clipped) + "\n"
             text = f"- {shown}{_ref(h.id) if cut else ''}\n{rest}"
             return [_Line(text, h.id, h.content_hash)]
@@ -542,8 +543,7 @@ def _line(
 def _bearing_line(m: Memory, project: str, prompt: str) -> _Line:
     """A memory's line for one prompt: a long text shows its passages that bear on the prompt (a
     transcript excerpt's error, not its opening request), not its first 500 characters."""
-    content = _WS.sub(" ", m.content).strip()
-    if len(content) <= ITEM_CHARS:
+    if not _clip(m.content, ITEM_CHARS)[1]:
         return _line(m, project)
     return _line(replace(m, content=snippet(m.content, prompt, ITEM_CHARS)), project, more=True)
 
