@@ -216,6 +216,9 @@ def main() -> None:
     if args.transcript or args.questions:
         if not (args.transcript and args.questions):
             parser.error("--transcript and --questions go together")
+        for given in (args.transcript, args.questions):
+            if not given.is_file():
+                parser.error(f"no such file: {given}")
         sets = [(args.project or args.transcript.stem, args.transcript, args.questions)]
     else:
         sets = [(name, path, DATA / q) for name, path, q in DEV_SETS]

@@ -322,6 +322,19 @@ def test_the_handoff_says_the_last_three_requests_that_led_up_to_the_last_one(st
     assert line.endswith("…") and "[" not in ctx.markdown.split("## Where you left off")[1].split("##")[0]
 
 
+def test_the_handoff_says_what_the_agent_reported_along_the_way_in_order(store):
+    reported = ("Verified `mode=force` shipped in `pkg@1.2.0-next.1`, so kept it.", "Merged `#12`.")
+    HandoffService(store.memories).save_handoff(
+        ALICE, HandoffNote(project=P, summary="Last request: commit", agent="claude-code", reported=reported)
+    )
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    [line] = [ln for ln in md.splitlines() if "Reported along the way:" in ln]
+    assert line == (
+        "  - Reported along the way: "
+        "Verified `mode=force` shipped in `pkg@1.2.0-next.1`, so kept it; Merged `#12`"
+    )
+
+
 def test_the_git_state_the_handoff_says_is_not_said_again_by_the_git_episode(store):
     state = (
         "[ahead 21]; untracked: .claude/, .husky/commit-msg, .husky/post-commit; then committed, not pushed"

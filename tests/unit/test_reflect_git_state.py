@@ -99,3 +99,28 @@ def test_the_requests_before_the_last_are_kept_in_order_without_one_word_nudges(
     summary = summarise(events, [])
     assert summary["last_request"] == "commit"
     assert summary["asked_before"] == ["add a retry to the uploader", "please fix the origin URL"]
+
+
+def test_each_request_is_reported_by_the_first_exact_sentence_of_the_reply_that_closed_it():
+    from cairn.pipeline.models import EventDoc
+    from cairn.pipeline.reflect import summarise
+    from cairn.transcripts.model import Role
+
+    def said(seq: int, role: Role, text: str) -> EventDoc:
+        return EventDoc(seq=seq, line_no=seq + 1, role=role, text=text)
+
+    events = [
+        said(0, Role.USER, "did the value ship?"),
+        *ran(1, "npm view pkg versions", "1.2.0-next.1"),
+        said(3, Role.ASSISTANT, "Done.\n\n- Verified `mode=force` shipped in `pkg@1.0-rc1`, so kept it."),
+        said(4, Role.USER, "where is evidence saved"),
+        said(5, Role.ASSISTANT, "Not in the repo. The guide says it goes on:\n\n`private:evidence/<slug>`"),
+        said(6, Role.USER, "clean up"),
+        said(7, Role.ASSISTANT, "I'm removing `runs/` now."),
+        *ran(8, "rm -rf runs", ""),  # cut short: narration, not a report
+    ]
+    reported = summarise(events, [])["reported"]
+    assert reported == [
+        "Verified `mode=force` shipped in `pkg@1.0-rc1`, so kept it.",
+        "The guide says it goes on: `private:evidence/<slug>`",
+    ]

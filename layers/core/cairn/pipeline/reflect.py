@@ -1,9 +1,10 @@
 """Reflect on a whole session: a reflection memory, the next handoff, unresolved errors, mined procedures.
 
-The handoff is what the next session of the project is told first: the last request, the next steps
-(the agent's own open todo/plan items and "next steps" it wrote), open questions it asked, and errors
-that never stopped failing. One reflection and one handoff per session: a later part of the same
-session supersedes the earlier ones, so re-learning a growing session never piles them up.
+The handoff is what the next session of the project is told first: the last request and those before it, what
+the agent reported as each one's outcome, the next steps (the agent's own open todo/plan items and "next
+steps" it wrote), open questions it asked, and errors that never stopped failing. One reflection and one
+handoff per session: a later part of the same session supersedes the earlier ones, so re-learning a growing
+session never piles them up.
 """
 
 from __future__ import annotations
@@ -152,6 +153,7 @@ def _handoff(
         errors=tuple(f"`{shown_command(u['command'])}`: {u['error']}" for u in unresolved),
         session_id=session.id,
         asked_before=tuple(summary["asked_before"]),
+        reported=tuple(summary["reported"]),
     )
     return HandoffService(deps.memories, deps.clock).save_handoff(caller, note)
 
@@ -240,6 +242,7 @@ def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[
         # what led up to the last request: the next session resumes a thread, not one message
         # ("continue", "yes, do it" say nothing on their own)
         "asked_before": [r[:200] for r in requests[:-1] if len(r.split()) >= 3][-MAX_ITEMS:],
+        "reported": reported(events)[-MAX_ITEMS:],
         "tools": dict(sorted(tools.items(), key=lambda kv: -kv[1])[:12]),
         "files_edited": files[:20],
         "errors_fixed": fixed[:MAX_ITEMS],
@@ -248,6 +251,53 @@ def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[
         "open_questions": open_questions(last_reply),
         "git_state": git_state(events),
     }
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\[])|\n+")
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+REPORTED_CHARS = 300
+
+
+def reported(events: list[EventDoc]) -> list[str]:
+    """What the agent reported as each request's outcome, in order: the first sentence of the reply
+    that closed the request which names something exactly (inline code: a file, a function, a value,
+    a command) and says something of it (three words beside the code). Agents everywhere write such
+    replies in markdown; the first exact sentence is the headline ("Verified `x` shipped in `y`, so
+    kept the soft-deprecation"), where the opening words alone are often "Done." or "All tests pass"."""
+    main = [e for e in events if not e.is_sidechain]
+    asked = [
+        i
+        for i, e in enumerate(main)
+        if e.role is Role.USER and e.text.strip() and not _PLACEHOLDER.match(e.text.strip())
+    ]
+    out: list[str] = []
+    for n, start in enumerate(asked):
+        end = asked[n + 1] if n + 1 < len(asked) else len(main)
+        turn = main[start + 1 : end]
+        replies = [i for i, e in enumerate(turn) if e.role is Role.ASSISTANT and e.text.strip()]
+        if not replies or any(e.role is Role.TOOL_CALL for e in turn[replies[-1] :]):
+            continue  # a turn cut short: its last words are narration ("I'm checking …"), not a report
+        for piece in _sentences(turn[replies[-1]].text):
+            if _CODE_SPAN.search(piece) and len(_CODE_SPAN.sub(" ", piece).split()) >= 3:
+                if piece[:REPORTED_CHARS] not in out:
+                    out.append(piece[:REPORTED_CHARS])
+                break
+    return out
+
+
+def _sentences(text: str) -> list[str]:
+    """A reply's sentences and list items, without markdown emphasis; a line that leads in with a
+    colon is one sentence with the code on the line after it ("saved on:" then `remote:branch/<id>`)."""
+    out: list[str] = []
+    for piece in _SENTENCE.split(text):
+        piece = " ".join(piece.replace("**", "").strip(" -*#>").split())
+        if not piece:
+            continue
+        if out and out[-1].endswith(":") and _CODE_SPAN.fullmatch(piece.rstrip(".")):
+            out[-1] += " " + piece
+        else:
+            out.append(piece)
+    return out
 
 
 def next_steps(events: list[EventDoc], last_reply: str) -> list[str]:
@@ -278,8 +328,7 @@ def next_steps(events: list[EventDoc], last_reply: str) -> list[str]:
 
 
 def open_questions(last_reply: str) -> list[str]:
-    qs = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", last_reply) if s.strip().endswith("?")]
-    return [q[:300] for q in qs][:MAX_ITEMS]
+    return [q[:300] for q in _sentences(last_reply) if q.endswith("?")][:MAX_ITEMS]
 
 
 def reflection_text(session, s: dict[str, Any]) -> str:

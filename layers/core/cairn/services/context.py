@@ -249,6 +249,7 @@ class ContextService:
             # not wanted whole: it alone is no reason for an id
             lists = (
                 ("asked_before", "Asked before that", 80, slice(-3, None), False),
+                ("reported", "Reported along the way", 200, slice(-8, None), True),
                 ("next_steps", "Next steps", 160, slice(5), True),
                 ("open_questions", "Open questions", 160, slice(5), True),
                 # what still fails is named; its error is a line of "Unresolved errors"
@@ -265,7 +266,7 @@ class ContextService:
                     clipped = [_clip(i, limit) for i in items[shown_items]]
                     if counts:
                         cut = cut or len(clipped) < len(items) or any(c for _, c in clipped)
-                    rest += f"  - {label}: " + "; ".join(t for t, _ in clipped) + "\n"
+                    rest += f"  - {label}: " + "; ".join(t.rstrip(" .;") for t, _ in clipped) + "\n"
             text = f"- {shown}{_ref(h.id) if cut else ''}\n{rest}"
             return [_Line(text, h.id, h.content_hash)]
         last = self._last_session(team, project, agent)

@@ -12,8 +12,8 @@ A checkpoint is a named snapshot the agent can list and restore any number of ti
 tag "checkpoint" and `details["checkpoint"] = True`, is never consumed, and a closed validity that is
 not a supersession (a delivery) does not hide it.
 
-Details keys: handoff - agent, next_steps, open_questions, errors, asked_before, delivered_at, delivered_to,
-consumed_by; checkpoint - checkpoint=True, name, names (aliases), agent, next_steps.
+Details keys: handoff - agent, next_steps, open_questions, errors, asked_before, reported, delivered_at,
+delivered_to, consumed_by; checkpoint - checkpoint=True, name, names (aliases), agent, next_steps.
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ class HandoffNote:
     errors: tuple[str, ...] = ()
     session_id: str | None = None
     asked_before: tuple[str, ...] = ()  # the session's requests before its last, in order
+    reported: tuple[str, ...] = ()  # what the agent reported as each request's outcome, in order
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +109,7 @@ class HandoffService:
                 "open_questions": list(note.open_questions),
                 "errors": list(note.errors),
                 "asked_before": list(note.asked_before),
+                "reported": list(note.reported),
             },
             provenance=Provenance(session_id=note.session_id, agent=agent),
         )
@@ -240,6 +242,7 @@ def handoff_view(memory: Memory) -> dict[str, Any]:
         "open_questions": list(d.get("open_questions") or []),
         "errors": list(d.get("errors") or []),
         "asked_before": list(d.get("asked_before") or []),
+        "reported": list(d.get("reported") or []),
         "name": d.get("name"),
         "names": checkpoint_names(memory) if is_checkpoint(memory) else None,
         "created_at": dt_out(memory.created_at),
