@@ -126,7 +126,7 @@ def test_an_error_followed_by_a_successful_retry_is_an_episode_and_a_fix():
     assert episode.content == "`npm test` failed with: Error: Cannot find module 'zod'"
     assert episode.details["outcome"] == "fixed"
     [fix] = [c for c in found if "fixes_error" in c.details]
-    assert fix.details["steps"] == ["edit src/schema.ts", "run `npm install zod`", "npm test"]
+    assert fix.details["steps"] == ["edit src/schema.ts (`b`)", "run `npm install zod`", "npm test"]
     assert [(lk.predicate, lk.target_ref) for lk in fix.links] == [("fixes", episode.ref)]
 
 
@@ -196,7 +196,7 @@ def test_a_success_pairs_with_the_latest_failure_before_it_so_the_fix_is_what_ca
         .fixes()
     )
     [fix] = [c for c in found if "fixes_error" in c.details]
-    assert fix.details["steps"] == ["edit src/bar.c", "make check"]
+    assert fix.details["steps"] == ["edit src/bar.c (`b`)", "make check"]
     assert fix.details["fixes_error"] == "error: undefined reference to bar"
 
 
@@ -525,3 +525,30 @@ def test_a_fix_names_the_files_it_edited_as_paths_in_the_checkout():
     assert (
         "edit internal/parse.go; edit internal/lex.go; edit /tmp/scratch/notes.md; edit go.mod" in fix.content
     )
+
+
+def test_a_fix_by_an_edit_says_what_the_last_edit_of_the_file_put_in():
+    patch = (
+        "*** Begin Patch\n*** Update File: /w/app/test/validator.test.ts\n@@\n"
+        "-    expect(error?.message).toContain('no longer supported');\n"
+        "+    expect(error?.message).toContain('uses removed value');\n*** End Patch\n"
+    )
+    found = (
+        Script()
+        .bash("bun test test/validator.test.ts", "error: expect(received).toContain(expected)", error=True)
+        .tool("Edit", {"file_path": "/w/app/src/a.ts", "old_string": "x\ny", "new_string": "x\ny\nz()"}, "ok")
+        .tool(
+            "apply_patch",
+            {"input": "*** Begin Patch\n*** Update File: /w/app/test/validator.test.ts\n+a"},
+            "ok",
+        )
+        .tool("apply_patch", {"input": patch}, "ok")
+        .bash("bun test test/validator.test.ts", "1 pass")
+        .fixes()
+    )
+    [fix] = [c for c in found if "fixes_error" in c.details]
+    # the lines an edit kept are not what it changed; a file edited twice is named once, by its last edit
+    assert fix.details["steps"][:2] == [
+        "edit /w/app/src/a.ts (`z()`)",
+        "edit /w/app/test/validator.test.ts (`expect(error?.message).toContain('uses removed value');`)",
+    ]

@@ -19,6 +19,7 @@ from cairn.pipeline.shell import (
     Resolution,
     Resolutions,
     ShellCall,
+    added_text,
     brief_command,
     edited_path,
     first_error_line,
@@ -321,6 +322,7 @@ def errors_and_fixes(
 
 
 MAX_FIX_STEPS = 4
+FIX_EDIT_CHARS = 90
 _RUN_STEP = re.compile(r"^run `(.+)`( instead)?$", re.S)
 
 
@@ -332,12 +334,16 @@ def _shown_step(step: str) -> str:
 def _fix_steps(between: list[EventDoc], failing_key: str, checkouts: tuple[str, ...] = ()) -> list[str]:
     results = {e.tool_call_id: e for e in between if e.role is Role.TOOL_RESULT and e.tool_call_id}
     steps: list[str] = []
+    edits: dict[str, str] = {}
     for e in between:
         result = results.get(e.tool_call_id or "")
         if result is None or result.is_error:
             continue
         if is_edit(e) and (path := edited_path(e)):
             step = f"edit {in_checkout(path, checkouts)}"  # the file in a reader's checkout
+            if added := added_text(e):  # what the edit put in is the fix a reader looks for
+                added = added.replace("`", "'")
+                edits[step] = added if len(added) <= FIX_EDIT_CHARS else added[: FIX_EDIT_CHARS - 1] + "…"
         elif is_shell(e):
             calls = shell_calls([e, result])
             if not calls or calls[0].key == failing_key or is_probe(calls[0].command):
@@ -349,7 +355,9 @@ def _fix_steps(between: list[EventDoc], failing_key: str, checkouts: tuple[str, 
             continue
         if step not in steps:
             steps.append(step)
-    return steps[-MAX_FIX_STEPS:]  # what was done just before it worked is the fix; earlier, trying
+    # what was done just before it worked is the fix; earlier, trying. An edited file is named once,
+    # with what its last edit put in
+    return [f"{s} (`{edits[s]}`)" if s in edits else s for s in steps[-MAX_FIX_STEPS:]]
 
 
 BACKGROUND_ID = re.compile(r"running in background with ID:\s*(\S+)", _I)

@@ -164,6 +164,33 @@ def edited_path(event: EventDoc) -> str | None:
     return None
 
 
+def patch_added(patch: str) -> list[str]:
+    """The lines a patch adds (`+` lines, not the `+++` header)."""
+    return [ln[1:] for ln in patch.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+
+
+def added_text(event: EventDoc) -> str:
+    """What an edit put in that was not there before, folded to one line: a patch's added lines, the
+    lines of a replacement its old text did not have, a new file's text."""
+    raw = event.tool_input
+    if isinstance(raw, dict):
+        pairs = [raw] + [e for e in raw.get("edits") or [] if isinstance(e, dict)]  # MultiEdit
+        added: list[str] = []
+        for pair in pairs:
+            new = pair.get("new_string") or pair.get("new_str")
+            if isinstance(new, str):
+                old = str(pair.get("old_string") or pair.get("old_str") or "")
+                before = {ln.strip() for ln in old.splitlines()}
+                added += [ln for ln in new.splitlines() if ln.strip() not in before]
+        written = raw.get("content") or raw.get("file_text")
+        if not added and isinstance(written, str):
+            added = written.splitlines()
+        if added:
+            return " ".join(" ".join(added).split())
+        raw = raw.get("input") or raw.get("patch")
+    return " ".join(" ".join(patch_added(raw)).split()) if isinstance(raw, str) else ""
+
+
 def checkouts(events: list[EventDoc], cwd: str | None) -> tuple[str, ...]:
     """The folders a session worked in, deepest first: its own checkout and, beside it, those its
     commands ran in (a `workdir`, `cd /abs && …`: a git worktree next to the main checkout). A path

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.shell import command_of, edited_path, is_edit, is_shell
+from cairn.pipeline.shell import command_of, edited_path, is_edit, is_shell, patch_added
 from cairn.transcripts.model import Role
 
 EXCERPT_CHARS = 1_800  # one excerpt's rendered text; about 450 tokens
@@ -382,7 +382,7 @@ def _edit_summary(e: EventDoc) -> str:
             return _one_line(str(edits[0].get("new_string", "")), EDIT_CHARS)
         raw = raw.get("input") or raw.get("patch")
     if isinstance(raw, str):  # a patch: its added lines say what changed
-        added = [ln[1:] for ln in raw.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+        added = patch_added(raw)
         files = re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", raw, re.M)
         more = f" (+{len(files) - 1} more files)" if len(files) > 1 else ""
         return _one_line(" ".join(added), EDIT_CHARS) + more

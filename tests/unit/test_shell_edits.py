@@ -1,0 +1,41 @@
+"""What an edit put in (pipeline.shell.added_text), over the edit tools' real input shapes."""
+
+from __future__ import annotations
+
+import pytest
+from cairn.pipeline.models import EventDoc
+from cairn.pipeline.shell import added_text
+from cairn.transcripts.model import Role
+
+pytestmark = pytest.mark.unit
+
+
+def _edit(tool: str, tool_input: dict) -> EventDoc:
+    return EventDoc(seq=1, line_no=1, role=Role.TOOL_CALL, tool_name=tool, tool_input=tool_input)
+
+
+def test_a_replacement_puts_in_only_the_lines_its_old_text_did_not_have():
+    edit = _edit(
+        "Edit",
+        {
+            "file_path": "a.go",
+            "old_string": "if err != nil {\n}",
+            "new_string": "if err != nil {\n  return err\n}",
+        },
+    )
+    assert added_text(edit) == "return err"
+
+
+def test_a_multi_edit_puts_in_what_each_of_its_edits_added():
+    edits = [{"old_string": "a", "new_string": "a\nb"}, {"old_string": "c", "new_string": "d"}]
+    assert added_text(_edit("MultiEdit", {"file_path": "x.py", "edits": edits})) == "b d"
+
+
+def test_a_new_file_puts_in_its_text_and_a_patch_its_added_lines():
+    assert added_text(_edit("Write", {"file_path": "n.md", "content": "# Notes\n\nhello"})) == "# Notes hello"
+    patch = "*** Begin Patch\n*** Update File: a.ts\n@@\n-old()\n+new()\n context\n*** End Patch\n"
+    assert added_text(_edit("apply_patch", {"input": patch})) == "new()"
+
+
+def test_an_edit_that_only_removed_lines_put_in_nothing():
+    assert added_text(_edit("Edit", {"file_path": "a.ts", "old_string": "a\nb", "new_string": "a"})) == ""
