@@ -198,15 +198,14 @@ def unresolved_errors(events: list[EventDoc]) -> list[dict[str, Any]]:
     return out[:MAX_ITEMS]
 
 
+def _is_request(e: EventDoc) -> bool:
+    """A request of the session's user (not a sub-agent's prompt, not a redacted paste)."""
+    text = e.text.strip()
+    return e.role is Role.USER and not e.is_sidechain and bool(text) and not _PLACEHOLDER.match(text)
+
+
 def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[str, Any]:
-    requests = [
-        e.text.strip()
-        for e in events
-        if e.role is Role.USER
-        and not e.is_sidechain
-        and e.text.strip()
-        and not _PLACEHOLDER.match(e.text.strip())
-    ]
+    requests = [e.text.strip() for e in events if _is_request(e)]
     tools: dict[str, int] = {}
     for e in events:
         if e.role is Role.TOOL_CALL and e.tool_name and not _PLACEHOLDER.match(e.tool_name):
@@ -265,11 +264,7 @@ def reported(events: list[EventDoc]) -> list[str]:
     replies in markdown; the first exact sentence is the headline ("Verified `x` shipped in `y`, so
     kept the soft-deprecation"), where the opening words alone are often "Done." or "All tests pass"."""
     main = [e for e in events if not e.is_sidechain]
-    asked = [
-        i
-        for i, e in enumerate(main)
-        if e.role is Role.USER and e.text.strip() and not _PLACEHOLDER.match(e.text.strip())
-    ]
+    asked = [i for i, e in enumerate(main) if _is_request(e)]
     out: list[str] = []
     for n, start in enumerate(asked):
         end = asked[n + 1] if n + 1 < len(asked) else len(main)
