@@ -124,3 +124,10 @@ def test_each_request_is_reported_by_the_first_exact_sentence_of_the_reply_that_
         "Verified `mode=force` shipped in `pkg@1.0-rc1`, so kept it.",
         "The guide says it goes on: `private:evidence/<slug>`",
     ]
+
+
+def test_a_session_with_no_request_has_no_turn_and_reports_nothing():
+    from cairn.pipeline.reflect import summarise
+
+    summary = summarise(ran(1, "make test", "ok"), [])
+    assert summary["reported"] == [] and summary["last_request"] is None

@@ -33,6 +33,7 @@ from cairn.pipeline.shell import (
     shown_command,
     step_keys,
 )
+from cairn.pipeline.steps import one_line
 from cairn.transcripts.model import Role
 from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
 
@@ -342,8 +343,7 @@ def _fix_steps(between: list[EventDoc], failing_key: str, checkouts: tuple[str, 
         if is_edit(e) and (path := edited_path(e)):
             step = f"edit {in_checkout(path, checkouts)}"  # the file in a reader's checkout
             if added := added_text(e):  # what the edit put in is the fix a reader looks for
-                added = added.replace("`", "'")
-                edits[step] = added if len(added) <= FIX_EDIT_CHARS else added[: FIX_EDIT_CHARS - 1] + "…"
+                edits[step] = one_line(added.replace("`", "'"), FIX_EDIT_CHARS)
         elif is_shell(e):
             calls = shell_calls([e, result])
             if not calls or calls[0].key == failing_key or is_probe(calls[0].command):

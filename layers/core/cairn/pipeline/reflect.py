@@ -33,6 +33,7 @@ from cairn.pipeline.shell import (
     shown_command,
 )
 from cairn.pipeline.stages import PipelineDeps, pipeline_principal
+from cairn.pipeline.turns import PLACEHOLDER, Turn, turns
 from cairn.services.handoffs import HandoffNote, HandoffService
 from cairn.services.memories import NewMemory
 from cairn.transcripts.model import Role
@@ -41,8 +42,6 @@ PLAN_TOOLS = frozenset({"todowrite", "update_plan"})
 _NEXT_HEADING = re.compile(r"^\s*#*\s*\**\s*next steps?\b.*$", re.I | re.M)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
 MAX_ITEMS = 8
-# a text made only of redaction placeholders says nothing
-_PLACEHOLDER = re.compile(r"^(?:\s*\[REDACTED[_:][^\]]*\]\s*)+$")
 
 
 def reflect(deps: PipelineDeps, done: ConsolidateResult) -> ReflectResult:
@@ -198,17 +197,12 @@ def unresolved_errors(events: list[EventDoc]) -> list[dict[str, Any]]:
     return out[:MAX_ITEMS]
 
 
-def _is_request(e: EventDoc) -> bool:
-    """A request of the session's user (not a sub-agent's prompt, not a redacted paste)."""
-    text = e.text.strip()
-    return e.role is Role.USER and not e.is_sidechain and bool(text) and not _PLACEHOLDER.match(text)
-
-
 def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[str, Any]:
-    requests = [e.text.strip() for e in events if _is_request(e)]
+    session_turns = turns(events)
+    requests = [t.request.text.strip() for t in session_turns]
     tools: dict[str, int] = {}
     for e in events:
-        if e.role is Role.TOOL_CALL and e.tool_name and not _PLACEHOLDER.match(e.tool_name):
+        if e.role is Role.TOOL_CALL and e.tool_name and not PLACEHOLDER.match(e.tool_name):
             tools[e.tool_name] = tools.get(e.tool_name, 0) + 1
     results = {e.tool_call_id: e for e in events if e.role is Role.TOOL_RESULT and e.tool_call_id}
     files = []
@@ -241,7 +235,7 @@ def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[
         # what led up to the last request: the next session resumes a thread, not one message
         # ("continue", "yes, do it" say nothing on their own)
         "asked_before": [r[:200] for r in requests[:-1] if len(r.split()) >= 3][-MAX_ITEMS:],
-        "reported": reported(events)[-MAX_ITEMS:],
+        "reported": reported(session_turns)[-MAX_ITEMS:],
         "tools": dict(sorted(tools.items(), key=lambda kv: -kv[1])[:12]),
         "files_edited": files[:20],
         "errors_fixed": fixed[:MAX_ITEMS],
@@ -257,22 +251,17 @@ _CODE_SPAN = re.compile(r"`[^`\n]+`")
 REPORTED_CHARS = 300
 
 
-def reported(events: list[EventDoc]) -> list[str]:
+def reported(session_turns: list[Turn]) -> list[str]:
     """What the agent reported as each request's outcome, in order: the first sentence of the reply
     that closed the request which names something exactly (inline code: a file, a function, a value,
     a command) and says something of it (three words beside the code). Agents everywhere write such
     replies in markdown; the first exact sentence is the headline ("Verified `x` shipped in `y`, so
     kept the soft-deprecation"), where the opening words alone are often "Done." or "All tests pass"."""
-    main = [e for e in events if not e.is_sidechain]
-    asked = [i for i, e in enumerate(main) if _is_request(e)]
     out: list[str] = []
-    for n, start in enumerate(asked):
-        end = asked[n + 1] if n + 1 < len(asked) else len(main)
-        turn = main[start + 1 : end]
-        replies = [i for i, e in enumerate(turn) if e.role is Role.ASSISTANT and e.text.strip()]
-        if not replies or any(e.role is Role.TOOL_CALL for e in turn[replies[-1] :]):
-            continue  # a turn cut short: its last words are narration ("I'm checking …"), not a report
-        for piece in _sentences(turn[replies[-1]].text):
+    for turn in session_turns:
+        if (reply := turn.closing_reply) is None:
+            continue
+        for piece in _sentences(reply.text):
             if _CODE_SPAN.search(piece) and len(_CODE_SPAN.sub(" ", piece).split()) >= 3:
                 if piece[:REPORTED_CHARS] not in out:
                     out.append(piece[:REPORTED_CHARS])

@@ -26,6 +26,7 @@ from cairn.pipeline.manifests import manifest_facts
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.shell import argv, core_steps, is_learnable_command, is_probe, shell_calls
 from cairn.pipeline.steps import strip_headers
+from cairn.pipeline.turns import turns
 from cairn.project_files import ProjectFile
 from cairn.transcripts.model import Role
 
@@ -440,18 +441,11 @@ def _outcome(events: list[EventDoc]) -> list[Candidate]:
     """What came of the session's last request, in the agent's own account: its reply that closed the
     work (no tool call after it), such as the root cause it found and the fix it committed. The
     handoff says what was asked last; this says how it ended."""
-    main = [e for e in events if not e.is_sidechain]
-    asked = [i for i, e in enumerate(main) if e.role is Role.USER and e.text.strip()]
-    if not asked:
-        return []
-    after = main[asked[-1] + 1 :]
-    replies = [i for i, e in enumerate(after) if e.role is Role.ASSISTANT and e.text.strip()]
-    if not replies or any(e.role is Role.TOOL_CALL for e in after[replies[-1] :]):
-        return []
-    if not any(e.role is Role.TOOL_CALL for e in after):  # an answer, not an account of work done
-        return []
-    reply = after[replies[-1]]
-    if len(reply.text.strip()) < MIN_ACCOUNT_CHARS:
+    session_turns = turns(events)
+    last = session_turns[-1] if session_turns else None
+    reply = last.closing_reply if last else None
+    # an answer with no work before it is no account of work done; "Done." is no account at all
+    if last is None or reply is None or not last.ran_tools or len(reply.text.strip()) < MIN_ACCOUNT_CHARS:
         return []
     title = "How the last request ended"
     return [_section(MemoryKind.EPISODE, title, reply.text, reply, ["outcome"], 0.55, 0)]

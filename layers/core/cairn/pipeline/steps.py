@@ -105,7 +105,7 @@ def _steps(events: Iterable[EventDoc]) -> list[list[EventDoc]]:
 def _request_of(step: list[EventDoc]) -> str:
     first = step[0]
     if first.role is Role.USER:
-        return "" if _is_placeholder(first.text) else _one_line(first.text, 120)
+        return "" if _is_placeholder(first.text) else one_line(first.text, 120)
     if first.role is Role.SUMMARY:
         return "session summary"
     return ""
@@ -166,7 +166,7 @@ def _call(e: EventDoc, result: EventDoc | None) -> str:
         line = f"$ {_clip(command, 400)}"
         description = _field(e, "description")
         if description:
-            line += f"   # {_one_line(description, 160)}"
+            line += f"   # {one_line(description, 160)}"
         return line + (("\n" + _outcome(result, _is_prose_file(command))) if result else "")
     if is_edit(e):
         path = edited_path(e) or "?"
@@ -376,16 +376,16 @@ def _edit_summary(e: EventDoc) -> str:
     if isinstance(raw, dict):
         new = raw.get("new_string") or raw.get("content") or raw.get("new_str") or raw.get("file_text") or ""
         if isinstance(new, str) and new.strip():
-            return _one_line(new, EDIT_CHARS)
+            return one_line(new, EDIT_CHARS)
         edits = raw.get("edits")
         if isinstance(edits, list) and edits and isinstance(edits[0], dict):
-            return _one_line(str(edits[0].get("new_string", "")), EDIT_CHARS)
+            return one_line(str(edits[0].get("new_string", "")), EDIT_CHARS)
         raw = raw.get("input") or raw.get("patch")
     if isinstance(raw, str):  # a patch: its added lines say what changed
         added = patch_added(raw)
         files = re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", raw, re.M)
         more = f" (+{len(files) - 1} more files)" if len(files) > 1 else ""
-        return _one_line(" ".join(added), EDIT_CHARS) + more
+        return one_line(" ".join(added), EDIT_CHARS) + more
     return ""
 
 
@@ -408,7 +408,7 @@ def _compact_input(raw: object) -> str:
     return _clip(text, INPUT_CHARS)
 
 
-def _one_line(text: str, limit: int) -> str:
+def one_line(text: str, limit: int) -> str:
     return _clip(" ".join((text or "").split()), limit)
 
 
