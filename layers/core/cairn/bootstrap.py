@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from cairn.atomic import write_atomic
 from cairn.domain.ports import (
     BlobStore,
     Embedder,
@@ -259,8 +260,7 @@ def _ui_secret_from_aws(settings: Settings) -> bytes | None:
 def _private_key_file(settings: Settings, name: str) -> bytes:
     path = settings.home / name
     if not path.exists():
-        path.write_bytes(secrets.token_bytes(32))
-        path.chmod(0o600)
+        write_atomic(path, secrets.token_bytes(32), mode=0o600)
     return path.read_bytes()
 
 
