@@ -88,25 +88,21 @@ def _build_local(settings: Settings, embedder: Embedder, reconcile: bool = True)
     from cairn.adapters.local.blobs import FilesystemBlobStore
     from cairn.adapters.local.db import SqliteDatabase
     from cairn.adapters.local.index_audit import SqliteIndexAudit
-    from cairn.adapters.local.repositories import (
-        SqliteMemoryRepository,
-        SqliteRelationRepository,
-        SqliteSessionRepository,
-        SqliteTeamRepository,
-    )
+    from cairn.adapters.local.repositories import sqlite_repositories
     from cairn.adapters.local.search import SqliteSearchIndex
 
     settings.home.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase(settings.db_path)
     index = SqliteSearchIndex(db)
+    repos = sqlite_repositories(db)
     container = _assemble(
         settings,
         # the index keeps every vector under its model and text: nothing is ever embedded twice
         CachingEmbedder(embedder, index),
-        memories=SqliteMemoryRepository(db),
-        relations=SqliteRelationRepository(db),
-        sessions=SqliteSessionRepository(db),
-        teams=SqliteTeamRepository(db),
+        memories=repos.memories,
+        relations=repos.relations,
+        sessions=repos.sessions,
+        teams=repos.teams,
         index=index,
         blobs=FilesystemBlobStore(settings.blob_root, _local_signing_key(settings), settings.base_url),
         index_on_write=True,
