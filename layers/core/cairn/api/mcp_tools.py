@@ -22,7 +22,6 @@ from cairn.domain.codec import dt_out
 from cairn.domain.details import bounded
 from cairn.domain.errors import Unavailable
 from cairn.domain.models import (
-    KeyScope,
     Memory,
     MemoryFilter,
     MemoryKind,
@@ -37,7 +36,7 @@ from cairn.search.snippets import snippet
 from cairn.services.exploration import ExplorationService
 from cairn.services.feedback import FeedbackService
 from cairn.services.handoffs import CheckpointNote, HandoffNote, HandoffService, handoff_view
-from cairn.services.memories import MemoryPatch, MemoryService, NewMemory, require
+from cairn.services.memories import MemoryPatch, MemoryService, NewMemory
 from cairn.services.procedures import ProcedureService, ProcedureStats
 
 
@@ -168,15 +167,13 @@ def _remember(s: ToolServices, caller: Principal, x: a.RememberArgs) -> dict[str
 
 
 def _recall(s: ToolServices, caller: Principal, x: a.RecallArgs) -> dict[str, Any]:
-    require(caller, KeyScope.READ)
     flt = MemoryFilter(
         project=x.project,
         include_team_scope=x.include_team,
         kinds=frozenset(x.kinds) if x.kinds else None,
         tags=frozenset(x.tags) if x.tags else None,
-        member=caller.member,
     )
-    result = s.recall.recall(caller.team_id, x.query, flt, x.limit)
+    result = s.recall.recall(caller, x.query, flt, x.limit)
     hits = recall_views(result.hits, x.query)
     out: dict[str, Any] = {"hits": hits, "degraded": result.degraded}
     if not hits:

@@ -235,7 +235,7 @@ class MemoryService:
         require(caller, KeyScope.READ)
         _check_id(memory_id, "mem")
         memory = self._memories.get(caller.team_id, memory_id)
-        if memory is None or (memory.scope is Scope.PERSONAL and memory.owner != caller.member):
+        if memory is None or not caller.sees(memory):
             raise NotFound(f"no memory {memory_id}")
         return memory
 
@@ -245,12 +245,12 @@ class MemoryService:
         require(caller, KeyScope.READ)
         if not 1 <= limit <= 500:
             raise InvalidInput("limit must be between 1 and 500")
-        return self._memories.list(caller.team_id, replace(flt, member=caller.member), limit, cursor)
+        return self._memories.list(caller.team_id, caller.confine(flt), limit, cursor)
 
     def counts(self, caller: Principal, flt: MemoryFilter) -> list[MemoryCount]:
         """How many memories the caller sees under `flt`, by project, scope and kind."""
         require(caller, KeyScope.READ)
-        return self._memories.counts(caller.team_id, replace(flt, member=caller.member))
+        return self._memories.counts(caller.team_id, caller.confine(flt))
 
     def relations_of(self, caller: Principal, memory_id: str, direction: str = "both") -> list[Relation]:
         if direction not in ("in", "out", "both"):

@@ -4,7 +4,6 @@ forget, supersede and feedback.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -13,7 +12,6 @@ from fastapi.responses import Response
 
 from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import (
-    KeyScope,
     Memory,
     MemoryFilter,
     MemoryKind,
@@ -22,7 +20,7 @@ from cairn.domain.models import (
     Scope,
 )
 from cairn.services.feedback import FeedbackService, Signal
-from cairn.services.memories import MemoryPatch, NewMemory, require
+from cairn.services.memories import MemoryPatch, NewMemory
 from cairn.web.common import Posted, UiRoute, Who, base_path, enum_param, redirect, render, services
 from cairn.web.overview import counts_changed
 
@@ -53,8 +51,7 @@ def memories(request: Request, who: Who) -> Response:
     next_cursor = None
     degraded = None
     if query:
-        require(who.principal, KeyScope.READ)
-        result = c.recall.recall(who.principal.team_id, query, replace(flt, member=who.principal.member), 50)
+        result = c.recall.recall(who.principal, query, flt, 50)
         hits = [(h.memory, h.score) for h in result.hits if _agent_matches(h.memory, agent)]
         degraded = result.degraded
     else:
