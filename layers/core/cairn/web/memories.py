@@ -20,7 +20,7 @@ from cairn.domain.models import (
     Scope,
 )
 from cairn.services.feedback import FeedbackService, Signal
-from cairn.services.memories import MemoryPatch, NewMemory
+from cairn.services.memories import MemoryPatch, new_memory
 from cairn.web.common import Posted, UiRoute, Who, base_path, enum_param, redirect, render, services
 from cairn.web.overview import counts_changed
 
@@ -214,16 +214,9 @@ def supersede_memory(memory_id: str, request: Request, post: Posted) -> Response
     who, form = post
     c = services(request)
     old = c.memories.get(who.principal, memory_id)
-    new = NewMemory(
-        kind=old.kind,
-        content=form.get("content"),
-        scope=old.scope,
-        project=old.project,
-        title=form.get("title").strip() or old.title,
-        tags=_tags(form.get("tags")) if form.get("tags").strip() else old.tags,
-        pinned=old.pinned,
-        confidence=old.confidence,
-    )
+    # the form edits the text, title and tags; an empty title or tags field keeps the old ones
+    title, tags = form.get("title").strip(), _tags(form.get("tags"))
+    new = new_memory({"content": form.get("content"), "title": title or None, "tags": tags or None}, old)
     _, replacement = c.memories.supersede(who.principal, memory_id, new)
     counts_changed(who.principal)
     return redirect(request, f"/ui/memories/{replacement.id}", "superseded")
