@@ -43,10 +43,10 @@ if TYPE_CHECKING:
     from cairn.adapters.aws.opensearch import OpenSearchIndex
     from cairn.adapters.aws.streams import DynamoStreamIndexer
     from cairn.adapters.local.search import SqliteSearchIndex
-    from cairn.pipeline.runner import InlinePipelineRunner
-    from cairn.pipeline.runner_sfn import StepFunctionsPipelineRunner
-    from cairn.pipeline.stages import PipelineDeps
-    from cairn.pipeline.transcript_lines import TranscriptReader
+    from cairn.pipeline.reading.transcript_lines import TranscriptReader
+    from cairn.pipeline.running.inline import InlinePipelineRunner
+    from cairn.pipeline.running.step_functions import StepFunctionsPipelineRunner
+    from cairn.pipeline.stages.ingest import PipelineDeps
     from cairn.services.context import ContextService
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,7 @@ def _assemble(
 ) -> Container:
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
-    from cairn.pipeline.wiring import attach_pipeline, build_extractor
+    from cairn.pipeline.running.wiring import attach_pipeline, build_extractor
     from cairn.services.context import ContextService
 
     indexer = MemoryIndexer(index, embedder)
