@@ -34,9 +34,9 @@ def atomic_file(
     tmp = folder / f".{path.name[:200]}.{secrets.token_hex(4)}.tmp"  # within NAME_MAX
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
     try:
-        if mode is not None:
-            os.fchmod(fd, mode)  # exactly `mode`, whatever the umask
         with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as sink:
+            if mode is not None:
+                os.fchmod(sink.fileno(), mode)  # exactly `mode`, whatever the umask
             yield sink
             if durable:
                 sink.flush()
