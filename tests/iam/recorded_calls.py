@@ -46,9 +46,8 @@ def as_role(label: str, credentials: dict[str, str], environment: dict[str, str]
     from moto import settings
     from moto.core.authorization import ActionAuthenticatorMixin
 
-    values = {**environment, **credentials}
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
+    saved = dict(os.environ)  # handlers set Powertools defaults at import: none may leak into other tests
+    os.environ.update({**environment, **credentials})
     boto3.setup_default_session()  # the default session caches credentials: drop the previous role's
     before = settings.INITIAL_NO_AUTH_ACTION_COUNT, ActionAuthenticatorMixin.request_count
     settings.INITIAL_NO_AUTH_ACTION_COUNT = 0
@@ -59,9 +58,6 @@ def as_role(label: str, credentials: dict[str, str], environment: dict[str, str]
     finally:
         _current.pop()
         settings.INITIAL_NO_AUTH_ACTION_COUNT, ActionAuthenticatorMixin.request_count = before
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        os.environ.clear()
+        os.environ.update(saved)
         boto3.setup_default_session()
