@@ -4,14 +4,17 @@ State contract for the stage handlers (``functions/pipeline/handler.py:<stage>``
 whole state and returns a small JSON object (object keys, counts, never transcript data: payloads are capped
 at 256 KB) that is stored under the stage's own name::
 
-    {"source": {"bucket", "key", "size", "etag", "event_id", "event_time"},
+    {"source": {"bucket", "key", "size", "etag", "event_id", "event_time", "run"},
      "parse": {...}, "chunk": {"chunks": [...], ...}, "extract": [{...} per chunk], "consolidate": {...},
      "reflect": {...}}
 
 ``extract`` runs once per element of ``$.chunk.chunks`` and receives ``{"source", "parse", "chunk", "index"}``
 where ``chunk`` is that element. Failures are retried with backoff, then caught: the state (with ``$.error``)
 marks the session failed (``handler.fail``), is sent to the encrypted dead-letter queue, and the execution
-fails. ``consolidate`` searches the index for near-duplicates, so the stages get the OpenSearch endpoint and
+fails. One run at a time learns a session (``run`` is the execution's name): when another run holds it,
+parse answers ``{"learned_by": ...}`` and the execution succeeds there (the holder learns the part); when
+parts were recorded during the run, reflect answers ``"again": true`` and the execution learns again from
+parse. ``consolidate`` searches the index for near-duplicates, so the stages get the OpenSearch endpoint and
 consolidate alone may query it.
 """
 
@@ -131,6 +134,7 @@ class Pipeline(Construct):
                     "etag": sfn.JsonPath.string_at("$.detail.object.etag"),
                     "event_id": sfn.JsonPath.string_at("$.id"),
                     "event_time": sfn.JsonPath.string_at("$.time"),
+                    "run": sfn.JsonPath.string_at("$$.Execution.Name"),  # the run holding the session
                 }
             },
         )
@@ -162,13 +166,23 @@ class Pipeline(Construct):
         )
         reflect = self._task("reflect").add_catch(notify, errors=["States.ALL"], result_path="$.error")
 
+        # one run at a time per session (cairn.pipeline.stages.status): a run that finds the session held
+        # ends here, and the holder learns again when parts were recorded while it ran
+        held = sfn.Choice(self, "HeldByAnotherRun").when(
+            sfn.Condition.is_present("$.parse.learned_by"), sfn.Succeed(self, "LeftToThatRun")
+        )
+        parts_arrived = (
+            sfn.Choice(self, "PartsArrived")
+            .when(sfn.Condition.boolean_equals("$.reflect.again", True), parse)
+            .otherwise(sfn.Succeed(self, "Learned"))
+        )
         definition = (
             source.next(parse)
-            .next(chunk)
+            .next(held.otherwise(chunk).afterwards())
             .next(extract)
             .next(consolidate)
             .next(reflect)
-            .next(sfn.Succeed(self, "Learned"))
+            .next(parts_arrived)
         )
         self.logs = logs.LogGroup(
             self, "StateMachineLogs", retention=config.log_retention, removal_policy=config.removal_policy

@@ -38,13 +38,36 @@ def definition(synth) -> dict:
 def test_stages_run_parse_chunk_map_extract_consolidate_reflect_in_order(definition):
     states = definition["States"]
     assert states[states[definition["StartAt"]]["Next"]] is states["Parse"]
-    assert states["Parse"]["Next"] == "Chunk"
+    # a run that finds its session held by another ends; otherwise it learns
+    held = states[states["Parse"]["Next"]]
+    assert held["Type"] == "Choice" and held["Default"] == "Chunk"
+    [when] = held["Choices"]
+    assert when["Variable"] == "$.parse.learned_by" and when["IsPresent"] is True
+    assert states[when["Next"]]["Type"] == "Succeed"
     assert states["Chunk"]["Next"] == "ExtractChunks"
     assert states["ExtractChunks"]["Type"] == "Map"
     assert states["ExtractChunks"]["ItemsPath"] == "$.chunk.chunks"
     assert states["ExtractChunks"]["ItemProcessor"]["StartAt"] == "Extract"
     assert states["ExtractChunks"]["Next"] == "Consolidate"
     assert states["Consolidate"]["Next"] == "Reflect"
+    # parts recorded during the run: learn again, from parse
+    arrived = states[states["Reflect"]["Next"]]
+    assert arrived["Type"] == "Choice" and states[arrived["Default"]]["Type"] == "Succeed"
+    assert arrived["Choices"] == [{"Variable": "$.reflect.again", "BooleanEquals": True, "Next": "Parse"}]
+
+
+def test_a_run_holds_its_session_longer_than_an_execution_can_live(synth):
+    from cairn.pipeline.stages.status import RUN_HOLD
+
+    (machine,) = resources(synth.json["dev"], "AWS::StepFunctions::StateMachine").values()
+    definition = _definition(synth.json["dev"])
+    timeout = definition.get("TimeoutSeconds") or machine["Properties"].get("TimeoutSeconds")
+    assert timeout and timeout < RUN_HOLD.total_seconds()
+
+
+def test_the_source_state_names_the_run(definition):
+    source = definition["States"][definition["StartAt"]]
+    assert source["Parameters"]["source"]["run.$"] == "$$.Execution.Name"
 
 
 def test_every_lambda_task_retries_with_exponential_backoff_and_catches_all_errors(definition):

@@ -119,6 +119,7 @@ class HostLambdaRuntime:
     _modules: dict[str, ModuleType] = field(default_factory=dict)
     _faults: dict[str, list[Exception | None]] = field(default_factory=dict)  # handler -> next outcomes
     _always: dict[str, Exception] = field(default_factory=dict)
+    _gates: dict[str, tuple[threading.Event, threading.Event]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def module(self, name: str) -> ModuleType:
@@ -142,10 +143,19 @@ class HostLambdaRuntime:
         with self._lock:
             self._always[handler] = error
 
+    def hold(self, handler: str) -> tuple[threading.Event, threading.Event]:
+        """The next call of ``handler`` sets ``reached`` and then waits for ``release``: a run kept mid-way
+        while the test does something else (another upload). Returns (reached, release)."""
+        gate = (threading.Event(), threading.Event())
+        with self._lock:
+            self._gates[handler] = gate
+        return gate
+
     def reset(self) -> None:
         with self._lock:
             self._faults.clear()
             self._always.clear()
+            self._gates.clear()
             self.invocations.clear()
 
     def calls(self, handler: str) -> list[Invocation]:
@@ -169,6 +179,11 @@ class HostLambdaRuntime:
             log_group_name=f"/aws/lambda/{fn.function_name}",
             deadline=time.monotonic() + float(fn.timeout or 3),
         )
+        with self._lock:
+            gate = self._gates.pop(fn.handler, None)
+        if gate is not None:
+            gate[0].set()
+            gate[1].wait(60)
         try:
             injected = self._injected(fn.handler)
             if injected is not None:
@@ -212,9 +227,17 @@ class PipelineOnMoto:
 
     def run(self, event: dict, *, deadline_s: float = 120) -> dict:
         """Start an execution with the event as input and wait until it ends; returns describe_execution."""
-        arn = self.sfn.start_execution(stateMachineArn=self.state_machine_arn, input=json.dumps(event))[
-            "executionArn"
-        ]
+        return self.wait(self.start(event), deadline_s=deadline_s)
+
+    def start(self, event: dict) -> str:
+        """Start an execution (moto runs it in a thread of its own, as EventBridge would); its ARN."""
+        # named as EventBridge names them (moto would name every unnamed execution "None")
+        return self.sfn.start_execution(
+            stateMachineArn=self.state_machine_arn, name=str(uuid.uuid4()), input=json.dumps(event)
+        )["executionArn"]
+
+    def wait(self, arn: str, *, deadline_s: float = 120) -> dict:
+        """Wait until the execution ends; returns describe_execution."""
         end = time.monotonic() + deadline_s
         while True:
             described = self.sfn.describe_execution(executionArn=arn)

@@ -72,13 +72,18 @@ def _source_pass(event: dict) -> dict:
             "etag": d["object"]["etag"],
             "event_id": event["id"],
             "event_time": event["time"],
+            "run": "run-1",  # the execution's name (`$$.Execution.Name`)
         }
     }
 
 
 def _run_state_machine(handler, state: dict) -> dict:
+    state["parse"] = handler.parse(state, LambdaContext())
+    return _after_parse(handler, state)
+
+
+def _after_parse(handler, state: dict) -> dict:
     ctx = LambdaContext()
-    state["parse"] = handler.parse(state, ctx)
     state["chunk"] = handler.chunk(state, ctx)
     state["extract"] = [
         handler.extract({"source": state["source"], "parse": state["parse"], "chunk": cid, "index": i}, ctx)
@@ -125,3 +130,20 @@ def test_an_object_outside_the_transcript_layout_is_refused(handler):
         handler.parse(
             _source_pass(_event("s3_object_created.json", "teams/t/other/file.jsonl.gz")), LambdaContext()
         )
+
+
+def test_a_run_started_while_another_holds_the_session_makes_the_holder_learn_again(handler):
+    """A forced reprocess (or a redelivered event) records no new part: the holder still learns again."""
+    team_id, key = _uploaded(handler, CLAUDE_FIXTURE.read_bytes(), "sfn-held")
+    first = _source_pass(_event("s3_object_created.json", key))
+    second = {"source": {**first["source"], "run": "run-2"}}
+    first["parse"] = handler.parse(first, LambdaContext())
+    assert handler.parse(second, LambdaContext()) == {"learned_by": "run-1"}
+
+    done = _after_parse(handler, first)  # the holder's pass ends: asked to learn again
+    assert done["reflect"]["again"] is True
+    assert handler.container.sessions.get(team_id, "sfn-held").status == "processing"
+    again = _run_state_machine(handler, {"source": first["source"]})  # PartsArrived → Parse
+    assert again["reflect"]["again"] is False
+    session = handler.container.sessions.get(team_id, "sfn-held")
+    assert session.status == "learned" and "run" not in session.stats

@@ -1,8 +1,8 @@
 """DynamoDB adapters of the storage ports, over one PynamoDB single table.
 
 The layout and binding live in `dynamo_table`; the repositories in `dynamo_memories` (memories,
-relations) and `dynamo_directory` (sessions, teams and keys); pipeline idempotency in
-`dynamo_idempotency`. This module is the one import for bootstrap and tests.
+relations) and `dynamo_directory` (sessions, teams and keys). This module is the one import for
+bootstrap and tests.
 """
 
 from __future__ import annotations
@@ -10,14 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.adapters.aws.dynamo_directory import DynamoSessionRepository, DynamoTeamRepository
-from cairn.adapters.aws.dynamo_idempotency import DynamoIdempotencyStore
 from cairn.adapters.aws.dynamo_memories import DynamoMemoryRepository, DynamoRelationRepository
 from cairn.adapters.aws.dynamo_table import GSI_NAMES, TTL_ATTRIBUTE, DynamoTable, create_table
 
 __all__ = [
     "GSI_NAMES",
     "TTL_ATTRIBUTE",
-    "DynamoIdempotencyStore",
     "DynamoMemoryRepository",
     "DynamoRelationRepository",
     "DynamoRepositories",
@@ -35,7 +33,6 @@ class DynamoRepositories:
     relations: DynamoRelationRepository
     sessions: DynamoSessionRepository
     teams: DynamoTeamRepository
-    idempotency: DynamoIdempotencyStore
 
 
 def dynamo_repositories(
@@ -52,5 +49,4 @@ def dynamo_repositories(
         DynamoRelationRepository(table),
         DynamoSessionRepository(table),
         DynamoTeamRepository(table),
-        DynamoIdempotencyStore(table),
     )

@@ -1,8 +1,12 @@
 """The Step Functions state contract, mapped onto the stage functions (the Lambda handlers call these).
 
-State (see infra/units/pipeline.py): `{"source": {"bucket", "key", ...}}` from the S3 event, then each
-stage's small result under its own name. `chunk.chunks` holds chunk ids (not keys: ids are short, so
-a few thousand fit in the 256 KB payload); the Map runs `extract` once per id; results are counts.
+State (see infra/units/pipeline.py): `{"source": {"bucket", "key", "run", ...}}` from the S3 event and
+the execution's name (`run`), then each stage's small result under its own name. One run at a time
+learns a session (`cairn.pipeline.stages.status.take_run`): parse answers `{"learned_by": <run>}` when
+another run holds it, and the execution ends there; reflect answers `again: true` when parts were
+recorded during the run, and the execution learns again from parse. `chunk.chunks` holds chunk ids
+(not keys: ids are short, so a few thousand fit in the 256 KB payload); the Map runs `extract` once
+per id; results are counts.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from cairn.pipeline.models import ChunkResult, ConsolidateResult, ExtractInput, 
 from cairn.pipeline.remembering.consolidation import consolidate
 from cairn.pipeline.remembering.reflection import reflect
 from cairn.pipeline.stages.ingest import PipelineDeps, chunk, extract, parse
-from cairn.pipeline.stages.status import mark
+from cairn.pipeline.stages.status import settle_run, take_run
 from cairn.services.uploads import UploadService, parse_transcript_key
 
 
@@ -27,12 +31,26 @@ def _ref(state: dict[str, Any]) -> SessionRef:
     return SessionRef(team_id=part.team_id, session_id=part.session_id)
 
 
+def _run(state: dict[str, Any]) -> str:
+    """The execution's name (the Source state adds it); the S3 event's id for a state without one."""
+    source = state.get("source") or {}
+    return str(source.get("run") or source.get("event_id") or "")
+
+
 def parse_stage(deps: PipelineDeps, uploads: UploadService, state: dict[str, Any]) -> dict[str, Any]:
     ref = _ref(state)
     uploads.part_stored(state["source"]["key"])  # S3 took the upload itself: record the part now
-    if mark(deps, ref, "processing") is None:
+    taken = take_run(deps, ref, _run(state))
+    if taken == "missing":
         raise InvalidInput("no session recorded for this upload", session_id=ref.session_id)
+    if taken == "held":  # the run holding the session learns this part when it ends
+        return {"learned_by": _holder_of(deps, ref)}
     return parse(deps, ref).model_dump(mode="json")
+
+
+def _holder_of(deps: PipelineDeps, ref: SessionRef) -> str:
+    held = deps.session(ref).stats.get("run")
+    return str(held.get("id") or "") if isinstance(held, dict) else ""
 
 
 def chunk_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
@@ -76,8 +94,8 @@ def reflect_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
         ),
         "reflect": result.model_dump(include={"reflection_id", "handoff_id", "procedures"}),
     }
-    mark(deps, _ref(state), "learned", **stats, error=None)
-    return result.model_dump(mode="json")
+    again = settle_run(deps, _ref(state), _run(state), "learned", **stats, error=None)
+    return {**result.model_dump(mode="json"), "again": again}
 
 
 def fail_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
@@ -88,9 +106,10 @@ def fail_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
     except InvalidInput:
         return {"marked": False}
     cause = str(error.get("Cause") or "")[:500]
-    mark(
+    settle_run(
         deps,
         ref,
+        _run(state),
         "failed",
         error={
             "stage": "pipeline",
