@@ -13,7 +13,35 @@ from aws_cdk import aws_logs as logs
 
 from infra.platform import LAMBDA_ARCHITECTURE, PYTHON_VERSION
 
-__all__ = ["ENVIRONMENTS", "LAMBDA_ARCHITECTURE", "PYTHON_VERSION", "EnvironmentConfig", "get_config"]
+__all__ = [
+    "ENVIRONMENTS",
+    "LAMBDA_ARCHITECTURE",
+    "PYTHON_VERSION",
+    "AlarmThresholds",
+    "EnvironmentConfig",
+    "get_config",
+]
+
+
+@dataclass(frozen=True)
+class AlarmThresholds:
+    """When each alarm of infra/units/observability.py fires (per 5-minute period unless said otherwise).
+
+    Every environment alarms; dev's thresholds are looser (a developer's own traffic: bursts of tests,
+    a t3.small domain that runs warm) so that it pages on breakage, not on being small.
+    """
+
+    api_5xx: int = 5  # 5xx answers
+    api_4xx_rate: float = 0.25  # share of requests answered 4xx (bad keys, bad input, quotas)
+    api_429: int = 20  # answers throttled or over a team's quota
+    api_latency_p99_ms: int = 3_000  # hooks give up at 3 s
+    lambda_errors: int = 1
+    stream_iterator_age_ms: int = 60_000  # the indexer's lag behind the table's stream
+    search_jvm_pressure_pct: int = 85  # sustained over ~92 % the domain blocks writes
+    search_free_storage_mb: int = 2_048  # least free space of any data node
+    search_knn_memory_pct: int = 80  # k-NN graphs' share of their native-memory budget
+    dynamo_throttles: int = 1  # read or write throttle events
+    recall_degraded: int = 5  # recalls answered from the keyword fallback or with one leg missing
 
 
 @dataclass(frozen=True)
@@ -21,7 +49,7 @@ class EnvironmentConfig:
     name: str
     removal_policy: RemovalPolicy
     log_retention: logs.RetentionDays
-    alarms_enabled: bool
+    alarms: AlarmThresholds
     # OpenSearch sizing
     opensearch_instance_type: str
     opensearch_data_nodes: int
@@ -86,7 +114,19 @@ _DEV = EnvironmentConfig(
     name="dev",
     removal_policy=RemovalPolicy.DESTROY,
     log_retention=logs.RetentionDays.ONE_WEEK,
-    alarms_enabled=False,
+    alarms=AlarmThresholds(
+        api_5xx=10,
+        api_4xx_rate=0.5,
+        api_429=50,
+        api_latency_p99_ms=5_000,
+        lambda_errors=3,
+        stream_iterator_age_ms=300_000,
+        search_jvm_pressure_pct=90,
+        search_free_storage_mb=1_024,
+        search_knn_memory_pct=90,
+        dynamo_throttles=10,
+        recall_degraded=20,
+    ),
     opensearch_instance_type="t3.small.search",
     opensearch_data_nodes=1,
     opensearch_volume_gb=10,
@@ -107,7 +147,7 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
         name="staging",
         removal_policy=RemovalPolicy.DESTROY,
         log_retention=logs.RetentionDays.ONE_MONTH,
-        alarms_enabled=True,
+        alarms=AlarmThresholds(),
         opensearch_instance_type="t3.medium.search",
         opensearch_data_nodes=2,
         opensearch_index_replicas=1,
@@ -125,7 +165,7 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
         name="prod",
         removal_policy=RemovalPolicy.RETAIN,
         log_retention=logs.RetentionDays.THREE_MONTHS,
-        alarms_enabled=True,
+        alarms=AlarmThresholds(api_5xx=3, api_latency_p99_ms=2_000, search_free_storage_mb=10_240),
         opensearch_instance_type="r7g.large.search",
         opensearch_data_nodes=3,
         opensearch_index_shards=2,

@@ -61,6 +61,8 @@ class CairnStack(Stack):
         )
         observability.watch(
             rest_api=api.rest_api,
+            access_logs=api.access_logs,
+            indexer=indexer.function,
             functions={
                 "Api": api.function,
                 "Mcp": api.mcp_function,
@@ -83,5 +85,7 @@ class CairnStack(Stack):
         CfnOutput(self, "OpenSearchEndpoint", value=search.endpoint_url)
         CfnOutput(self, "StateMachineArn", value=pipeline.state_machine.state_machine_arn)
         CfnOutput(self, "AlarmTopicArn", value=observability.topic.topic_arn)
+        if observability.dashboard is not None:
+            CfnOutput(self, "DashboardName", value=observability.dashboard.dashboard_name)
 
         acknowledge_findings(self)

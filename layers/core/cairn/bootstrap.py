@@ -18,6 +18,8 @@ from cairn.domain.ports import (
     BlobStore,
     Embedder,
     MemoryRepository,
+    Metrics,
+    NoMetrics,
     RelationRepository,
     SearchIndex,
     SessionRepository,
@@ -148,19 +150,29 @@ def _assemble(
 ) -> Container:
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
+    from cairn.adapters.metered import MeteredSessionRepository
     from cairn.pipeline.wiring import attach_pipeline, build_extractor
     from cairn.services.context import ContextService
     from cairn.services.indexing import MemoryIndexer
     from cairn.services.recall import RecallService
 
+    metrics = build_metrics(settings)
+    sessions = MeteredSessionRepository(sessions, metrics)
     indexer = MemoryIndexer(index, embedder)
     on_write = indexer if index_on_write else None
     # locally the query embedding overlaps the BM25 query (two index calls); in AWS both legs go to
     # OpenSearch in one _msearch round trip, so the embedding comes first
-    recall = RecallService(memories, index, embedder, relations, overlap_embedding=settings.mode == "local")
+    recall = RecallService(
+        memories,
+        index,
+        embedder,
+        relations,
+        overlap_embedding=settings.mode == "local",
+        metrics=metrics,
+    )
     container = Container(
         settings=settings,
-        memories=MemoryService(memories, relations, on_write, unit=unit),
+        memories=MemoryService(memories, relations, on_write, unit=unit, metrics=metrics),
         recall=recall,
         keys=KeyService(teams),
         portability=PortabilityService(
@@ -192,6 +204,16 @@ def _assemble(
         container, memories, relations, index, extractor=extractor, inline=settings.mode == "local"
     )
     return container
+
+
+def build_metrics(settings: Settings) -> Metrics:
+    """EMF through Powertools in Lambda (the handler's `log_metrics` flushes them), nothing locally:
+    cairn's core stays importable without Powertools."""
+    if settings.metrics == "emf":
+        from cairn.adapters.aws.powertools import PowertoolsMetrics
+
+        return PowertoolsMetrics(environment=settings.env)
+    return NoMetrics()
 
 
 def _warm_local(container: Container, index: Any) -> None:

@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     extractor_base_url: str | None = None
     extractor_api_key: SecretStr | None = None
 
+    # business metrics (sessions learned, memories written, ...): "emf" writes them as CloudWatch EMF through
+    # Powertools Metrics (set by the stack on every Lambda); "none" records nothing (local mode)
+    metrics: Literal["none", "emf"] = "none"
+
     # signs the web UI's session cookies; locally a file in `home` is used when unset
     ui_secret: SecretStr | None = None
     ui_secret_arn: str | None = None  # aws: the Secrets Manager secret holding it (set by the stack)

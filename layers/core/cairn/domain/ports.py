@@ -237,3 +237,26 @@ class ListableIndex(Protocol):
     current. Lets a rebuild happen in place (no blind window) and drift be found in any deployment."""
 
     def indexed(self, team_id: str) -> dict[str, bool]: ...
+
+
+class Metrics(Protocol):
+    """Business counters: what the service did for its teams (sessions learned, memories written, recall
+    degraded, abstentions). In Lambda they become CloudWatch metrics (EMF); locally nothing records them."""
+
+    def count(self, name: str, value: int = 1) -> None: ...
+
+
+class NoMetrics:
+    """`Metrics` that records nothing: local mode, and services built without metrics (tests)."""
+
+    def count(self, name: str, value: int = 1) -> None:
+        return None
+
+
+class BusinessMetric:
+    """The names `Metrics.count` is called with; the stack's alarms and dashboard read the same names."""
+
+    SESSIONS_LEARNED = "SessionsLearned"
+    MEMORIES_WRITTEN = "MemoriesWritten"
+    RECALL_DEGRADED = "RecallDegraded"
+    ABSTENTIONS = "Abstentions"

@@ -33,7 +33,7 @@ from cairn.domain.models import (
     content_hash,
     utcnow,
 )
-from cairn.domain.ports import MemoryRepository, RelationRepository
+from cairn.domain.ports import BusinessMetric, MemoryRepository, Metrics, NoMetrics, RelationRepository
 
 MAX_CONTENT_CHARS = 20_000
 PREDICATES = frozenset({"uses", "fixes", "caused-by", "supersedes", "part-of", "relates-to", "contradicts"})
@@ -89,12 +89,14 @@ class MemoryService:
         indexer: Indexer | None = None,
         clock: Callable[[], datetime] = utcnow,
         unit: Callable[[], AbstractContextManager[Any]] | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self._memories = memories
         self._relations = relations
         self._indexer = indexer
         self._clock = clock
         self._unit = unit or nullcontext
+        self._metrics = metrics or NoMetrics()
 
     # --- writes -------------------------------------------------------------------------------
     def remember(self, caller: Principal, new: NewMemory, *, dedup: bool = True) -> Memory:
@@ -123,6 +125,7 @@ class MemoryService:
                 self._memories.add(memory)
             if self._indexer:
                 self._indexer.write(docs)
+        self._metrics.count(BusinessMetric.MEMORIES_WRITTEN, len(created))
         return out
 
     def _existing(self, memory: Memory) -> Memory | None:
@@ -198,6 +201,7 @@ class MemoryService:
             )
             if self._indexer:
                 self._indexer.write(docs)
+        self._metrics.count(BusinessMetric.MEMORIES_WRITTEN)
         return closed, replacement
 
     def relate(

@@ -33,7 +33,15 @@ from cairn.domain.models import (
     RecallResult,
     utcnow,
 )
-from cairn.domain.ports import Embedder, MemoryRepository, RelationRepository, SearchIndex
+from cairn.domain.ports import (
+    BusinessMetric,
+    Embedder,
+    MemoryRepository,
+    Metrics,
+    NoMetrics,
+    RelationRepository,
+    SearchIndex,
+)
 from cairn.search.analyzer import analyze, query_terms
 from cairn.search.fusion import access_factor, recency_factor, reciprocal_rank_fusion
 from cairn.search.relevance import FLOOR, Relevance, never_discussed
@@ -96,8 +104,10 @@ class RecallService:
         tuning: RecallTuning | None = None,
         record_access: bool = True,
         overlap_embedding: bool = True,
+        metrics: Metrics | None = None,
     ) -> None:
         self._memories = memories
+        self._metrics = metrics or NoMetrics()
         self._index = index
         self._embedder = embedder
         self._relations = relations
@@ -147,9 +157,14 @@ class RecallService:
         hits = sorted(hits, key=lambda h: (-h.score, h.memory.id))[:limit]
         if self._record_access and hits:
             self._memories.record_access(team_id, [h.memory.id for h in hits], self._clock())
-        return RecallResult(
+        result = RecallResult(
             hits=tuple(hits), degraded="; ".join(degraded) or None, nothing_relevant=found and not hits
         )
+        if result.degraded:
+            self._metrics.count(BusinessMetric.RECALL_DEGRADED)
+        if result.nothing_relevant:
+            self._metrics.count(BusinessMetric.ABSTENTIONS)
+        return result
 
     def _judge(self, query: str, hits: list[RecallHit], cosines: dict[str, float]) -> list[RecallHit]:
         """Each hit's relevance; with a floor, nothing when no hit clears it or when the query names
