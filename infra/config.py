@@ -57,12 +57,18 @@ class EnvironmentConfig:
     opensearch_availability_zones: int  # 1 = no zone awareness
     opensearch_master_instance_type: str | None = None
     opensearch_master_nodes: int = 0
-    # API Gateway throttling (stage default and usage plan)
+    # API Gateway throttling of the whole stage: every team together (the account's regional limit is
+    # 10,000 requests/s shared by all of its APIs)
     throttle_rate_limit: float = 10.0
     throttle_burst_limit: int = 20
+    # Each team on its own (infra/units/quotas.py): the usage plan's throttle and daily quota apply per
+    # API key, and each team has one (`cairn admin create-team`), which the authorizer names.
+    team_rate_limit: float = 5.0
+    team_burst_limit: int = 10
+    team_daily_quota: int = 20_000
     # When true, every authorized method requires the usage-plan key that the authorizer returns as
-    # ``usageIdentifierKey`` (per-team throttling). Off until the authorizer and admin commands provide it.
-    require_usage_plan_key: bool = False
+    # ``usageIdentifierKey``: per-team throttling and quotas. Off only where the emulator cannot do it.
+    require_usage_plan_key: bool = True
     # X-Ray subsegments from the X-Ray SDK (Powertools Tracer) in the API and MCP functions; active tracing
     # traces every invocation either way. The SDK costs ~0.25 s of each cold start (docs/benchmarks.md).
     xray_sdk_tracing: bool = False
@@ -142,7 +148,8 @@ _DEV = EnvironmentConfig(
 ENVIRONMENTS: dict[str, EnvironmentConfig] = {
     "dev": _DEV,
     # For LocalStack (localstack/deploy.py): dev exactly, plus what the emulator needs (`emulated`).
-    "local": replace(_DEV, name="local", emulated=True),
+    # LocalStack's community edition does not meter usage plans: no usage-plan key is required there.
+    "local": replace(_DEV, name="local", emulated=True, require_usage_plan_key=False),
     "staging": EnvironmentConfig(
         name="staging",
         removal_policy=RemovalPolicy.DESTROY,
@@ -156,6 +163,9 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
         opensearch_availability_zones=2,
         throttle_rate_limit=25,
         throttle_burst_limit=50,
+        team_rate_limit=10,
+        team_burst_limit=20,
+        team_daily_quota=50_000,
         extract_max_concurrency=4,
         transcript_transition_days=30,
         transcript_expiry_days=90,
@@ -177,6 +187,9 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
         opensearch_master_nodes=3,
         throttle_rate_limit=100,
         throttle_burst_limit=200,
+        team_rate_limit=25,
+        team_burst_limit=50,
+        team_daily_quota=200_000,
         api_memory_mb=2048,
         api_provisioned_concurrency=2,
         mcp_provisioned_concurrency=1,

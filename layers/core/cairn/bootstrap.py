@@ -20,9 +20,11 @@ from cairn.domain.ports import (
     MemoryRepository,
     Metrics,
     NoMetrics,
+    NoTeamQuotas,
     RelationRepository,
     SearchIndex,
     SessionRepository,
+    TeamQuotas,
     TeamRepository,
     VectorCache,
 )
@@ -147,6 +149,7 @@ def _assemble(
     closers: tuple[Any, ...],
     unit: Any = None,
     audit: Any = None,
+    quotas: TeamQuotas | None = None,
 ) -> Container:
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
@@ -174,7 +177,7 @@ def _assemble(
         settings=settings,
         memories=MemoryService(memories, relations, on_write, unit=unit, metrics=metrics),
         recall=recall,
-        keys=KeyService(teams),
+        keys=KeyService(teams, quotas=quotas),
         portability=PortabilityService(
             memories,
             relations,
@@ -287,6 +290,7 @@ def _private_key_file(settings: Settings, name: str) -> bytes:
 
 
 def _build_aws(settings: Settings, embedder: Embedder) -> Container:
+    from cairn.adapters.aws.apigateway_quotas import ApiGatewayTeamQuotas
     from cairn.adapters.aws.dynamo import dynamo_repositories
     from cairn.adapters.aws.s3 import S3BlobStore
 
@@ -308,6 +312,13 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
         blobs=S3BlobStore(settings.bucket),
         index_on_write=False,
         closers=(),
+        # without the stack's usage plan id (LocalStack, moto, an operator who did not set it) teams get
+        # no key; `cairn admin create-team` says so, and `cairn admin sync-quotas` mends it later
+        quotas=ApiGatewayTeamQuotas(
+            settings.usage_plan_id, f"cairn-{settings.env}", region=settings.aws_region
+        )
+        if settings.usage_plan_id
+        else NoTeamQuotas(),
     )
     container.ui_secret = _ui_secret(settings) or _ui_secret_from_aws(settings)
     return container
