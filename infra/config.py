@@ -82,6 +82,10 @@ class EnvironmentConfig:
     mcp_provisioned_concurrency: int = 0
     stage_memory_mb: int = 1024
     log_level: str = "INFO"
+    # LLM extraction through Bedrock (infra/units/bedrock.py): a Bedrock model id or inference profile id
+    # for the extract stage, e.g. "eu.anthropic.claude-3-haiku-20240307-v1:0"; None keeps the rules.
+    # Also settable at synth: `cdk deploy -c env=prod -c extractor_model=<id>`.
+    extractor_model: str | None = None
     # Step Functions Map concurrency for the extract stage
     extract_max_concurrency: int = 4
     # Transcript bucket lifecycle (days); None disables the rule
