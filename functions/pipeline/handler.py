@@ -1,4 +1,5 @@
-"""Learning-pipeline stage Lambdas for Step Functions: one thin handler per stage over `cairn.pipeline.sfn`.
+"""Learning-pipeline stage Lambdas for Step Functions: one thin handler per stage over
+`cairn.pipeline.running.state_machine`.
 
 Each receives the execution state and returns its stage's small result (object keys and counts). The
 container is built once per cold start and reused by warm invocations.
@@ -14,7 +15,7 @@ import warnings  # noqa: E402
 from aws_lambda_powertools import Metrics, Tracer  # noqa: E402 - needs the defaults above
 from cairn.adapters.aws.powertools import structured_logger  # noqa: E402
 from cairn.bootstrap import build_container  # noqa: E402
-from cairn.pipeline import sfn  # noqa: E402
+from cairn.pipeline.running import state_machine as sfn  # noqa: E402
 
 # cairn's own loggers log through the structured logger; the business metrics the stages count
 # (memories written, sessions learned) are flushed as EMF at the end of each invocation

@@ -7,7 +7,7 @@ import json
 import pytest
 from cairn.domain.errors import InvalidInput
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.shell import command_of, edited_path, is_edit, is_shell
+from cairn.pipeline.reading.shell import command_of, edited_path, is_edit, is_shell
 from cairn.transcripts import Role, parse_transcript
 
 from tests.paths import CLAUDE_SESSION, GEMINI_CAPTURE

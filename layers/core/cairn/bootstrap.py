@@ -55,10 +55,10 @@ class Container:
     reindex: ReindexService
     context: Any = None  # cairn.services.context.ContextService
     uploads: Any = None  # cairn.services.uploads.UploadService
-    pipeline: Any = None  # cairn.pipeline.stages.PipelineDeps
-    runner: Any = None  # cairn.pipeline.runner.InlinePipelineRunner (local mode)
+    pipeline: Any = None  # cairn.pipeline.stages.ingest.PipelineDeps
+    runner: Any = None  # cairn.pipeline.running.inline.InlinePipelineRunner (local mode)
     indexer: Any = None  # cairn.services.indexing.MemoryIndexer (the indexer Lambda uses it)
-    transcripts: Any = None  # cairn.pipeline.transcript_lines.TranscriptReader
+    transcripts: Any = None  # cairn.pipeline.reading.transcript_lines.TranscriptReader
     ui_secret: bytes | None = None  # signs web UI session cookies; None turns web sign-in off
     warm: Any = None  # loads the model and the search views ahead of the first recall (local servers)
     sweep: Any = None  # fails recent sessions whose upload never came; a local server runs it every 15 min
@@ -154,7 +154,7 @@ def _assemble(
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
     from cairn.adapters.metered import MeteredSessionRepository
-    from cairn.pipeline.wiring import attach_pipeline, build_extractor
+    from cairn.pipeline.running.wiring import attach_pipeline, build_extractor
     from cairn.services.context import ContextService
     from cairn.services.indexing import MemoryIndexer
     from cairn.services.recall import RecallService

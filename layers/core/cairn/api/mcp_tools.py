@@ -50,7 +50,7 @@ class ToolServices:
     feedback: FeedbackService
     exploration: ExplorationService
     context: Any | None  # cairn.services.context.ContextService, when the container provides one
-    transcripts: Any | None = None  # cairn.pipeline.transcript_lines.TranscriptReader
+    transcripts: Any | None = None  # cairn.pipeline.reading.transcript_lines.TranscriptReader
 
     @classmethod
     def from_container(cls, container: Any) -> ToolServices:
