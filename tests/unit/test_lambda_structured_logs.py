@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 
 import pytest
 from cairn.adapters.aws.powertools import structured_logger
@@ -24,7 +25,10 @@ def cairn_logger_restored():
 def test_a_cairn_module_logger_writes_a_structured_json_line_with_the_service(
     monkeypatch, capsys, cairn_logger_restored
 ):
-    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "cairn-api")
+    # a service name of its own: Powertools keeps one handler per service for the process, bound to the
+    # stdout of its first use, and another test may have made "cairn-api"'s before capsys replaced stdout
+    service = f"cairn-logs-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", service)
     monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "INFO")
     logger = structured_logger()
     logger.append_keys(request_id="req-1")  # what inject_lambda_context adds per invocation
@@ -36,5 +40,5 @@ def test_a_cairn_module_logger_writes_a_structured_json_line_with_the_service(
     [record] = lines
     assert record["level"] == "WARNING"
     assert record["message"] == "search index unavailable: timeout"
-    assert record["service"] == "cairn-api" and record["request_id"] == "req-1"
+    assert record["service"] == service and record["request_id"] == "req-1"
     assert logging.getLogger("cairn").propagate is False  # no second, plain-text copy via the root
