@@ -18,7 +18,7 @@ from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.repositories import SqliteMemoryRepository
 from cairn.api.app import create_app
 from cairn.bootstrap import build_container, shared_embedder
-from cairn.domain.models import MemoryFilter
+from cairn.domain.models import KeyScope, MemoryFilter, Principal
 from cairn.services.recall import RecallService
 from cairn.settings import Settings
 from fastapi.testclient import TestClient
@@ -101,6 +101,7 @@ def test_recall_over_a_down_search_engine_emits_recall_degraded(tmp_path, emf):
     down = OpenSearchIndex(opensearch_client(f"http://127.0.0.1:{port}", auth="none", timeout=0.5), "c", 384)
     repo = SqliteMemoryRepository(SqliteDatabase(tmp_path / "c.db"))
     recall = RecallService(repo, down, shared_embedder(), metrics=PowertoolsMetrics("staging"))
-    result = recall.recall("team_a", "which port does redis use?", MemoryFilter())
+    caller = Principal("team_a", "dev", "key_a", frozenset({KeyScope.READ}))
+    result = recall.recall(caller, "which port does redis use?", MemoryFilter())
     assert result.degraded
     assert emf() == {"RecallDegraded": 1}
