@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import pytest
 from cairn.domain.models import MemoryKind
-from cairn.pipeline.learning.signals import purpose_of, runner_echo, sections, session_signals
+from cairn.pipeline.learning.learners import WHOLE_SESSION, learn
+from cairn.pipeline.learning.signals import purpose_of, runner_echo, sections
 from cairn.pipeline.models import EventDoc
+from cairn.pipeline.reading.session import read_events
 from cairn.transcripts.model import Role
 
 from tests.unit.session_events import ran
+
+
+def session_signals(events: list[EventDoc]) -> list:
+    """What the whole-session learners learn of `events`."""
+    return learn(read_events(events), WHOLE_SESSION)
+
 
 pytestmark = pytest.mark.unit
 

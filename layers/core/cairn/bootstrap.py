@@ -51,7 +51,7 @@ class Container:
     reindex: ReindexService
     context: Any = None  # cairn.services.context.ContextService
     uploads: Any = None  # cairn.services.uploads.UploadService
-    pipeline: Any = None  # cairn.pipeline.stages.ingest.PipelineDeps
+    pipeline: Any = None  # cairn.pipeline.deps.PipelineDeps
     runner: Any = None  # cairn.pipeline.running.inline.InlinePipelineRunner (local mode)
     indexer: Any = None  # cairn.services.indexing.MemoryIndexer (the indexer Lambda uses it)
     transcripts: Any = None  # cairn.pipeline.reading.transcript_lines.TranscriptReader

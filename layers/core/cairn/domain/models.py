@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
+from cairn.domain.vocabulary import SessionStatus
+
 T = TypeVar("T")
 
 
@@ -173,7 +175,7 @@ class Session:
     started_at: datetime | None = None
     ended_at: datetime | None = None
     transcript_keys: tuple[str, ...] = ()
-    status: str = "received"  # received -> processing -> learned | failed
+    status: str = SessionStatus.RECEIVED  # a SessionStatus: received -> processing -> learned | failed
     stats: Mapping[str, Any] = field(default_factory=dict)
     updated_at: datetime = field(default_factory=utcnow)
 

@@ -61,6 +61,7 @@ class ConsolidateResult(SessionRef):
     promoted: int = 0
     excerpts: int = 0  # transcript excerpts the session now holds
     excerpt_chars: int = 0
+    procedures: int = 0  # mined from its commands (the reflect stage reports it)
 
 
 class ReflectResult(SessionRef):
