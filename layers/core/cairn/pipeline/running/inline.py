@@ -38,7 +38,7 @@ def run_stages(deps: PipelineDeps, ref: SessionRef) -> dict[str, Any]:
         chunked = chunk(deps, parsed)
         stats["chunk"] = {"chunks": len(chunked.chunk_keys)}
         stage = "extract"
-        extracted = [extract(deps, ExtractInput(**_ref(ref), chunk_key=key)) for key in chunked.chunk_keys]
+        extracted = [extract(deps, ExtractInput(**ref.ref(), chunk_key=key)) for key in chunked.chunk_keys]
         stats["extract"] = {
             "candidates": sum(e.candidates for e in extracted),
             "extractors": sorted({e.extractor for e in extracted}),
@@ -56,10 +56,6 @@ def run_stages(deps: PipelineDeps, ref: SessionRef) -> dict[str, Any]:
         exc.stage = stage  # type: ignore[attr-defined]
         raise
     return stats
-
-
-def _ref(ref: SessionRef) -> dict[str, Any]:
-    return {"team_id": ref.team_id, "session_id": ref.session_id, "force": ref.force}
 
 
 class InlinePipelineRunner:

@@ -23,13 +23,7 @@ from cairn.pipeline.remembering.excerpts import store_excerpts
 def consolidate(deps: PipelineDeps, chunked: ChunkResult) -> ConsolidateResult:
     session = deps.session(chunked)
     out_key = k.stage_key(session, "consolidate", k.digest(chunked.chunk_keys))
-    base = {
-        "team_id": chunked.team_id,
-        "session_id": chunked.session_id,
-        "force": chunked.force,
-        "events_key": chunked.events_key,
-        "output_key": out_key,
-    }
+    base = {**chunked.ref(), "events_key": chunked.events_key, "output_key": out_key}
     if not deps.fresh(chunked, out_key):
         done = json.loads(deps.blobs.get(out_key))
         return ConsolidateResult(**base, **done["counts"])

@@ -91,7 +91,7 @@ def chunk(deps: PipelineDeps, parsed: ParseResult) -> ChunkResult:
     manifest = k.stage_key(session, "chunk", "manifest-" + k.chunk_id_of(parsed.events_key))
     if not deps.fresh(parsed, manifest):
         keys = json.loads(deps.blobs.get(manifest))
-        return ChunkResult(**_ref(parsed), events_key=parsed.events_key, chunk_keys=keys)
+        return ChunkResult(**parsed.ref(), events_key=parsed.events_key, chunk_keys=keys)
     doc = deps.read(parsed.events_key, EventsDoc)
     events = [_event(e) for e in doc.events]
     chunks = chunk_events(events)
@@ -113,11 +113,7 @@ def chunk(deps: PipelineDeps, parsed: ParseResult) -> ChunkResult:
             )
         chunk_keys.append(key)
     deps.blobs.put(manifest, json.dumps(chunk_keys).encode(), "application/json")
-    return ChunkResult(**_ref(parsed), events_key=parsed.events_key, chunk_keys=chunk_keys)
-
-
-def _ref(ref: SessionRef) -> dict:
-    return {"team_id": ref.team_id, "session_id": ref.session_id, "force": ref.force}
+    return ChunkResult(**parsed.ref(), events_key=parsed.events_key, chunk_keys=chunk_keys)
 
 
 def _event(e: EventDoc) -> TranscriptEvent:
@@ -145,7 +141,7 @@ def extract(deps: PipelineDeps, inp: ExtractInput) -> ExtractResult:
     if not deps.fresh(inp, out_key):
         doc = deps.read(out_key, CandidatesDoc)
         return ExtractResult(
-            **_ref(inp),
+            **inp.ref(),
             chunk_key=inp.chunk_key,
             candidates_key=out_key,
             candidates=len(doc.candidates),
@@ -174,7 +170,7 @@ def extract(deps: PipelineDeps, inp: ExtractInput) -> ExtractResult:
         ),
     )
     return ExtractResult(
-        **_ref(inp),
+        **inp.ref(),
         chunk_key=inp.chunk_key,
         candidates_key=out_key,
         candidates=len(extraction.candidates),

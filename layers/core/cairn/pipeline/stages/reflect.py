@@ -25,12 +25,7 @@ REFLECTED = ("requests", "tools", "files_edited", "errors_fixed", "unresolved_er
 def reflect(deps: PipelineDeps, done: ConsolidateResult) -> ReflectResult:
     session = deps.session(done)
     out_key = k.stage_key(session, "reflect", k.chunk_id_of(done.events_key))
-    base = {
-        "team_id": done.team_id,
-        "session_id": done.session_id,
-        "force": done.force,
-        "output_key": out_key,
-    }
+    base = {**done.ref(), "output_key": out_key}
     if not deps.fresh(done, out_key):
         return ReflectResult(**base, **json.loads(deps.blobs.get(out_key)))
     _, reading = deps.reading(done.events_key)
