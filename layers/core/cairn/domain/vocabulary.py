@@ -1,5 +1,5 @@
 """The words the learning pipeline writes and the services read back: a session's status, the tags on
-memories, and the phrases a handoff is read by.
+memories, the phrases a handoff is read by, and the limits both sides hold to.
 
 One home for each, below both: the pipeline (`cairn.pipeline`) writes them, `services/context.py`,
 `services/uploads.py`, the CLI and the web UI read them. A tag or status spelt anywhere else is a
@@ -50,3 +50,6 @@ RESOLVED_TAGS = frozenset({Tag.RESOLVED, Tag.FIXED})
 SOURCE_TAGS = frozenset({Tag.COMMAND, Tag.PLAN, Tag.SUMMARY, Tag.TRANSCRIPT})
 
 STILL_FAILING = "Still failing:"  # how a handoff names the commands it left failing
+
+# limits both sides hold to
+TITLE_CHARS = 300  # a memory's title: what the API accepts, where the pipeline cuts the titles it writes

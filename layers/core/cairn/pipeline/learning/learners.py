@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cairn.domain.models import MemoryKind
-from cairn.domain.vocabulary import Tag
+from cairn.domain.vocabulary import TITLE_CHARS, Tag
 from cairn.pipeline.learning import signals
 from cairn.pipeline.learning.manifests import manifest_facts
 from cairn.pipeline.learning.procedures import mine_procedures
@@ -41,7 +41,7 @@ def unresolved(reading: SessionReading) -> list[Candidate]:
         Candidate(
             kind=MemoryKind.EPISODE,
             content=f"`{shown_command(u['command'])}` still fails with: {u['error']}",
-            title=f"Unresolved: `{shown_command(u['command'])}`"[:300],
+            title=f"Unresolved: `{shown_command(u['command'])}`"[:TITLE_CHARS],
             tags=[Tag.ERROR, Tag.UNRESOLVED],
             confidence=0.6,
             details={

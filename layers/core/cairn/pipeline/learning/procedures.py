@@ -9,7 +9,7 @@ Failures of the final command on the way count against the procedure.
 from __future__ import annotations
 
 from cairn.domain.models import MemoryKind
-from cairn.domain.vocabulary import Tag
+from cairn.domain.vocabulary import TITLE_CHARS, Tag
 from cairn.pipeline.models import Candidate
 from cairn.pipeline.reading.commands import VERIFYING, is_learnable_command
 from cairn.pipeline.reading.failures import real_failure
@@ -58,7 +58,7 @@ def _procedure(steps: list[ShellCall], failures: int) -> Candidate:
     last = steps[-1]
     return Candidate(
         kind=MemoryKind.PROCEDURE,
-        title=f"Steps to {last.category}: {last.key}"[:300],
+        title=f"Steps to {last.category}: {last.key}"[:TITLE_CHARS],
         content=f"Steps that worked, ending with a successful {last.category}: {numbered}",
         tags=[Tag.PROCEDURE, last.category or Tag.COMMAND],
         confidence=0.6,

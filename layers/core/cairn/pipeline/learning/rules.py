@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from cairn.domain.models import MemoryKind
-from cairn.domain.vocabulary import Tag
+from cairn.domain.vocabulary import TITLE_CHARS, Tag
 from cairn.pipeline.learning.extractor import ExtractContext, Extraction
 from cairn.pipeline.models import Candidate, CandidateLink, ChunkDoc, EventDoc
 from cairn.pipeline.reading.commands import VERIFYING, is_learnable_command, is_probe, step_keys
@@ -226,7 +226,7 @@ def _commands_that_worked(calls: list[ShellCall]) -> list[Candidate]:
         out.append(
             Candidate(
                 kind=MemoryKind.PROCEDURE,
-                title=f"{_VERB[category]}: {key}"[:300],
+                title=f"{_VERB[category]}: {key}"[:TITLE_CHARS],
                 content=f"{_VERB[category]} with `{key}`",
                 tags=[category, "command"],
                 confidence=0.6,
@@ -282,7 +282,7 @@ def errors_and_fixes(
         out.append(
             Candidate(
                 kind=MemoryKind.EPISODE,
-                title=f"`{shown}` failed: {error}"[:300],
+                title=f"`{shown}` failed: {error}"[:TITLE_CHARS],
                 content=f"`{shown}` failed with: {error}",
                 tags=[Tag.ERROR, failed.category or Tag.COMMAND],
                 confidence=0.6,
@@ -296,7 +296,7 @@ def errors_and_fixes(
             out.append(
                 Candidate(
                     kind=MemoryKind.PROCEDURE,
-                    title=f"Fix for `{brief}`: {error}"[:300],
+                    title=f"Fix for `{brief}`: {error}"[:TITLE_CHARS],
                     content=f'When `{brief}` fails with "{error}": '
                     + "; ".join(steps)
                     + ("" if how.variant else "; then it succeeds"),

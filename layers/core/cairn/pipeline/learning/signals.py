@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from cairn.domain.models import MemoryKind
-from cairn.domain.vocabulary import Tag
+from cairn.domain.vocabulary import TITLE_CHARS, Tag
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.reading.commands import argv, core_steps, is_learnable_command, purpose_of
 from cairn.pipeline.reading.session import SessionReading
@@ -341,7 +341,7 @@ def _section(
         body = body[: SECTION_CHARS - 1].rstrip() + "…"
     return Candidate(
         kind=kind,
-        title=title[:300],
+        title=title[:TITLE_CHARS],
         content=body,
         tags=tags,
         confidence=confidence,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Scope, content_hash
-from cairn.domain.vocabulary import STILL_FAILING
+from cairn.domain.vocabulary import STILL_FAILING, TITLE_CHARS
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.reading.failures import errors_fixed
 from cairn.pipeline.reading.session import SessionReading
@@ -39,7 +39,7 @@ def save_once_per_session(
         content=content,
         project=session.project,
         confidence=0.7,
-        title=f"{kind.value.capitalize()} of session {session.id}"[:300],
+        title=f"{kind.value.capitalize()} of session {session.id}"[:TITLE_CHARS],
         details={**details, "session_id": session.id},
         provenance=consolidation_provenance(session),
     )
