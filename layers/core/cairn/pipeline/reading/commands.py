@@ -1,7 +1,7 @@
 """What a command is, read from its own line: the steps it ran, its words, and three questions
 asked of it, in one place:
 
-- is it a probe (`categorise` aside, `is_probe`): a read-only look around (`ls x`, `git status`,
+- is it a probe (`is_probe`): a read-only look around (`ls x`, `git status`,
   `--help`), whose failure found nothing rather than broke something;
 - what kind of step is it (`categorise`): scaffold, install, build, test, typecheck, run or deploy,
   known by the tools every stack runs (pytest, cargo test, npm run build ...): what procedures are
@@ -10,9 +10,9 @@ asked of it, in one place:
   command's words and the agent's own description of it, for projects whose checks are their own
   scripts (`./ci.sh`, `mise run lint`): what a project's checks are.
 
-The two classifications answer different questions and keep their own rules (merging them would change
-what is learned); they live here together so a reader finds every rule of "what is this command" in one
-module.
+The step kind and the check purpose answer different questions and keep their own rules (merging them
+would change what is learned); they live here together, beside the probe test both use, so every rule
+of "what is this command" is in this one module.
 """
 
 from __future__ import annotations
