@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "layers" / "core" / "cairn"
 # root the entry points call (the API app, the Lambda entry, `cairn serve`), so it sits under them.
 # `api` and `web` are one layer: the API app mounts the web UI, the UI maps errors as the API does.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"cairn", "domain"}),
+    frozenset({"cairn", "domain", "atomic"}),  # atomic.py imports nothing from Cairn
     frozenset({"redaction", "userdirs", "projects", "project_files", "settings"}),
     frozenset({"adapters", "search", "transcripts"}),
     frozenset({"services"}),
