@@ -36,6 +36,11 @@ def ev(seq, role, text="", **kw) -> EventDoc:
         ("""HOOK_INPUT='{"session_id":"test"}' entire hooks pre-tool-use""", "", None),
         ("""SESSION=test-1 sh -c 'if ! command -v entire; then exit 1; fi'""", "", None),
         ("./scripts/verify.sh", "Run the test suite", "test"),
+        # a flag says how a command runs, never what it is for
+        ("mix dialyzer --format short", "", None),
+        ("mix dialyzer --format short 2>&1 | tail -20", "Run Dialyzer type checks", "type-check"),
+        ("npx eslint --format json src", "", "lint"),
+        ("go test -run TestFormat ./...", "", "test"),
     ],
 )
 def test_a_check_is_recognised_by_what_its_command_or_description_says_it_does(command, description, purpose):
