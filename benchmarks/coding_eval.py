@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,18 +83,32 @@ def ingest_session(container, caller, agent: str, session_id: str, project: str,
     return session
 
 
+class _Shown:
+    """The recall service as the MCP tool calls it, keeping what the last call found: the memories
+    behind the shown hits, whole (an excerpt's view carries no id to look it up by)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.memories = inner, []
+
+    def recall(self, *args, **kwargs):
+        result = self.inner.recall(*args, **kwargs)
+        self.memories = [h.memory for h in result.hits]
+        return result
+
+
 def mcp_recall(container, team_id: str, project: str, limit: int = RECALL_LIMIT):
-    """`recall(question) -> (text, tokens, hits)`: the MCP `recall` tool's answer as the JSON text an
-    agent is shown, its token count, and its hits in rank order."""
+    """`recall(question) -> (text, tokens, hits, memories)`: the MCP `recall` tool's answer as the JSON
+    text an agent is shown, its token count, its hits in rank order and the memories behind them."""
     spec = {s.name: s for s in tool_specs(with_context=True)}["recall"]
-    services = ToolServices.from_container(container)
+    shown = _Shown(container.recall)
+    services = replace(ToolServices.from_container(container), recall=shown)
     reader = Principal(team_id, "dev", "k", frozenset({KeyScope.READ}))
 
-    def recall(question: str) -> tuple[str, int, list[dict]]:
+    def recall(question: str) -> tuple[str, int, list[dict], list]:
         args = spec.args.model_validate({"query": question, "project": project, "limit": limit})
         payload = spec.run(services, reader, args)
         text = json.dumps(payload, ensure_ascii=False, default=str)
-        return text, count_many([text])[0], payload.get("hits", [])
+        return text, count_many([text])[0], payload.get("hits", []), shown.memories
 
     return recall
 
@@ -137,18 +152,15 @@ def _evaluate(container, transcript: Path, questions: list[dict], project: str, 
     recall_tokens = []
     for q in questions:
         if q["kind"] == "negative":
-            _, tokens, hits = recall(q["question"])
+            _, tokens, hits, _ = recall(q["question"])
             rows.append({"id": q["id"], "kind": "negative", "passed": not hits, "shown": len(hits)})
             continue
-        text, tokens, hits = recall(q["question"])
+        text, tokens, hits, found = recall(q["question"])
         recall_tokens.append(tokens)
         prompt_block = container.context.relevant(caller, project, q["question"]).markdown
         hit = contains_any(text, q["must_contain"])
         in_store = any(contains_any(m.content + " " + (m.title or ""), q["must_contain"]) for m in memories)
-        by_id = {m.id: m for m in memories}
-        in_hits = any(
-            contains_any(by_id[h["id"]].content, q["must_contain"]) for h in hits if h.get("id") in by_id
-        )
+        in_hits = any(contains_any(m.content, q["must_contain"]) for m in found)
         rows.append(
             {
                 "id": q["id"],

@@ -6,7 +6,8 @@ client-side redaction and gzip, a presigned upload, the zero-LLM pipeline), and 
 next goes in. After the last one:
 
 - recall hit@10: each answerable question through the MCP `recall` tool (limit 10, project-scoped); the JSON
-  an agent is shown holds any `must_contain` string (case-insensitive). For `superseded` and `closed_item`
+  an agent is shown holds any `must_contain` string (case-insensitive; also counted on the whole texts of
+  the same hits, what `get` would open). For `superseded` and `closed_item`
   also: walking the shown hits in rank order, the first that holds any `must_contain` or `must_not_contain`
   string holds a `must_contain` one; otherwise it is a stale-rank failure (and a miss);
 - block: the session-start block (budget 1,500 tokens, no question); each `in_context` question is a hit when
@@ -114,12 +115,11 @@ def _evaluate(container, set_dir: Path, spec: dict, verbose: bool) -> dict:
 
     recall = mcp_recall(container, team.id, project)
     block = container.context.assemble(caller, project, agent, CONTEXT_BUDGET)
-    by_id = {m.id: m for m in memories}
 
     rows = []
     recall_tokens = []
     for q in spec["questions"]:
-        text, tokens, hits = recall(q["question"])
+        text, tokens, hits, found = recall(q["question"])
         if q["kind"] == "negative":
             rows.append({"id": q["id"], "kind": "negative", "passed": not hits, "shown": len(hits)})
             continue
@@ -128,7 +128,7 @@ def _evaluate(container, set_dir: Path, spec: dict, verbose: bool) -> dict:
         stale = q["kind"] in STALE_RULE_KINDS and _stale_first(hits, q)
         hit = contains_any(text, mc) and not stale
         in_store = any(contains_any(m.content + " " + (m.title or ""), mc) for m in memories)
-        in_hits = any(contains_any(by_id[h["id"]].content, mc) for h in hits if h.get("id") in by_id)
+        in_hits = any(contains_any(m.content, mc) for m in found)
         cause = None
         if not hit:
             cause = (
@@ -141,6 +141,7 @@ def _evaluate(container, set_dir: Path, spec: dict, verbose: bool) -> dict:
                 else "never extracted"
             )
         row = {"id": q["id"], "kind": q["kind"], "recall": hit, "stale": stale, "cause": cause}
+        row["full_text"] = in_hits  # the same hits, their whole texts counted (what `get` would open)
         if q.get("in_context"):
             row["block"] = contains_any(block.markdown, mc) and not (
                 mnc and contains_any(block.markdown, mnc)
@@ -165,6 +166,7 @@ def _report(rows, by_kind, block, recall_tokens, ingest_s, per_session, memories
         per_kind[kind] = round(sum(of_kind) / len(of_kind), 3)
     out = {
         "hit_at_10": round(sum(r["recall"] for r in answerable) / max(len(answerable), 1), 3),
+        "hit_at_10_full_text": round(sum(r["full_text"] for r in answerable) / max(len(answerable), 1), 3),
         "per_kind": per_kind,
         "stale_rank_failures": [r["id"] for r in answerable if r["stale"]],
         "block_hits": sum(r["block"] for r in in_context),
@@ -202,7 +204,8 @@ def _report(rows, by_kind, block, recall_tokens, ingest_s, per_session, memories
 
 def _print(r: dict) -> None:
     print(
-        f"\n  hit@10 {r['hit_at_10']:.2f}   stale-rank failures {len(r['stale_rank_failures'])}   "
+        f"\n  hit@10 {r['hit_at_10']:.2f} (full texts {r['hit_at_10_full_text']:.2f})   "
+        f"stale-rank failures {len(r['stale_rank_failures'])}   "
         f"block {r['block_hits']}/{r['block_questions']} ({r['block_tokens']} tokens)   "
         f"negatives {r['negatives_passed']}/{r['negatives']}"
     )
@@ -234,6 +237,7 @@ def main() -> None:
         k: r[k]
         for k in (
             "hit_at_10",
+            "hit_at_10_full_text",
             "stale_rank_failures",
             "block_hits",
             "block_questions",
