@@ -28,10 +28,14 @@ from cairn.pipeline.shell import argv, core_steps, is_learnable_command, is_prob
 from cairn.pipeline.steps import strip_headers
 from cairn.pipeline.turns import turns
 from cairn.project_files import ProjectFile
+from cairn.search.analyzer import analyze
 from cairn.transcripts.model import Role
 
 OPEN_TAG = "open"  # an episode of what was left to do: unfinished todos, a summary's pending work
 TAKEN_UP_TAG = "taken-up"  # a summary's pending work the session went on with: history, not a to-do
+RETOLD_TAG = "retold"  # a summary's section that retells the conversation: recall's source, not the block's
+# an item of 3+ terms, 80 % of them in one request, says that request again (a quote, a close paraphrase)
+RETOLD_MIN_TERMS, RETOLD_SHARE = 3, 0.8
 SECTION_CHARS = 1_400
 MAX_CHECKS, CHECK_CHARS = 10, 160
 MIN_SECTION_CHARS = 40
@@ -352,6 +356,7 @@ def _plans(events: list[EventDoc]) -> list[Candidate]:
 
 def _summaries(events: list[EventDoc]) -> list[Candidate]:
     out = []
+    requests = [set(analyze(t.request.text)) for t in turns(events)]
     for i, e in enumerate(events):
         if e.role is not Role.SUMMARY:
             continue
@@ -369,8 +374,20 @@ def _summaries(events: list[EventDoc]) -> list[Candidate]:
             tags = ["summary"]
             if planned:
                 tags.append(OPEN_TAG if pending else TAKEN_UP_TAG)
+            elif _retells(body, requests):
+                tags.append(RETOLD_TAG)
             out.append(_section(kind, f"Session summary: {heading}", body, e, tags, 0.55, place))
     return out
+
+
+def _retells(body: str, requests: list[set[str]]) -> bool:
+    """Whether a summary's section retells the conversation (the user's messages, what was asked):
+    most of its items say again what one of the session's requests said."""
+    items = [set(analyze(ln)) for ln in body.splitlines() if len(set(analyze(ln))) >= RETOLD_MIN_TERMS]
+    if not items or not requests:
+        return False
+    said = sum(any(len(item & r) >= RETOLD_SHARE * len(item) for r in requests) for item in items)
+    return said * 2 >= len(items)
 
 
 def _title_of(text: str) -> str:

@@ -66,7 +66,7 @@ ERROR_TAGS = frozenset({"error", "unresolved"})
 RESOLVED_TAGS = frozenset({"resolved", "fixed"})
 RESOLVED_OUTCOMES = frozenset({"fixed", "resolved", "succeeded", "success"})
 # tags the pipeline's session signals put on episodes: left open, a summary's, taken up since
-OPEN_TAG, HISTORY_TAG, TAKEN_UP_TAG = "open", "summary", "taken-up"
+OPEN_TAG, HISTORY_TAG, TAKEN_UP_TAG, RETOLD_TAG = "open", "summary", "taken-up", "retold"
 FAILED_OUTCOMES = frozenset({"failure", "failed", "fail", "error", "errored"})
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
@@ -500,10 +500,9 @@ def _facts(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line
 
 
 def _recap(m: Memory) -> bool:
-    """A section of a compaction summary that retells the conversation (its requests, the user's
-    messages, what was done): recall's source, not a line of the block. Only the work it left open
-    is the next session's."""
-    return HISTORY_TAG in m.tags and OPEN_TAG not in m.tags
+    """A section of a compaction summary that retells the conversation (the user's messages, what was
+    asked): recall's source, not a line of the block; the handoff says the requests."""
+    return HISTORY_TAG in m.tags and RETOLD_TAG in m.tags
 
 
 def _decisions(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
