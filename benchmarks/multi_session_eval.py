@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -76,9 +77,13 @@ def evaluate(set_dir: Path, verbose: bool = False, store: Path | None = None) ->
     spec = json.loads((set_dir / "set.json").read_text())
     with tempfile.TemporaryDirectory() as scratch:
         home = store or Path(scratch)
+        if store is not None and (store / LEARNED).is_file():
+            # recall records each hit's use, which moves the recency prior: every run reads a fresh copy
+            home = Path(scratch) / "store"
+            shutil.copytree(store, home)
         container = build_container(Settings(mode="local", home=home), embedder=shared_embedder())
         try:
-            return _evaluate(container, set_dir, spec, verbose, home / LEARNED if store else None)
+            return _evaluate(container, set_dir, spec, verbose, (store / LEARNED) if store else None)
         finally:
             if container.runner is not None:
                 container.runner.close()
