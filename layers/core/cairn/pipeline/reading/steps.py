@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.shell import command_of, edited_path, is_edit, is_shell, patch_added
+from cairn.pipeline.reading.shell import command_of, edited_path, is_edit, is_shell, patch_added
 from cairn.transcripts.model import Role
 
 EXCERPT_CHARS = 1_800  # one excerpt's rendered text; about 450 tokens
