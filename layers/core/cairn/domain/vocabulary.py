@@ -36,6 +36,7 @@ class Tag:
     OPEN = "open"  # an episode of what was left to do: unfinished todos, a summary's pending work
     TAKEN_UP = "taken-up"  # a summary's pending work the session went on with: history, not a to-do
     SUMMARY = "summary"  # a section of the model-written summary of a session
+    RETOLD = "retold"  # a summary's section that retells the conversation: recall's source, not the block's
     PLAN = "plan"  # a section of a plan the user handed over or approved
     TODO = "todo"
     PROCEDURE = "procedure"

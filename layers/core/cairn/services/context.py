@@ -415,6 +415,7 @@ def _work(episodes: list[Memory], project: str, rel: dict[str, int]) -> list[_Li
         if str(m.details.get("outcome", "")).strip().lower() not in FAILED_OUTCOMES
         and not ERROR_TAGS.intersection(m.tags)
         and Tag.TAKEN_UP not in m.tags
+        and not _recap(m)
     ]
     # what is still open first; a summary's account of work the session went on from comes last
     found.sort(
@@ -484,9 +485,19 @@ def _bare(command: object) -> str:
 def _facts(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
     """Facts a session established (ports, paths, versions, where things live), pinned and relevant
     first; errors and team-wide facts are shown in their own sections."""
-    found = [m for m in found if not ERROR_TAGS.intersection(m.tags) and m.scope is not Scope.TEAM]
+    found = [
+        m
+        for m in found
+        if not ERROR_TAGS.intersection(m.tags) and m.scope is not Scope.TEAM and not _recap(m)
+    ]
     found.sort(key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -round(m.confidence, 1), *_newest(m)))
     return [_line(m, project) for m in found]
+
+
+def _recap(m: Memory) -> bool:
+    """A section of a compaction summary that retells the conversation (the user's messages, what was
+    asked): recall's source, not a line of the block; the handoff says the requests."""
+    return Tag.SUMMARY in m.tags and Tag.RETOLD in m.tags
 
 
 def _decisions(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:

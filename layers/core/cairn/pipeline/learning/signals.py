@@ -27,8 +27,11 @@ from cairn.pipeline.reading.commands import argv, core_steps, is_learnable_comma
 from cairn.pipeline.reading.session import SessionReading
 from cairn.pipeline.reading.steps import strip_headers
 from cairn.pipeline.reading.tools import PLAN_TOOLS
+from cairn.search.analyzer import analyze
 from cairn.transcripts.model import Role
 
+# an item of 3+ terms, 80 % of them in one request, says that request again (a quote, a close paraphrase)
+RETOLD_MIN_TERMS, RETOLD_SHARE = 3, 0.8
 SECTION_CHARS = 1_400
 MAX_CHECKS, CHECK_CHARS = 10, 160
 MIN_SECTION_CHARS = 40
@@ -303,6 +306,7 @@ def plans(reading: SessionReading) -> list[Candidate]:
 def summaries(reading: SessionReading) -> list[Candidate]:
     events = reading.events
     out = []
+    requests = [set(analyze(t.request.text)) for t in reading.turns]
     for i, e in enumerate(events):
         if e.role is not Role.SUMMARY:
             continue
@@ -320,8 +324,20 @@ def summaries(reading: SessionReading) -> list[Candidate]:
             tags = [Tag.SUMMARY]
             if planned:
                 tags.append(Tag.OPEN if pending else Tag.TAKEN_UP)
+            elif _retells(body, requests):
+                tags.append(Tag.RETOLD)
             out.append(_section(kind, f"Session summary: {heading}", body, e, tags, 0.55, place))
     return out
+
+
+def _retells(body: str, requests: list[set[str]]) -> bool:
+    """Whether a summary's section retells the conversation (the user's messages, what was asked):
+    most of its items say again what one of the session's requests said."""
+    items = [set(analyze(ln)) for ln in body.splitlines() if len(set(analyze(ln))) >= RETOLD_MIN_TERMS]
+    if not items or not requests:
+        return False
+    said = sum(any(len(item & r) >= RETOLD_SHARE * len(item) for r in requests) for item in items)
+    return said * 2 >= len(items)
 
 
 def _title_of(text: str) -> str:

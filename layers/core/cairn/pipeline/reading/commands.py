@@ -194,7 +194,7 @@ def is_learnable_command(command: str) -> bool:
 _PURPOSES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("format", re.compile(r"(?:^|[^a-z])(?:fmt|format\w*)(?:$|[^a-z])")),
     ("lint", re.compile(r"lint")),
-    ("type-check", re.compile(r"type-?check|(?:^|\s)tsc(?:\s|$)|--noemit")),
+    ("type-check", re.compile(r"type[- ]?check|(?:^|\s)tsc(?:\s|$)")),
     ("test", re.compile(r"test|(?:^|[^a-z])spec(?:$|[^a-z])")),
     ("check", re.compile(r"(?:^|[^a-z])check(?:$|[^a-z])")),
     ("build", re.compile(r"(?:^|[^a-z])(?:build|compile)(?:$|[^a-z])")),
@@ -224,11 +224,16 @@ def purpose_of(command: str, description: str = "") -> str | None:
 
 def _named_words(command: str) -> list[str]:
     """The words that say what a command does: not its environment (`SESSION=test cmd`), not a
-    quoted script or payload (`sh -c '…'`, `'{"id": "test"}'`), not a path (`nl test/app.ts`)."""
+    quoted script or payload (`sh -c '…'`, `'{"id": "test"}'`), not a path (`nl test/app.ts`), and
+    not its flags: they say how it runs (`mix dialyzer --format short` checks types, it formats nothing)."""
     tokens = argv(command)
     while tokens and _ASSIGNMENT.match(tokens[0]):
         tokens = tokens[1:]
-    return [t for t in tokens if not _PATH_LIKE.search(t) and " " not in t and not _ASSIGNMENT.match(t)]
+    return [
+        t
+        for t in tokens
+        if not _PATH_LIKE.search(t) and " " not in t and not _ASSIGNMENT.match(t) and not t.startswith("-")
+    ]
 
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
