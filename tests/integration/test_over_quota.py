@@ -21,10 +21,10 @@ from urllib.parse import urlsplit
 
 import pytest
 import tomli_w
+from cairn.capture.quota import hook_log_path
 from cairn.cli.client import CairnClient
 from cairn.cli.doctor import run_checks
 from cairn.cli.errors import ApiError, explain
-from cairn.cli.quota import hook_log_path
 from cairn.domain.models import MemoryKind
 from cairn.services.memories import NewMemory
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from cairn.cli.quota import last_over_quota, log_hook_event, over_quota_line, retry_after_seconds
+from cairn.capture.quota import last_over_quota, log_hook_event, over_quota_line, retry_after_seconds
 
 pytestmark = pytest.mark.unit
 

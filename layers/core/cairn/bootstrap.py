@@ -47,10 +47,10 @@ if TYPE_CHECKING:
     from cairn.adapters.aws.opensearch import OpenSearchIndex
     from cairn.adapters.aws.streams import DynamoStreamIndexer
     from cairn.adapters.local.search import SqliteSearchIndex
+    from cairn.pipeline.deps import PipelineDeps
     from cairn.pipeline.reading.transcript_lines import TranscriptReader
     from cairn.pipeline.running.inline import InlinePipelineRunner
     from cairn.pipeline.running.step_functions import StepFunctionsPipelineRunner
-    from cairn.pipeline.stages.ingest import PipelineDeps
     from cairn.services.context import ContextService
 
 log = logging.getLogger(__name__)
@@ -323,7 +323,7 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
         sessions=repos.sessions,
         teams=repos.teams,
         index=index,  # RecallService falls back to keywords over the table when OpenSearch is down
-        blobs=S3BlobStore(settings.bucket),
+        blobs=S3BlobStore(settings.bucket, kms_key_id=settings.kms_key_id),
         index_on_write=False,
         closers=(),
         # without the stack's usage plan id (LocalStack, moto, an operator who did not set it) teams get

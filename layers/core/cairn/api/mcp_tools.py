@@ -31,6 +31,7 @@ from cairn.domain.models import (
     Scope,
     Session,
 )
+from cairn.domain.vocabulary import SOURCE_TAGS
 from cairn.search.snippets import snippet
 from cairn.services.exploration import ExplorationService
 from cairn.services.feedback import FeedbackService
@@ -221,7 +222,7 @@ def recall_view(h: RecallHit, query: str, budget: int = SNIPPET_CHARS) -> dict[s
             "title": None if _restates(m.title, m.content) else m.title,
             "content": m.content,
             "scope": m.scope.value if m.scope is not Scope.PROJECT else None,
-            "tags": [t for t in m.tags if t not in _SOURCE_TAGS] or None,
+            "tags": [t for t in m.tags if t not in SOURCE_TAGS] or None,
             "confidence": m.confidence,
             "pinned": m.pinned or None,
             "created_at": m.created_at.date().isoformat(),
@@ -235,9 +236,6 @@ def recall_view(h: RecallHit, query: str, budget: int = SNIPPET_CHARS) -> dict[s
     if h.via != "search":
         view["via"] = h.via
     return {k: v for k, v in view.items() if v is not None}
-
-
-_SOURCE_TAGS = frozenset({"command", "plan", "summary", "transcript"})  # how it was learned, not what it is
 
 
 def _restates(title: str | None, content: str) -> bool:

@@ -89,7 +89,7 @@ def _check(resp: httpx.Response) -> None:
     with contextlib.suppress(ValueError, KeyError, TypeError):
         message = resp.json()["error"]["message"]
     if resp.status_code == 429:  # the team over its quota: the part stays queued for a later run
-        from cairn.cli.quota import over_quota_line, retry_after_seconds
+        from cairn.capture.quota import over_quota_line, retry_after_seconds
 
         wait = retry_after_seconds(resp.headers.get("Retry-After"))
         raise UploadUnavailable(f"429: {over_quota_line(wait)}: {message}")

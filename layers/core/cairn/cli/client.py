@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 
+from cairn.capture.quota import retry_after_seconds
 from cairn.cli import config
 from cairn.cli.errors import ApiError, BadUrl, NotCairn
-from cairn.cli.quota import retry_after_seconds
 
 __all__ = ["ApiError", "CairnClient", "check_url"]
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import httpx
 
+from cairn.capture.quota import last_over_quota, over_quota_line, retry_after_seconds
 from cairn.cli.agents import AGENTS
 from cairn.cli.agents.base import SERVER_NAME, SettingsError, Wiring, is_ours, read_text
 from cairn.cli.agents.codex_trust import disabled_flag, manual_steps, our_hook_states
-from cairn.cli.quota import last_over_quota, over_quota_line, retry_after_seconds
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 

@@ -17,8 +17,8 @@ import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError  # typer's own copy of click
 from typer.core import TyperGroup
 
+from cairn.capture.quota import over_quota_line
 from cairn.capture.upload import UploadRefused, UploadUnavailable
-from cairn.cli.quota import over_quota_line
 from cairn.domain.errors import CairnError
 
 EXIT_ERROR = 1

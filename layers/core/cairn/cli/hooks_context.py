@@ -39,7 +39,7 @@ class OverQuota(OSError):
     """The API answered 429: the team is over its request quota or throttled."""
 
     def __init__(self, retry_after: int | None) -> None:
-        from cairn.cli.quota import over_quota_line
+        from cairn.capture.quota import over_quota_line
 
         super().__init__(over_quota_line(retry_after))
         self.retry_after = retry_after
@@ -116,7 +116,7 @@ def get_json(url: str, key: str | None, path: str, params: dict[str, Any], timeo
     finally:
         conn.close()
     if resp.status == 429:
-        from cairn.cli.quota import retry_after_seconds
+        from cairn.capture.quota import retry_after_seconds
 
         raise OverQuota(retry_after_seconds(resp.getheader("Retry-After")))
     if resp.status != 200:
@@ -230,7 +230,7 @@ def run_hook(
         if event == "session-start":
             drain_queued_uploads()
     except OverQuota as exc:  # still silent to the agent, but said where `cairn doctor` looks
-        from cairn.cli.quota import log_hook_event
+        from cairn.capture.quota import log_hook_event
 
         log_hook_event(event, f"no context: {exc}")
         return 0

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
+from cairn.domain.vocabulary import SessionStatus
+
 T = TypeVar("T")
 
 
@@ -183,7 +185,7 @@ class Session:
     started_at: datetime | None = None
     ended_at: datetime | None = None
     transcript_keys: tuple[str, ...] = ()
-    status: str = "received"  # received -> processing -> learned | failed
+    status: str = SessionStatus.RECEIVED  # a SessionStatus: received -> processing -> learned | failed
     stats: Mapping[str, Any] = field(default_factory=dict)
     updated_at: datetime = field(default_factory=utcnow)
 
@@ -254,7 +256,9 @@ def vector_key(model_version: str, text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
-    """The two legs of a hybrid search, each ranked best first as (memory id, engine score)."""
+    """The two legs of a hybrid search, each ranked best first as (memory id, score): the lexical score is
+    the engine's own, the semantic one is always the cosine between query and memory vectors, whatever the
+    engine reports (the relevance judge and the near-duplicate threshold read it as a cosine)."""
 
     lexical: tuple[tuple[str, float], ...]
     semantic: tuple[tuple[str, float], ...]

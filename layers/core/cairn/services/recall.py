@@ -46,7 +46,7 @@ from cairn.domain.ports import (
 )
 from cairn.search.analyzer import analyze, query_terms
 from cairn.search.fusion import access_factor, recency_factor, reciprocal_rank_fusion
-from cairn.search.relevance import FLOOR, Relevance, never_discussed
+from cairn.search.relevance import FLOOR, Relevance, never_discussed, query_parts
 from cairn.services.memories import require
 
 log = logging.getLogger(__name__)
@@ -180,11 +180,19 @@ class RecallService:
             return hits
         pool_terms = [set(_terms(h.memory.search_text())) for h in hits]
         floor = self._tuning.floor
-        if floor is not None and never_discussed(query, pool_terms):
+        # the whole query, and each part of a prompt of several parts: a hit bears on the prompt when it
+        # bears on any reading the store has discussed (a part naming what no memory mentions is left out)
+        readings = [
+            q for q in (query, *query_parts(query)) if floor is None or not never_discussed(q, pool_terms)
+        ]
+        if not readings:
             return []
-        judge = Relevance(query, pool_terms)
+        judges = [Relevance(q, pool_terms) for q in readings]
         judged = [
-            replace(h, relevance=judge.score(cosines.get(h.memory.id), terms, _passages(h.memory)))
+            replace(
+                h,
+                relevance=max(j.score(cosines.get(h.memory.id), terms, _passages(h.memory)) for j in judges),
+            )
             for h, terms in zip(hits, pool_terms, strict=True)
         ]
         # the floor is a question about the answer, not each line of it: when the best hit clears it, the
