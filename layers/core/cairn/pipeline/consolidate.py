@@ -24,6 +24,7 @@ from cairn.pipeline.excerpts import store_excerpts
 from cairn.pipeline.models import Candidate, CandidatesDoc, ChunkResult, ConsolidateResult, EventsDoc
 from cairn.pipeline.signals import session_signals
 from cairn.pipeline.stages import PipelineDeps, candidates_key, pipeline_principal
+from cairn.pipeline.steps import said_in_span
 from cairn.redaction import redact, redact_value
 from cairn.services.memories import MemoryPatch, NewMemory
 
@@ -233,12 +234,17 @@ class _Consolidation:
                     if c.line_end is not None:
                         end = c.line_end - span.first_line + 1
                     break
+        # who said it: a rule extractor says so (`details.source`), else the cited lines tell
+        said, sources = said_in_span(self.events.events, c.line_start, c.line_end, self.events.cwd, c.content)
+        said = {"user": "user", "tool": "tool"}.get(str(c.details.get("source")), said)
         return Provenance(
             session_id=self.session.id,
             transcript_key=key,
             line_start=start,
             line_end=end,
             agent=self.session.agent,
+            said_by=said,
+            sources=() if said == "user" else sources,
         )
 
     def _merge(self, memory: Memory, c: Candidate) -> Memory:
