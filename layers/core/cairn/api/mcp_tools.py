@@ -33,6 +33,7 @@ from cairn.domain.models import (
     Scope,
     Session,
 )
+from cairn.redaction import redact
 from cairn.search.snippets import snippet
 from cairn.services.exploration import ExplorationService
 from cairn.services.feedback import FeedbackService
@@ -96,12 +97,17 @@ class ToolSpec:
 
 
 # --- views --------------------------------------------------------------------------------------
+def _unsecret(text: str | None) -> str | None:
+    """Secrets are checked again whenever memory is shown, not only when it was learned."""
+    return redact(text).text if text else text
+
+
 def memory_view(m: Memory) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": m.id,
         "kind": m.kind.value,
-        "title": m.title,
-        "content": m.content,
+        "title": _unsecret(m.title),
+        "content": _unsecret(m.content),
         "scope": m.scope.value,
         "project": m.project,
         "tags": list(m.tags),
@@ -227,8 +233,8 @@ def recall_view(h: RecallHit, query: str, budget: int = SNIPPET_CHARS) -> dict[s
         # as many tokens as its citation (a tenth of a ten-hit answer)
         view: dict[str, Any] = {
             "kind": m.kind.value,
-            "title": _short(m.title, 90),
-            "snippet": snippet(m.content, query, budget),
+            "title": _unsecret(_short(m.title, 90)),
+            "snippet": _unsecret(snippet(m.content, query, budget)),
             "session_id": m.provenance.session_id,
             "lines": lines,
         }
@@ -250,6 +256,8 @@ def recall_view(h: RecallHit, query: str, budget: int = SNIPPET_CHARS) -> dict[s
         if len(m.content) > (room := max(budget, SNIPPET_CHARS)):
             view["content"] = snippet(m.content, query, room)
             view["truncated"] = True
+        view["content"] = _unsecret(view["content"])
+        view["title"] = _unsecret(view["title"])
     # text a tool returned that reads as instructions to an agent is found, but marked: data, not advice
     if flagged := withheld(m):
         source = f" from {label(flagged.source)}" if flagged.source else " from tool output"

@@ -33,6 +33,7 @@ from cairn.domain.models import (
     utcnow,
 )
 from cairn.domain.ports import MemoryRepository, SessionRepository
+from cairn.redaction import redact
 from cairn.search.analyzer import STOP_WORDS
 from cairn.search.snippets import snippet
 from cairn.services.agents import normalise_agent, normalise_agent_or_none
@@ -358,6 +359,10 @@ class ContextService:
                 out.append((heading, None))
             out.extend((s.lines[k].text, s.lines[k].memory_id) for k in sorted(taken[n]))
         out.append((footer, None))
+        # secrets are checked again as memory is shown, not only at ingest: a memory written before a
+        # rule existed, or through the API, must not hand a credential to an agent (the count below
+        # keeps the budget whatever the placeholders cost)
+        out = [(redact(text).text if memory_id else text, memory_id) for text, memory_id in out]
         markdown = "".join(text for text, _ in out)
         # the sum of the parts is exact for whitespace-separated pieces; this is the guarantee
         while (total := self._count([markdown])[0]) > budget and len(out) > 2:
