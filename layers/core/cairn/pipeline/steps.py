@@ -43,6 +43,7 @@ _PLACEHOLDER = re.compile(r"\[REDACTED_[A-Z_]+[^\]]*\]")
 _WORDS = re.compile(r"[A-Za-z]{3,}")
 _RUN = re.compile(r"([^\w\s])\1{3,}")  # rules and box drawing (━━━━, ----) say nothing, cost tokens
 MIN_CONTENT_WORDS = 2  # an excerpt of fewer of the session's own words (a fully redacted step) is dropped
+OUTCOME = "\n  → "  # how a tool's outcome starts under its call (services.trust reads it back)
 MAX_SOURCES = 12  # tools an excerpt's provenance names; those it must not be trusted for first
 
 
@@ -135,7 +136,8 @@ def said_by(e: EventDoc, result: EventDoc | None, rendered: str, cwd: str | None
         source = classify(e.tool_name, e.tool_input, command=command, cwd=cwd)
     else:
         return ("agent", None)
-    output = rendered.split("\n", 1)[1] if e.role is Role.TOOL_CALL and "\n" in rendered else rendered
+    # what the tool returned: the rendering after its call line(s) (a command may span several)
+    output = rendered.split(OUTCOME, 1)[1] if e.role is Role.TOOL_CALL and OUTCOME in rendered else rendered
     cue = None if source.trusted else directive(output)
     return ("tool", Source(source.tool, source.target, source.trusted, cue))
 
@@ -184,9 +186,9 @@ def _result_of(e: EventDoc, results: dict[str | None, EventDoc]) -> EventDoc | N
 
 
 def _output_of(e: EventDoc, results: dict[str | None, EventDoc]) -> str:
-    """The text a tool returned for `e`, as `said_by` reads it (after a first line it skips)."""
+    """The text a tool returned for `e`, as `said_by` reads it (after the call's rendering)."""
     result = _result_of(e, results)
-    return "\n" + result.text if result is not None else (e.text or "")
+    return OUTCOME + result.text if result is not None else (e.text or "")
 
 
 def _pack(

@@ -91,7 +91,8 @@ CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|<\s*/?\s*(?:system|instructions?|hidden[-_ ]?instructions?|im_start|im_end)\s*>"
             r"|<\|im_(?:start|end)\|>|\[\s*(?:system|hidden)\s*(?:prompt|instructions?|message)?\s*\]"
             r"|\b(?:begin|start)\s+(?:hidden|secret|system)\s+(?:instructions?|prompt)\b"
-            r"|\bnew\s+(?:system\s+)?instructions?\s*:|\bsystem\s+prompt\s*:",
+            # a heading of its own, not a phrase in a sentence ("a Claude-specific system prompt: …")
+            r"|^\W{0,4}(?:new\s+(?:system\s+)?instructions?|system\s+prompt)\s*:",
         ),
         (
             "instructions to an agent",
