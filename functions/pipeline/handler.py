@@ -1,4 +1,5 @@
-"""Learning-pipeline stage Lambdas for Step Functions: one thin handler per stage over `cairn.pipeline.sfn`.
+"""Learning-pipeline stage Lambdas for Step Functions: one thin handler per stage over
+`cairn.pipeline.running.state_machine`.
 
 Each receives the execution state and returns its stage's small result (object keys and counts). The
 container is built once per cold start and reused by warm invocations.
@@ -11,7 +12,7 @@ os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "cairn-pipeline")
 
 from aws_lambda_powertools import Logger, Tracer  # noqa: E402 - needs the defaults above
 from cairn.bootstrap import build_container  # noqa: E402
-from cairn.pipeline import sfn  # noqa: E402
+from cairn.pipeline.running import state_machine as sfn  # noqa: E402
 
 logger, tracer = Logger(), Tracer()
 container = build_container()

@@ -4,8 +4,8 @@ asks the model again and adds what it finds without duplicating what the rules s
 from __future__ import annotations
 
 import pytest
-from cairn.pipeline.extract_llm import LlmExtractor, LlmUnavailable
-from cairn.pipeline.llm_queue import queued, requeue
+from cairn.pipeline.learning.llm import LlmExtractor, LlmUnavailable
+from cairn.pipeline.learning.llm_queue import queued, requeue
 from cairn.pipeline.models import SessionRef
 
 from tests.fakes.llm import FakeLlmClient, answer

@@ -6,7 +6,7 @@ import json
 
 import boto3
 import pytest
-from cairn.pipeline.runner_sfn import StepFunctionsPipelineRunner
+from cairn.pipeline.running.step_functions import StepFunctionsPipelineRunner
 from moto import mock_aws
 
 from tests.integration.pipeline_helpers import claude_transcript, learn

@@ -105,7 +105,7 @@ def test_another_team_cannot_see_or_reprocess_a_session(container, api, team_a, 
 def test_a_part_stored_while_its_session_is_learned_is_kept_and_learned_next(
     container, api, team_a, monkeypatch
 ):
-    from cairn.pipeline import runner
+    from cairn.pipeline.running import inline as runner
 
     first = claude_transcript("race-1", [("user", "Let's go with FastAPI for the HTTP layer.")])
     second = claude_transcript("race-1", [("user", "Please always run the tests with -q.")])

@@ -1,7 +1,7 @@
 """The server log's one line per learned session."""
 
 from cairn.domain.models import Session
-from cairn.pipeline.log_lines import learned_line
+from cairn.pipeline.running.log_lines import learned_line
 
 
 def test_learned_line_names_the_session_agent_project_and_what_was_created_and_merged():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from cairn.pipeline.contradictions import contradicts, stances
+from cairn.pipeline.remembering.contradictions import contradicts, stances
 
 pytestmark = pytest.mark.unit
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from cairn.pipeline.extract_llm import (
+from cairn.pipeline.learning.extractor import ExtractContext
+from cairn.pipeline.learning.llm import (
     SYSTEM_PROMPT,
     BedrockConverseClient,
     LlmExtractor,
@@ -13,7 +14,6 @@ from cairn.pipeline.extract_llm import (
     parse_answer,
     render_chunk,
 )
-from cairn.pipeline.extractor import ExtractContext
 from cairn.pipeline.models import ChunkDoc, EventDoc
 from cairn.transcripts.model import Role
 
@@ -159,7 +159,7 @@ def _endpoint(status: int, body: dict, seen: list):
 
 
 def test_the_openai_compatible_client_asks_for_json_and_reads_the_first_choice():
-    from cairn.pipeline.extract_llm import OpenAICompatibleClient
+    from cairn.pipeline.learning.llm import OpenAICompatibleClient
 
     seen: list = []
     body = {"choices": [{"message": {"content": answer(DECISION)}}]}
@@ -174,7 +174,7 @@ def test_the_openai_compatible_client_asks_for_json_and_reads_the_first_choice()
 
 
 def test_the_anthropic_client_sends_its_headers_and_a_5xx_is_an_outage():
-    from cairn.pipeline.extract_llm import AnthropicClient
+    from cairn.pipeline.learning.llm import AnthropicClient
 
     seen: list = []
     client = AnthropicClient("claude-x", "sk-test", transport=_endpoint(529, {"error": "overloaded"}, seen))
@@ -184,7 +184,7 @@ def test_the_anthropic_client_sends_its_headers_and_a_5xx_is_an_outage():
 
 
 def test_the_configured_extractor_is_built_by_name():
-    from cairn.pipeline.wiring import build_extractor
+    from cairn.pipeline.running.wiring import build_extractor
 
     assert build_extractor().name == "rules"
     assert build_extractor("openai", model="m", base_url="http://llm.test/v1").name == "llm:m"

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from cairn.pipeline.extract_rules import RuleExtractor, errors_and_fixes
-from cairn.pipeline.extractor import ExtractContext
+from cairn.pipeline.learning.extractor import ExtractContext
+from cairn.pipeline.learning.rules import RuleExtractor, errors_and_fixes
 from cairn.pipeline.models import ChunkDoc, EventDoc
-from cairn.pipeline.shell import shell_calls, shown_command
+from cairn.pipeline.reading.shell import shell_calls, shown_command
 from cairn.transcripts.model import Role
 
 pytestmark = pytest.mark.unit
@@ -328,7 +328,7 @@ def test_extraction_is_deterministic():
 
 
 def test_a_sentence_that_only_introduces_what_follows_is_not_learned():
-    from cairn.pipeline.extract_rules import sentences
+    from cairn.pipeline.learning.rules import sentences
 
     assert sentences("Detect the empty repo and print a friendlier note instead of the warning:") == []
 
@@ -342,13 +342,13 @@ def test_a_sentence_that_only_introduces_what_follows_is_not_learned():
     ],
 )
 def test_a_rule_stated_in_passing_is_a_preference(said, learned):
-    from cairn.pipeline.extract_rules import PREFERENCE
+    from cairn.pipeline.learning.rules import PREFERENCE
 
     assert any(p.search(said) for p in PREFERENCE) is learned
 
 
 def test_a_rule_inside_a_run_on_brief_is_still_seen():
-    from cairn.pipeline.extract_rules import sentences
+    from cairn.pipeline.learning.rules import sentences
 
     brief = "Open a draft PR that " + "plumbs the signal through every layer and " * 8
     brief += "renders a toast; never force-push, snake_case wire / camelCase TS, add tests."
@@ -443,7 +443,7 @@ def test_a_variant_long_after_the_failure_answers_nothing():
     ],
 )
 def test_a_look_around_is_told_by_its_read_only_verb(command, looks):
-    from cairn.pipeline.shell import is_probe
+    from cairn.pipeline.reading.shell import is_probe
 
     assert is_probe(command) is looks
 
@@ -480,7 +480,7 @@ def test_a_command_is_shown_as_a_reader_would_run_it_again(ran, shown):
     ],
 )
 def test_a_long_command_is_named_briefly_by_its_file_names_then_cut_at_a_word(ran, brief):
-    from cairn.pipeline.shell import brief_command
+    from cairn.pipeline.reading.shell import brief_command
 
     assert brief_command(ran) == brief
 
@@ -500,7 +500,7 @@ def test_a_fix_names_a_long_failing_command_briefly_and_keeps_it_whole_in_its_de
 
 
 def test_a_fix_names_the_files_it_edited_as_paths_in_the_checkout():
-    from cairn.pipeline.shell import checkouts
+    from cairn.pipeline.reading.shell import checkouts
 
     script = (
         Script()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from cairn.pipeline.manifests import declared_tasks, manifest_facts
+from cairn.pipeline.learning.manifests import declared_tasks, manifest_facts
 
 from tests.unit.session_events import tool_run
 

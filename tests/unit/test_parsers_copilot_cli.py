@@ -9,7 +9,7 @@ import pytest
 from cairn.capture.upload import prepare
 from cairn.domain.errors import InvalidInput
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.shell import command_of, edited_path, is_edit, is_shell
+from cairn.pipeline.reading.shell import command_of, edited_path, is_edit, is_shell
 from cairn.transcripts import Role, parse_transcript
 
 from tests.paths import CLAUDE_SESSION, TRANSCRIPTS

@@ -12,7 +12,7 @@ import json
 import pytest
 from cairn.domain.errors import InvalidInput
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.shell import command_of, is_shell
+from cairn.pipeline.reading.shell import command_of, is_shell
 from cairn.transcripts import Role, parse_transcript
 
 from tests.paths import CLAUDE_SESSION

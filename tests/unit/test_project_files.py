@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from cairn.pipeline.manifests import manifest_facts
+from cairn.pipeline.learning.manifests import manifest_facts
 from cairn.project_files import (
     MAX_FILE_BYTES,
     ProjectFile,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from cairn.pipeline.git_state import git_state
-from cairn.pipeline.reflect import handoff_text, unresolved_errors
+from cairn.pipeline.reading.git_state import git_state
+from cairn.pipeline.remembering.reflection import handoff_text, unresolved_errors
 
 from tests.unit.session_events import ran
 
@@ -60,7 +60,7 @@ def test_the_handoff_names_what_still_fails_and_leaves_the_errors_to_their_own_m
 
 
 def test_the_git_episode_keeps_the_state_at_the_end_for_when_the_handoff_is_gone():
-    from cairn.pipeline.signals import session_signals
+    from cairn.pipeline.learning.signals import session_signals
 
     status = "## main...origin/main [ahead 21]\n M src/tree.ts"
     events = [
@@ -91,7 +91,7 @@ def test_an_error_a_working_variant_answered_is_not_unresolved():
 
 def test_the_requests_before_the_last_are_kept_in_order_without_one_word_nudges():
     from cairn.pipeline.models import EventDoc
-    from cairn.pipeline.reflect import summarise
+    from cairn.pipeline.remembering.reflection import summarise
     from cairn.transcripts.model import Role
 
     asked = ["add a retry to the uploader", "continue", "please fix the origin URL", "yes", "commit"]
@@ -103,7 +103,7 @@ def test_the_requests_before_the_last_are_kept_in_order_without_one_word_nudges(
 
 def test_each_request_is_reported_by_the_first_exact_sentence_of_the_reply_that_closed_it():
     from cairn.pipeline.models import EventDoc
-    from cairn.pipeline.reflect import summarise
+    from cairn.pipeline.remembering.reflection import summarise
     from cairn.transcripts.model import Role
 
     def said(seq: int, role: Role, text: str) -> EventDoc:
@@ -127,7 +127,7 @@ def test_each_request_is_reported_by_the_first_exact_sentence_of_the_reply_that_
 
 
 def test_a_session_with_no_request_has_no_turn_and_reports_nothing():
-    from cairn.pipeline.reflect import summarise
+    from cairn.pipeline.remembering.reflection import summarise
 
     summary = summarise(ran(1, "make test", "ok"), [])
     assert summary["reported"] == [] and summary["last_request"] is None

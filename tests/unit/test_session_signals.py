@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from cairn.domain.models import MemoryKind
+from cairn.pipeline.learning.signals import purpose_of, runner_echo, sections, session_signals
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.signals import purpose_of, runner_echo, sections, session_signals
 from cairn.transcripts.model import Role
 
 from tests.unit.session_events import ran

@@ -1,8 +1,8 @@
 """The extractor is chosen by settings; a half-configured LLM extractor is refused at start-up."""
 
 import pytest
-from cairn.pipeline.extract_rules import RuleExtractor
-from cairn.pipeline.wiring import build_extractor
+from cairn.pipeline.learning.rules import RuleExtractor
+from cairn.pipeline.running.wiring import build_extractor
 from cairn.settings import Settings
 
 pytestmark = pytest.mark.unit

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.shell import added_text
+from cairn.pipeline.reading.shell import added_text
 from cairn.transcripts.model import Role
 
 pytestmark = pytest.mark.unit

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from cairn.pipeline.shell import first_error_line
+from cairn.pipeline.reading.shell import first_error_line
 
 
 @pytest.mark.parametrize(

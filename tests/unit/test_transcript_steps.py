@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.steps import build_excerpts, documented_names, informative, render_event
+from cairn.pipeline.reading.steps import build_excerpts, documented_names, informative, render_event
 from cairn.transcripts.model import Role
 
 pytestmark = pytest.mark.unit

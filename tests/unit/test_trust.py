@@ -8,7 +8,7 @@ from cairn.domain.codec import decode_memory, encode_memory
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Memory, MemoryKind, Provenance, Source
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.steps import build_excerpts
+from cairn.pipeline.reading.steps import build_excerpts
 from cairn.services.trust import classify, directive, in_repository, origin_tag, withheld
 from cairn.transcripts.model import Role
 

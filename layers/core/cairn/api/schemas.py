@@ -12,8 +12,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cairn.domain.details import MAX_DETAILS_BYTES, MAX_DETAILS_DEPTH, depth, too_deep_message
-from cairn.domain.models import KeyScope, MemoryFilter, MemoryKind, Provenance, Scope
-from cairn.services.memories import MAX_CONTENT_CHARS, MemoryPatch, NewMemory
+from cairn.domain.models import KeyScope, MemoryFilter, MemoryKind, Scope
+from cairn.services.memories import MAX_CONTENT_CHARS, MemoryPatch, NewMemory, new_memory
 
 Tag = Annotated[str, Field(min_length=1, max_length=64)]
 ProjectKey = Annotated[str, Field(min_length=1, max_length=300)]
@@ -58,18 +58,7 @@ class MemoryIn(Strict):
     _details = field_validator("details")(_details_size)
 
     def to_domain(self) -> NewMemory:
-        return NewMemory(
-            kind=self.kind,
-            content=self.content,
-            scope=self.scope,
-            project=self.project,
-            title=self.title,
-            tags=tuple(self.tags),
-            pinned=self.pinned,
-            confidence=self.confidence,
-            details=self.details,
-            provenance=Provenance(**self.provenance.model_dump()) if self.provenance else Provenance(),
-        )
+        return new_memory(self.model_dump())
 
 
 class MemoryPatchIn(Strict):

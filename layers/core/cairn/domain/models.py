@@ -11,7 +11,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
@@ -96,6 +96,16 @@ class Principal:
 
     def allows(self, needed: KeyScope) -> bool:
         return any(_SCOPE_RANK[s] >= _SCOPE_RANK[needed] for s in self.scopes)
+
+    # What a caller may see is decided here, for every service and so every surface: a restriction of a
+    # key (to some projects, say) is added to these two and holds everywhere.
+    def confine(self, flt: MemoryFilter) -> MemoryFilter:
+        """`flt` narrowed to what this caller may see: no other member's personal memories."""
+        return replace(flt, member=self.member)
+
+    def sees(self, memory: Memory) -> bool:
+        """Whether this caller may see `memory` (of its team): `confine`'s rule for one memory."""
+        return memory.scope is not Scope.PERSONAL or memory.owner == self.member
 
 
 SAID_BY = frozenset({"user", "agent", "tool", "mixed"})

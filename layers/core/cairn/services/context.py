@@ -134,8 +134,8 @@ class ContextService:
         _check_budget(budget_tokens)
         prompt = (prompt or "").strip()[:MAX_PROMPT_CHARS] or None
         team = caller.team_id
-        base = MemoryFilter(project=project, member=caller.member)
-        relevance = self._relevance(team, prompt, base) if prompt else {}
+        base = caller.confine(MemoryFilter(project=project))
+        relevance = self._relevance(caller, prompt, base) if prompt else {}
 
         def newest(limit: int, *kinds: MemoryKind) -> list[Memory]:
             return self._list(team, replace(base, kinds=frozenset(kinds)), limit)
@@ -158,7 +158,7 @@ class ContextService:
             ),
             _Section("Recent decisions", 6, _decisions(decisions, project, relevance), SHARES["decisions"]),
             _Section("Project facts", 8, _facts(facts, project, relevance), SHARES["facts"]),
-            _Section("Team insights", 6, self._team_insights(team, caller.member, prompt), SHARES["team"]),
+            _Section("Team insights", 6, self._team_insights(caller, prompt), SHARES["team"]),
         ]
         built = self._render(team, project, agent, handoffs, others, budget_tokens)
         if not consume:
@@ -214,8 +214,7 @@ class ContextService:
         prompt = (prompt or "").strip()[:MAX_PROMPT_CHARS]
         if not prompt or self._recall is None:
             return AssembledContext("", 0, ())
-        flt = MemoryFilter(project=project, member=caller.member)
-        hits = self._recall.recall(caller.team_id, prompt, flt, limit=limit * 2).hits
+        hits = self._recall.recall(caller, prompt, MemoryFilter(project=project), limit=limit * 2).hits
         skip = (MemoryKind.HANDOFF, MemoryKind.REFLECTION)
         shown = _trusted(h.memory for h in hits if h.memory.kind not in skip)
         lines = [_bearing_line(m, project, prompt) for m in shown[:limit]]
@@ -286,21 +285,21 @@ class ContextService:
                 return f"- No handoff pending; the last {agent} session here was on {day} ({s.status}).\n"
         return None
 
-    def _team_insights(self, team: str, member: str, prompt: str | None) -> list[_Line]:
-        flt = MemoryFilter(scopes=frozenset({Scope.TEAM}), member=member)
+    def _team_insights(self, caller: Principal, prompt: str | None) -> list[_Line]:
+        flt = caller.confine(MemoryFilter(scopes=frozenset({Scope.TEAM})))
         skip = (MemoryKind.HANDOFF, MemoryKind.REFLECTION, MemoryKind.EPISODE)
         if prompt and self._recall is not None:
-            found = _trusted(h.memory for h in self._recall.recall(team, prompt, flt, limit=20).hits)
+            found = _trusted(h.memory for h in self._recall.recall(caller, prompt, flt, limit=20).hits)
         else:
-            found = self._list(team, flt, 50)
+            found = self._list(caller.team_id, flt, 50)
             found.sort(key=lambda m: (-m.pinned, -round(m.confidence, 1), *_newest(m)))
         return [_line(m, None) for m in found if m.kind not in skip]
 
-    def _relevance(self, team: str, prompt: str, flt: MemoryFilter) -> dict[str, int]:
+    def _relevance(self, caller: Principal, prompt: str, flt: MemoryFilter) -> dict[str, int]:
         """Rank of each memory for the prompt, so sections put what bears on the task first."""
         if self._recall is None:
             return {}
-        hits = self._recall.recall(team, prompt, flt, limit=50).hits
+        hits = self._recall.recall(caller, prompt, flt, limit=50).hits
         return {h.memory.id: rank for rank, h in enumerate(hits)}
 
     # --- budget -------------------------------------------------------------------------------

@@ -26,9 +26,11 @@ from functools import lru_cache
 from cairn.domain.errors import InvalidInput, Unavailable
 from cairn.domain.models import (
     Candidates,
+    KeyScope,
     Memory,
     MemoryFilter,
     MemoryKind,
+    Principal,
     RecallHit,
     RecallResult,
     utcnow,
@@ -37,6 +39,7 @@ from cairn.domain.ports import Embedder, MemoryRepository, RelationRepository, S
 from cairn.search.analyzer import analyze, query_terms
 from cairn.search.fusion import access_factor, recency_factor, reciprocal_rank_fusion
 from cairn.search.relevance import FLOOR, Relevance, never_discussed
+from cairn.services.memories import require
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +109,12 @@ class RecallService:
         self._record_access = record_access
         self._overlap = overlap_embedding
 
-    def recall(self, team_id: str, query: str, flt: MemoryFilter, limit: int = 10) -> RecallResult:
-        """The `limit` best memories of the team for `query` that `flt` admits, best first."""
+    def recall(self, caller: Principal, query: str, flt: MemoryFilter, limit: int = 10) -> RecallResult:
+        """The `limit` best memories for `query` that `flt` admits and the caller may see, best first:
+        of the caller's team only, and needing a key that may read."""
+        require(caller, KeyScope.READ)
+        team_id = caller.team_id
+        flt = caller.confine(flt)
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}", limit=limit)
         query = (query or "")[:MAX_QUERY_CHARS]

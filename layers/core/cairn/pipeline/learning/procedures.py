@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from cairn.domain.models import MemoryKind
 from cairn.pipeline.models import Candidate, EventDoc
-from cairn.pipeline.shell import (
+from cairn.pipeline.reading.shell import (
     VERIFYING,
     ShellCall,
     is_agent_mechanics_error,

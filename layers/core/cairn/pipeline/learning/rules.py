@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 
 from cairn.domain.models import MemoryKind
-from cairn.pipeline.extractor import ExtractContext, Extraction
+from cairn.pipeline.learning.extractor import ExtractContext, Extraction
 from cairn.pipeline.models import Candidate, CandidateLink, ChunkDoc, EventDoc
-from cairn.pipeline.shell import (
+from cairn.pipeline.reading.shell import (
     VERIFYING,
     Resolution,
     Resolutions,
@@ -33,7 +33,7 @@ from cairn.pipeline.shell import (
     shown_command,
     step_keys,
 )
-from cairn.pipeline.steps import one_line
+from cairn.pipeline.reading.steps import one_line
 from cairn.transcripts.model import Role
 from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
 

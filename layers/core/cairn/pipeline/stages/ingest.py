@@ -29,7 +29,7 @@ from cairn.domain.ports import (
     SessionRepository,
 )
 from cairn.pipeline import keys as k
-from cairn.pipeline.extractor import ExtractContext, Extractor
+from cairn.pipeline.learning.extractor import ExtractContext, Extractor
 from cairn.pipeline.models import (
     CandidatesDoc,
     ChunkDoc,

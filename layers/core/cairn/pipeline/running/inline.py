@@ -15,12 +15,12 @@ import threading
 from typing import Any
 
 from cairn.domain.ports import TeamRepository
-from cairn.pipeline.consolidate import consolidate
-from cairn.pipeline.log_lines import learned_line
 from cairn.pipeline.models import ExtractInput, SessionRef
-from cairn.pipeline.reflect import reflect
-from cairn.pipeline.stages import PipelineDeps, chunk, extract, parse
-from cairn.pipeline.status import failure, finish, mark
+from cairn.pipeline.remembering.consolidation import consolidate
+from cairn.pipeline.remembering.reflection import reflect
+from cairn.pipeline.running.log_lines import learned_line
+from cairn.pipeline.stages.ingest import PipelineDeps, chunk, extract, parse
+from cairn.pipeline.stages.status import failure, finish, mark
 
 log = logging.getLogger(__name__)
 UNFINISHED = frozenset({"received", "processing"})

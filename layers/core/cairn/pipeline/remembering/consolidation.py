@@ -19,12 +19,12 @@ from typing import Any
 
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Scope, content_hash
 from cairn.pipeline import keys as k
-from cairn.pipeline.contradictions import contradicts
-from cairn.pipeline.excerpts import store_excerpts
+from cairn.pipeline.learning.signals import session_signals
 from cairn.pipeline.models import Candidate, CandidatesDoc, ChunkResult, ConsolidateResult, EventsDoc
-from cairn.pipeline.signals import session_signals
-from cairn.pipeline.stages import PipelineDeps, candidates_key, pipeline_principal
-from cairn.pipeline.steps import said_in_span
+from cairn.pipeline.reading.steps import said_in_span
+from cairn.pipeline.remembering.contradictions import contradicts
+from cairn.pipeline.remembering.excerpts import store_excerpts
+from cairn.pipeline.stages.ingest import PipelineDeps, candidates_key, pipeline_principal
 from cairn.redaction import redact, redact_value
 from cairn.services.memories import MemoryPatch, NewMemory
 

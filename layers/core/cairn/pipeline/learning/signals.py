@@ -21,12 +21,12 @@ import re
 from collections.abc import Sequence
 
 from cairn.domain.models import MemoryKind
-from cairn.pipeline.git_state import git_state
-from cairn.pipeline.manifests import manifest_facts
+from cairn.pipeline.learning.manifests import manifest_facts
 from cairn.pipeline.models import Candidate, EventDoc
-from cairn.pipeline.shell import argv, core_steps, is_learnable_command, is_probe, shell_calls
-from cairn.pipeline.steps import strip_headers
-from cairn.pipeline.turns import turns
+from cairn.pipeline.reading.git_state import git_state
+from cairn.pipeline.reading.shell import argv, core_steps, is_learnable_command, is_probe, shell_calls
+from cairn.pipeline.reading.steps import strip_headers
+from cairn.pipeline.reading.turns import turns
 from cairn.project_files import ProjectFile
 from cairn.transcripts.model import Role
 

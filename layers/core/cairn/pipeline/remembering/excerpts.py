@@ -1,7 +1,7 @@
 """Store a session's transcript excerpts as searchable records, so nothing said in a session is lost.
 
 Runs inside the consolidate stage (both modes, after the extracted memories): the session's events are
-cut into steps (`pipeline.steps`), and each excerpt becomes a memory of kind `excerpt` in the session's
+cut into steps (`reading.steps`), and each excerpt becomes a memory of kind `excerpt` in the session's
 project, cited by its session and line span. Writing goes through MemoryService, so excerpts are
 indexed exactly like memories (inline locally, by the stream indexer on AWS) and confined like them.
 
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from cairn.domain.models import MemoryFilter, MemoryKind, Provenance, Session, content_hash
 from cairn.pipeline.models import EventsDoc
-from cairn.pipeline.stages import PipelineDeps, pipeline_principal
-from cairn.pipeline.steps import Excerpt, build_excerpts
+from cairn.pipeline.reading.steps import Excerpt, build_excerpts
+from cairn.pipeline.stages.ingest import PipelineDeps, pipeline_principal
 from cairn.services.memories import NewMemory
 
 EXCERPT_CONFIDENCE = 0.3  # what was said, not what was learned: below every extracted memory

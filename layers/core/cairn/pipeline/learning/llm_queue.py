@@ -12,7 +12,7 @@ import json
 
 from cairn.pipeline import keys as k
 from cairn.pipeline.models import SessionRef
-from cairn.pipeline.stages import PipelineDeps, candidates_key
+from cairn.pipeline.stages.ingest import PipelineDeps, candidates_key
 
 
 def queued(deps: PipelineDeps, ref: SessionRef) -> list[str]:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from cairn.domain.models import MemoryKind
 from cairn.pipeline.models import Candidate, EventDoc
-from cairn.pipeline.shell import command_of, core_steps, is_shell
-from cairn.pipeline.steps import strip_headers
+from cairn.pipeline.reading.shell import command_of, core_steps, is_shell
+from cairn.pipeline.reading.steps import strip_headers
 from cairn.project_files import ProjectFile, manifest_kind
 from cairn.transcripts.model import Role
 

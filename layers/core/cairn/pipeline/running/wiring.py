@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from cairn.pipeline.extract_rules import RuleExtractor
-from cairn.pipeline.extractor import Extractor
-from cairn.pipeline.runner import InlinePipelineRunner
-from cairn.pipeline.stages import PipelineDeps
-from cairn.pipeline.transcript_lines import TranscriptReader
+from cairn.pipeline.learning.extractor import Extractor
+from cairn.pipeline.learning.rules import RuleExtractor
+from cairn.pipeline.reading.transcript_lines import TranscriptReader
+from cairn.pipeline.running.inline import InlinePipelineRunner
+from cairn.pipeline.stages.ingest import PipelineDeps
 from cairn.services.uploads import UploadService
 
 
@@ -23,7 +23,7 @@ def build_extractor(
     """The extractor a deployment asked for: "rules" (default), "bedrock", "anthropic" or "openai"."""
     if kind == "rules":
         return RuleExtractor()
-    from cairn.pipeline import extract_llm as llm
+    from cairn.pipeline.learning import llm
 
     if not model:
         raise ValueError(f"the {kind} extractor needs a model")
@@ -65,7 +65,7 @@ def attach_pipeline(
         container.runner = InlinePipelineRunner(container.pipeline)
         container.closers = (container.runner.close, *container.closers)
     elif settings.state_machine_arn and settings.bucket:
-        from cairn.pipeline.runner_sfn import StepFunctionsPipelineRunner
+        from cairn.pipeline.running.step_functions import StepFunctionsPipelineRunner
 
         container.runner = StepFunctionsPipelineRunner(
             container.pipeline, settings.state_machine_arn, settings.bucket

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.shell import shell_calls
+from cairn.pipeline.reading.shell import shell_calls
 
 _GIT_STATE = re.compile(
     r"(ahead \d+|behind \d+|Your branch is (?:ahead|behind)|have diverged"

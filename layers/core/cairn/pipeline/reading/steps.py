@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from cairn.domain.models import Source
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.shell import command_of, edited_path, is_edit, is_shell, patch_added
+from cairn.pipeline.reading.shell import command_of, edited_path, is_edit, is_shell, patch_added
 from cairn.services.trust import classify, directive
 from cairn.transcripts.model import Role
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from cairn.domain.errors import InvalidInput
 from cairn.pipeline import keys as k
-from cairn.pipeline.consolidate import consolidate
 from cairn.pipeline.models import ChunkResult, ConsolidateResult, ExtractInput, ParseResult, SessionRef
-from cairn.pipeline.reflect import reflect
-from cairn.pipeline.stages import PipelineDeps, chunk, extract, parse
-from cairn.pipeline.status import mark
+from cairn.pipeline.remembering.consolidation import consolidate
+from cairn.pipeline.remembering.reflection import reflect
+from cairn.pipeline.stages.ingest import PipelineDeps, chunk, extract, parse
+from cairn.pipeline.stages.status import mark
 from cairn.services.uploads import UploadService, parse_transcript_key
 
 

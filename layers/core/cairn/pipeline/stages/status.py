@@ -8,7 +8,7 @@ from typing import Any
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Session
 from cairn.pipeline.models import SessionRef
-from cairn.pipeline.stages import PipelineDeps
+from cairn.pipeline.stages.ingest import PipelineDeps
 
 
 def mark(deps: PipelineDeps, ref: SessionRef, status: str, **stats: Any) -> Session | None:

@@ -15,12 +15,11 @@ from typing import Any
 
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Scope, content_hash
 from cairn.pipeline import keys as k
-from cairn.pipeline.consolidate import _Consolidation
-from cairn.pipeline.extract_rules import errors_and_fixes
-from cairn.pipeline.git_state import git_state
-from cairn.pipeline.mine_tools import mine_procedures
+from cairn.pipeline.learning.procedures import mine_procedures
+from cairn.pipeline.learning.rules import errors_and_fixes
 from cairn.pipeline.models import Candidate, ConsolidateResult, EventDoc, EventsDoc, ReflectResult
-from cairn.pipeline.shell import (
+from cairn.pipeline.reading.git_state import git_state
+from cairn.pipeline.reading.shell import (
     Resolutions,
     checkouts,
     edited_path,
@@ -32,8 +31,9 @@ from cairn.pipeline.shell import (
     shell_calls,
     shown_command,
 )
-from cairn.pipeline.stages import PipelineDeps, pipeline_principal
-from cairn.pipeline.turns import PLACEHOLDER, Turn, turns
+from cairn.pipeline.reading.turns import PLACEHOLDER, Turn, turns
+from cairn.pipeline.remembering.consolidation import _Consolidation
+from cairn.pipeline.stages.ingest import PipelineDeps, pipeline_principal
 from cairn.services.handoffs import HandoffNote, HandoffService
 from cairn.services.memories import NewMemory
 from cairn.transcripts.model import Role

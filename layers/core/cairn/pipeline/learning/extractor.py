@@ -1,7 +1,7 @@
 """The Extractor port: one chunk of a transcript in, memory candidates out.
 
-Implementations: `extract_rules.RuleExtractor` (deterministic, zero-LLM, always available) and
-`extract_llm.LlmExtractor` (Bedrock Converse, Anthropic or an OpenAI-compatible endpoint), which falls
+Implementations: `rules.RuleExtractor` (deterministic, zero-LLM, always available) and
+`llm.LlmExtractor` (Bedrock Converse, Anthropic or an OpenAI-compatible endpoint), which falls
 back to the rules when the model is unreachable or answers with something that is not valid JSON.
 """
 
