@@ -297,7 +297,7 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
         sessions=repos.sessions,
         teams=repos.teams,
         index=index,  # RecallService falls back to keywords over the table when OpenSearch is down
-        blobs=S3BlobStore(settings.bucket),
+        blobs=S3BlobStore(settings.bucket, kms_key_id=settings.kms_key_id),
         index_on_write=False,
         closers=(),
     )

@@ -277,7 +277,9 @@ def vector_key(model_version: str, text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
-    """The two legs of a hybrid search, each ranked best first as (memory id, engine score)."""
+    """The two legs of a hybrid search, each ranked best first as (memory id, score): the lexical score is
+    the engine's own, the semantic one is always the cosine between query and memory vectors, whatever the
+    engine reports (the relevance judge and the near-duplicate threshold read it as a cosine)."""
 
     lexical: tuple[tuple[str, float], ...]
     semantic: tuple[tuple[str, float], ...]

@@ -33,7 +33,7 @@ from cairn.domain.models import (
     content_hash,
     utcnow,
 )
-from cairn.domain.ports import MemoryRepository, RelationRepository
+from cairn.domain.ports import AtomicSupersede, MemoryRepository, RelationRepository
 
 MAX_CONTENT_CHARS = 20_000
 PREDICATES = frozenset({"uses", "fixes", "caused-by", "supersedes", "part-of", "relates-to", "contradicts"})
@@ -211,20 +211,25 @@ class MemoryService:
         replacement = self._build(caller, new)
         closed = replace(old, valid_to=now, superseded_by=replacement.id, updated_at=now)
         docs = self._indexer.prepare([replacement, closed]) if self._indexer else []
+        link = Relation(
+            id=new_id("rel"),
+            team_id=caller.team_id,
+            source_id=replacement.id,
+            predicate="supersedes",
+            target_id=old.id,
+            created_at=now,
+            valid_from=now,
+        )
+        if isinstance(self._memories, AtomicSupersede):
+            # one conditional transaction: a concurrent supersede of the same memory gets Conflict
+            self._memories.supersede(closed, replacement, link)
+            if self._indexer:
+                self._indexer.write(docs)
+            return closed, replacement
         with self._unit():
             self._memories.add(replacement)
             self._memories.put(closed)
-            self._relations.add(
-                Relation(
-                    id=new_id("rel"),
-                    team_id=caller.team_id,
-                    source_id=replacement.id,
-                    predicate="supersedes",
-                    target_id=old.id,
-                    created_at=now,
-                    valid_from=now,
-                )
-            )
+            self._relations.add(link)
             if self._indexer:
                 self._indexer.write(docs)
         return closed, replacement
