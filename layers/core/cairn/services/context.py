@@ -34,12 +34,14 @@ from cairn.domain.models import (
 )
 from cairn.domain.ports import MemoryRepository, SessionRepository
 from cairn.domain.vocabulary import ERROR_TAGS, RESOLVED_TAGS, STILL_FAILING, Tag
+from cairn.redaction import redact
 from cairn.search.analyzer import STOP_WORDS
 from cairn.search.snippets import snippet
 from cairn.services.agents import normalise_agent, normalise_agent_or_none
 from cairn.services.handoffs import is_waiting_handoff
 from cairn.services.memories import require
 from cairn.services.tokens import count_many
+from cairn.services.trust import origin_tag, withheld
 
 try:  # the transcript parser owns the markers; the literals are the same tags if it cannot load
     from cairn.transcripts.noise import CAIRN_CONTEXT_CLOSE, CAIRN_CONTEXT_OPEN
@@ -209,7 +211,8 @@ class ContextService:
         if not prompt or self._recall is None:
             return AssembledContext("", 0, ())
         hits = self._recall.recall(caller, prompt, MemoryFilter(project=project), limit=limit * 2).hits
-        shown = [h.memory for h in hits if h.memory.kind not in (MemoryKind.HANDOFF, MemoryKind.REFLECTION)]
+        skip = (MemoryKind.HANDOFF, MemoryKind.REFLECTION)
+        shown = _trusted(h.memory for h in hits if h.memory.kind not in skip)
         lines = [_bearing_line(m, project, prompt) for m in shown[:limit]]
         if not lines:
             return AssembledContext("", 0, ())
@@ -226,7 +229,7 @@ class ContextService:
 
     # --- sections -----------------------------------------------------------------------------
     def _list(self, team: str, flt: MemoryFilter, limit: int) -> list[Memory]:
-        return list(self._memories.list(team, flt, limit=limit).items)
+        return _trusted(self._memories.list(team, flt, limit=limit).items)
 
     def _handoff_lines(
         self, team: str, handoffs: Sequence[Memory], project: str, agent: str, errors_shown: bool = False
@@ -282,7 +285,7 @@ class ContextService:
         flt = caller.confine(MemoryFilter(scopes=frozenset({Scope.TEAM})))
         skip = (MemoryKind.HANDOFF, MemoryKind.REFLECTION, MemoryKind.EPISODE)
         if prompt and self._recall is not None:
-            found = [h.memory for h in self._recall.recall(caller, prompt, flt, limit=20).hits]
+            found = _trusted(h.memory for h in self._recall.recall(caller, prompt, flt, limit=20).hits)
         else:
             found = self._list(caller.team_id, flt, 50)
             found.sort(key=lambda m: (-m.pinned, -round(m.confidence, 1), *_newest(m)))
@@ -351,6 +354,10 @@ class ContextService:
                 out.append((heading, None))
             out.extend((s.lines[k].text, s.lines[k].memory_id) for k in sorted(taken[n]))
         out.append((footer, None))
+        # secrets are checked again as memory is shown, not only at ingest: a memory written before a
+        # rule existed, or through the API, must not hand a credential to an agent (the count below
+        # keeps the budget whatever the placeholders cost)
+        out = [(redact(text).text if memory_id else text, memory_id) for text, memory_id in out]
         markdown = "".join(text for text, _ in out)
         # the sum of the parts is exact for whitespace-separated pieces; this is the guarantee
         while (total := self._count([markdown])[0]) > budget and len(out) > 2:
@@ -382,6 +389,12 @@ class ContextService:
             if not i and not won:
                 return False
         return True
+
+
+def _trusted(memories: Iterable[Memory]) -> list[Memory]:
+    """What may reach an agent unasked: not a memory whose untrusted text (a tool's output) reads as
+    instructions to an agent (`trust.withheld`); explicit recall still finds it, marked untrusted."""
+    return [m for m in memories if withheld(m) is None]
 
 
 # --- sections from fetched memories --------------------------------------------------------------
@@ -542,6 +555,8 @@ def _line(
         where = " (team)"
     if m.pinned:
         where += " (pinned)"
+    if tag := origin_tag(m):
+        where += f" {tag}"
     # an id costs ~25 tokens: it is shown where `get` has more to give, on a line cut short
     text = f"- {title}{content}{suffix}{where}{_ref(m.id) if cut else ''}\n"
     return _Line(text, m.id, m.content_hash)

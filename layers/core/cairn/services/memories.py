@@ -325,7 +325,8 @@ class MemoryService:
             pinned=new.pinned,
             confidence=new.confidence,
             details=dict(new.details),
-            provenance=new.provenance,
+            # who wrote it is the caller, whatever the request says
+            provenance=replace(new.provenance, member=caller.member, key_id=caller.key_id),
             valid_from=now,
             created_at=now,
             updated_at=now,

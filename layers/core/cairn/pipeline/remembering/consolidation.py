@@ -20,6 +20,7 @@ from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Sc
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.models import Candidate, EventsDoc
+from cairn.pipeline.reading.steps import said_in_span
 from cairn.pipeline.remembering.contradictions import contradicts
 from cairn.redaction import redact, redact_value
 from cairn.services.memories import MemoryPatch, NewMemory
@@ -188,12 +189,17 @@ class Consolidation:
                     if c.line_end is not None:
                         end = c.line_end - span.first_line + 1
                     break
+        # who said it: a rule extractor says so (`details.source`), else the cited lines tell
+        said, sources = said_in_span(self.events.events, c.line_start, c.line_end, self.events.cwd, c.content)
+        said = {"user": "user", "tool": "tool"}.get(str(c.details.get("source")), said)
         return Provenance(
             session_id=self.session.id,
             transcript_key=key,
             line_start=start,
             line_end=end,
             agent=self.session.agent,
+            said_by=said,
+            sources=() if said == "user" else sources,
         )
 
     def _merge(self, memory: Memory, c: Candidate) -> Memory:

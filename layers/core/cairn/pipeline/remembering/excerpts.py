@@ -34,7 +34,7 @@ class ExcerptCounts:
 
 
 def store_excerpts(deps: PipelineDeps, session: Session, events: EventsDoc) -> ExcerptCounts:
-    excerpts = build_excerpts(events.events)
+    excerpts = build_excerpts(events.events, cwd=events.cwd)
     caller = pipeline_principal(session)
     wanted = [_new_memory(session, events, x) for x in excerpts]
     wanted_hashes = {content_hash(MemoryKind.EXCERPT, n.content) for n in wanted}
@@ -88,6 +88,8 @@ def _new_memory(session: Session, events: EventsDoc, x: Excerpt) -> NewMemory:
             line_start=start,
             line_end=end,
             agent=session.agent,
+            said_by=x.said_by,
+            sources=x.sources,
         ),
     )
 
