@@ -1,19 +1,22 @@
 """CDK entry point: ``cdk synth -c env=dev`` (or ``CDK_OUTDIR=cdk.out python -m infra.app``).
 
 Context keys: ``env`` (dev|staging|prod|local), ``layer_path`` (default build/layer), ``functions_path``
-(default functions), ``alarm_email`` (optional), ``nag`` (false to skip cdk-nag). No AWS or git call
-happens at synth: the stack is environment-agnostic unless CDK_DEFAULT_ACCOUNT/REGION are set by the CLI.
+(default functions), ``alarm_email`` (optional), ``extractor_model`` (optional: LLM extraction through
+this Bedrock model, overriding the environment's ``extractor_model``), ``nag`` (false to skip cdk-nag).
+No AWS or git call happens at synth: the stack is environment-agnostic unless CDK_DEFAULT_ACCOUNT/REGION
+are set by the CLI.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from aws_cdk import App, Aspects, Environment
 
-from infra.config import get_config
+from infra.config import EnvironmentConfig, get_config
 from infra.stack import CairnStack
 
 DEFAULT_CONTEXT = {"env": "dev", "layer_path": "build/layer", "functions_path": "functions"}
@@ -21,6 +24,11 @@ DEFAULT_CONTEXT = {"env": "dev", "layer_path": "build/layer", "functions_path": 
 
 def _truthy(value: Any) -> bool:
     return str(value).lower() not in ("false", "0", "no", "off", "")
+
+
+def _with_context(config: EnvironmentConfig, ctx: Any) -> EnvironmentConfig:
+    model = ctx("extractor_model")
+    return replace(config, extractor_model=str(model)) if model else config
 
 
 def build_app(
@@ -38,7 +46,7 @@ def build_app(
     stacks = [
         CairnStack(
             app,
-            config=get_config(name.strip()),
+            config=_with_context(get_config(name.strip()), ctx),
             layer_path=str(ctx("layer_path")),
             functions_path=str(ctx("functions_path")),
             alarm_email=ctx("alarm_email"),

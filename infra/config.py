@@ -13,7 +13,35 @@ from aws_cdk import aws_logs as logs
 
 from infra.platform import LAMBDA_ARCHITECTURE, PYTHON_VERSION
 
-__all__ = ["ENVIRONMENTS", "LAMBDA_ARCHITECTURE", "PYTHON_VERSION", "EnvironmentConfig", "get_config"]
+__all__ = [
+    "ENVIRONMENTS",
+    "LAMBDA_ARCHITECTURE",
+    "PYTHON_VERSION",
+    "AlarmThresholds",
+    "EnvironmentConfig",
+    "get_config",
+]
+
+
+@dataclass(frozen=True)
+class AlarmThresholds:
+    """When each alarm of infra/units/observability.py fires (per 5-minute period unless said otherwise).
+
+    Every environment alarms; dev's thresholds are looser (a developer's own traffic: bursts of tests,
+    a t3.small domain that runs warm) so that it pages on breakage, not on being small.
+    """
+
+    api_5xx: int = 5  # 5xx answers
+    api_4xx_rate: float = 0.25  # share of requests answered 4xx (bad keys, bad input, quotas)
+    api_429: int = 20  # answers throttled or over a team's quota
+    api_latency_p99_ms: int = 3_000  # hooks give up at 3 s
+    lambda_errors: int = 1
+    stream_iterator_age_ms: int = 60_000  # the indexer's lag behind the table's stream
+    search_jvm_pressure_pct: int = 85  # sustained over ~92 % the domain blocks writes
+    search_free_storage_mb: int = 2_048  # least free space of any data node
+    search_knn_memory_pct: int = 80  # k-NN graphs' share of their native-memory budget
+    dynamo_throttles: int = 1  # read or write throttle events
+    recall_degraded: int = 5  # recalls answered from the keyword fallback or with one leg missing
 
 
 @dataclass(frozen=True)
@@ -21,7 +49,7 @@ class EnvironmentConfig:
     name: str
     removal_policy: RemovalPolicy
     log_retention: logs.RetentionDays
-    alarms_enabled: bool
+    alarms: AlarmThresholds
     # OpenSearch sizing
     opensearch_instance_type: str
     opensearch_data_nodes: int
@@ -29,12 +57,18 @@ class EnvironmentConfig:
     opensearch_availability_zones: int  # 1 = no zone awareness
     opensearch_master_instance_type: str | None = None
     opensearch_master_nodes: int = 0
-    # API Gateway throttling (stage default and usage plan)
+    # API Gateway throttling of the whole stage: every team together (the account's regional limit is
+    # 10,000 requests/s shared by all of its APIs)
     throttle_rate_limit: float = 10.0
     throttle_burst_limit: int = 20
+    # Each team on its own (infra/units/quotas.py): the usage plan's throttle and daily quota apply per
+    # API key, and each team has one (`cairn admin create-team`), which the authorizer names.
+    team_rate_limit: float = 5.0
+    team_burst_limit: int = 10
+    team_daily_quota: int = 20_000
     # When true, every authorized method requires the usage-plan key that the authorizer returns as
-    # ``usageIdentifierKey`` (per-team throttling). Off until the authorizer and admin commands provide it.
-    require_usage_plan_key: bool = False
+    # ``usageIdentifierKey``: per-team throttling and quotas. Off only where the emulator cannot do it.
+    require_usage_plan_key: bool = True
     # X-Ray subsegments from the X-Ray SDK (Powertools Tracer) in the API and MCP functions; active tracing
     # traces every invocation either way. The SDK costs ~0.25 s of each cold start (docs/benchmarks.md).
     xray_sdk_tracing: bool = False
@@ -48,6 +82,10 @@ class EnvironmentConfig:
     mcp_provisioned_concurrency: int = 0
     stage_memory_mb: int = 1024
     log_level: str = "INFO"
+    # LLM extraction through Bedrock (infra/units/bedrock.py): a Bedrock model id or inference profile id
+    # for the extract stage, e.g. "eu.anthropic.claude-3-haiku-20240307-v1:0"; None keeps the rules.
+    # Also settable at synth: `cdk deploy -c env=prod -c extractor_model=<id>`.
+    extractor_model: str | None = None
     # Step Functions Map concurrency for the extract stage
     extract_max_concurrency: int = 4
     # Transcript bucket lifecycle (days); None disables the rule
@@ -86,7 +124,19 @@ _DEV = EnvironmentConfig(
     name="dev",
     removal_policy=RemovalPolicy.DESTROY,
     log_retention=logs.RetentionDays.ONE_WEEK,
-    alarms_enabled=False,
+    alarms=AlarmThresholds(
+        api_5xx=10,
+        api_4xx_rate=0.5,
+        api_429=50,
+        api_latency_p99_ms=5_000,
+        lambda_errors=3,
+        stream_iterator_age_ms=300_000,
+        search_jvm_pressure_pct=90,
+        search_free_storage_mb=1_024,
+        search_knn_memory_pct=90,
+        dynamo_throttles=10,
+        recall_degraded=20,
+    ),
     opensearch_instance_type="t3.small.search",
     opensearch_data_nodes=1,
     opensearch_volume_gb=10,
@@ -102,12 +152,13 @@ _DEV = EnvironmentConfig(
 ENVIRONMENTS: dict[str, EnvironmentConfig] = {
     "dev": _DEV,
     # For LocalStack (localstack/deploy.py): dev exactly, plus what the emulator needs (`emulated`).
-    "local": replace(_DEV, name="local", emulated=True),
+    # LocalStack's community edition does not meter usage plans: no usage-plan key is required there.
+    "local": replace(_DEV, name="local", emulated=True, require_usage_plan_key=False),
     "staging": EnvironmentConfig(
         name="staging",
         removal_policy=RemovalPolicy.DESTROY,
         log_retention=logs.RetentionDays.ONE_MONTH,
-        alarms_enabled=True,
+        alarms=AlarmThresholds(),
         opensearch_instance_type="t3.medium.search",
         opensearch_data_nodes=2,
         opensearch_index_replicas=1,
@@ -116,6 +167,9 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
         opensearch_availability_zones=2,
         throttle_rate_limit=25,
         throttle_burst_limit=50,
+        team_rate_limit=10,
+        team_burst_limit=20,
+        team_daily_quota=50_000,
         extract_max_concurrency=4,
         transcript_transition_days=30,
         transcript_expiry_days=90,
@@ -125,7 +179,7 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
         name="prod",
         removal_policy=RemovalPolicy.RETAIN,
         log_retention=logs.RetentionDays.THREE_MONTHS,
-        alarms_enabled=True,
+        alarms=AlarmThresholds(api_5xx=3, api_latency_p99_ms=2_000, search_free_storage_mb=10_240),
         opensearch_instance_type="r7g.large.search",
         opensearch_data_nodes=3,
         opensearch_index_shards=2,
@@ -137,6 +191,9 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
         opensearch_master_nodes=3,
         throttle_rate_limit=100,
         throttle_burst_limit=200,
+        team_rate_limit=25,
+        team_burst_limit=50,
+        team_daily_quota=200_000,
         api_memory_mb=2048,
         api_provisioned_concurrency=2,
         mcp_provisioned_concurrency=1,

@@ -12,6 +12,7 @@ from infra.units.api import Api
 from infra.units.auth import Auth
 from infra.units.observability import Observability
 from infra.units.pipeline import Pipeline
+from infra.units.quotas import Quotas
 from infra.units.search import Indexer, Search
 from infra.units.shared_layer import SharedRuntime
 from infra.units.storage import Storage
@@ -56,11 +57,14 @@ class CairnStack(Stack):
             state_machine_arn=pipeline.state_machine.state_machine_arn,
         )
         pipeline.state_machine.grant_start_execution(api.function)  # `cairn reprocess`
+        quotas = Quotas(self, "Quotas", config=config, rest_api=api.rest_api)
         observability = Observability(
             self, "Observability", config=config, storage=storage, alarm_email=alarm_email
         )
         observability.watch(
             rest_api=api.rest_api,
+            access_logs=api.access_logs,
+            indexer=indexer.function,
             functions={
                 "Api": api.function,
                 "Mcp": api.mcp_function,
@@ -76,12 +80,16 @@ class CairnStack(Stack):
 
         self.storage, self.search, self.indexer, self.pipeline = storage, search, indexer, pipeline
         self.auth, self.api, self.observability, self.assets = auth, api, observability, assets
+        self.quotas = quotas
 
         CfnOutput(self, "ApiUrl", value=api.rest_api.url)
         CfnOutput(self, "TableName", value=storage.table.table_name)
         CfnOutput(self, "BucketName", value=storage.bucket.bucket_name)
         CfnOutput(self, "OpenSearchEndpoint", value=search.endpoint_url)
         CfnOutput(self, "StateMachineArn", value=pipeline.state_machine.state_machine_arn)
+        CfnOutput(self, "UsagePlanId", value=quotas.usage_plan.usage_plan_id)  # CAIRN_USAGE_PLAN_ID
         CfnOutput(self, "AlarmTopicArn", value=observability.topic.topic_arn)
+        if observability.dashboard is not None:
+            CfnOutput(self, "DashboardName", value=observability.dashboard.dashboard_name)
 
         acknowledge_findings(self)

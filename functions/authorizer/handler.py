@@ -4,11 +4,11 @@ import os
 
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "cairn-authorizer")
 
-from aws_lambda_powertools import Logger  # noqa: E402
+from cairn.adapters.aws.powertools import structured_logger  # noqa: E402
 from cairn.bootstrap import build_key_service  # noqa: E402
 from cairn.services.authorizer import authorize  # noqa: E402
 
-logger = Logger()
+logger = structured_logger()  # cairn's own loggers log through it
 keys = build_key_service()
 
 

@@ -4,10 +4,10 @@ import os
 
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "cairn-indexer")
 
-from aws_lambda_powertools import Logger  # noqa: E402
+from cairn.adapters.aws.powertools import structured_logger  # noqa: E402
 from cairn.bootstrap import build_stream_indexer  # noqa: E402
 
-logger = Logger()
+logger = structured_logger()  # cairn's own loggers log through it
 indexer = build_stream_indexer()
 
 

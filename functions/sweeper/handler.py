@@ -5,10 +5,10 @@ import os
 
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "cairn-sweeper")
 
-from aws_lambda_powertools import Logger  # noqa: E402
+from cairn.adapters.aws.powertools import structured_logger  # noqa: E402
 from cairn.bootstrap import build_upload_sweep  # noqa: E402
 
-logger = Logger()
+logger = structured_logger()  # cairn's own loggers log through it
 sweep = build_upload_sweep()
 
 

@@ -180,16 +180,6 @@ class Api(Construct):
             "GET", integration, authorization_type=apigw.AuthorizationType.NONE
         )
 
-        self.usage_plan = self.rest_api.add_usage_plan(
-            "UsagePlan",
-            name=f"{config.resource_prefix}-default",
-            description="Per-team throttling: the authorizer returns the team usage key (usageIdentifierKey)",
-            throttle=apigw.ThrottleSettings(
-                rate_limit=config.throttle_rate_limit, burst_limit=config.throttle_burst_limit
-            ),
-            api_stages=[apigw.UsagePlanPerApiStage(api=self.rest_api, stage=self.rest_api.deployment_stage)],
-        )
-
 
 def _warm(function: lambda_.Function, instances: int) -> lambda_.IFunction:
     """`function` itself, or with `instances` provisioned: its alias `live` on the current version."""

@@ -31,6 +31,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from infra.config import EnvironmentConfig
+from infra.units.bedrock import extractor_environment, grant_invoke_model
 from infra.units.search import Search
 from infra.units.shared_layer import SharedRuntime
 from infra.units.storage import TRANSCRIPT_PREFIX, TRANSCRIPT_SUFFIX, Storage
@@ -92,8 +93,11 @@ class Pipeline(Construct):
                     "CAIRN_BUCKET": storage.bucket.bucket_name,
                     "CAIRN_KMS_KEY_ID": storage.key.key_arn,  # stage outputs under the stack's key
                     **search.client_environment,
+                    **(extractor_environment(config) if stage.name == "extract" else {}),
                 },
             )
+            if stage.name == "extract":
+                grant_invoke_model(fn, config)  # only when the environment turns LLM extraction on
             if stage.searches_index:
                 search.grant_search(fn.role)  # type: ignore[arg-type]
             storage.table.grant_read_write_data(fn)

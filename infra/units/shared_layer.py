@@ -55,6 +55,7 @@ class SharedRuntime(Construct):
         env = {
             "CAIRN_MODE": "aws",
             "CAIRN_ENV": self.config.name,
+            "CAIRN_METRICS": "emf",  # business metrics as EMF (cairn.adapters.aws.powertools)
             "POWERTOOLS_SERVICE_NAME": service,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "POWERTOOLS_LOG_LEVEL": self.config.log_level,

@@ -86,15 +86,8 @@ def test_mcp_goes_to_the_mcp_lambda_and_every_other_path_to_the_api_lambda(synth
         assert expected in str(integration["Uri"]) and other not in str(integration["Uri"]), path
 
 
-def test_usage_plan_and_stage_throttle_at_the_environment_rates(dev, prod):
+def test_the_stage_throttles_all_teams_together_at_the_environment_rates(dev, prod):
     for template, rate, burst in ((dev, 10, 20), (prod, 100, 200)):
-        template.has_resource_properties(
-            "AWS::ApiGateway::UsagePlan",
-            {
-                "Throttle": {"RateLimit": rate, "BurstLimit": burst},
-                "ApiStages": [Match.object_like({"ApiId": Match.any_value()})],
-            },
-        )
         template.has_resource_properties(
             "AWS::ApiGateway::Stage",
             {
@@ -103,10 +96,6 @@ def test_usage_plan_and_stage_throttle_at_the_environment_rates(dev, prod):
                 )
             },
         )
-
-
-def test_usage_plan_keys_come_from_the_authorizer(dev):
-    dev.has_resource_properties("AWS::ApiGateway::RestApi", {"ApiKeySourceType": "AUTHORIZER"})
 
 
 def test_stage_writes_json_access_logs_and_traces(dev):

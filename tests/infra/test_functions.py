@@ -12,6 +12,7 @@ pytestmark = pytest.mark.infra
 COMMON = {
     "CAIRN_MODE",
     "CAIRN_ENV",
+    "CAIRN_METRICS",
     "POWERTOOLS_SERVICE_NAME",
     "POWERTOOLS_METRICS_NAMESPACE",
     "POWERTOOLS_LOG_LEVEL",

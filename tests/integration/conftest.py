@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import pytest
@@ -22,6 +23,18 @@ class TeamKeys:
     @property
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.admin}"}
+
+
+@pytest.fixture(autouse=True)
+def cairn_logger_as_it_was():
+    """A Lambda entry point imported by a test routes the `cairn` logger into Powertools' JSON handler
+    (as in Lambda); put it back so later tests' log capture (caplog, via the root logger) still sees it."""
+    cairn = logging.getLogger("cairn")
+    saved = (list(cairn.handlers), cairn.level, cairn.propagate)
+    yield
+    cairn.handlers[:] = saved[0]
+    cairn.setLevel(saved[1])
+    cairn.propagate = saved[2]
 
 
 @pytest.fixture

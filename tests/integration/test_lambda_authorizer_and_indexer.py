@@ -13,6 +13,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from cairn.adapters.aws.dynamo import DynamoMemoryRepository, DynamoTeamRepository
 from cairn.adapters.aws.opensearch import OpenSearchIndex, opensearch_client
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind
+from cairn.domain.ports import usage_key
 from cairn.services.keys import KeyService
 
 from tests.contract.adapters_aws import (
@@ -66,7 +67,7 @@ def test_the_authorizer_allows_a_valid_key_for_the_whole_stage_and_names_its_tea
     assert statement["Effect"] == "Allow"
     assert statement["Resource"] == "arn:aws:execute-api:eu-west-1:123456789012:k7q2x9w4ab/dev/*/*"
     assert answer["context"]["team_id"] == team.id and answer["context"]["scopes"] == "admin"
-    assert answer["usageIdentifierKey"] == team.id
+    assert answer["usageIdentifierKey"] == usage_key(team.id)
 
 
 @pytest.mark.parametrize("key", ["", "cairn_wrong", "revoked"])

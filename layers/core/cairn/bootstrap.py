@@ -20,9 +20,13 @@ from cairn.domain.ports import (
     Embedder,
     IndexAudit,
     MemoryRepository,
+    Metrics,
+    NoMetrics,
+    NoTeamQuotas,
     RelationRepository,
     SearchIndex,
     SessionRepository,
+    TeamQuotas,
     TeamRepository,
     VectorCache,
 )
@@ -43,10 +47,10 @@ if TYPE_CHECKING:
     from cairn.adapters.aws.opensearch import OpenSearchIndex
     from cairn.adapters.aws.streams import DynamoStreamIndexer
     from cairn.adapters.local.search import SqliteSearchIndex
+    from cairn.pipeline.deps import PipelineDeps
     from cairn.pipeline.reading.transcript_lines import TranscriptReader
     from cairn.pipeline.running.inline import InlinePipelineRunner
     from cairn.pipeline.running.step_functions import StepFunctionsPipelineRunner
-    from cairn.pipeline.stages.ingest import PipelineDeps
     from cairn.services.context import ContextService
 
 log = logging.getLogger(__name__)
@@ -162,22 +166,33 @@ def _assemble(
     closers: tuple[Callable[[], None], ...],
     unit: Callable[[], AbstractContextManager[Any]] | None = None,
     audit: IndexAudit | None = None,
+    quotas: TeamQuotas | None = None,
 ) -> Container:
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
+    from cairn.adapters.metered import MeteredSessionRepository
     from cairn.pipeline.running.wiring import attach_pipeline, build_extractor
     from cairn.services.context import ContextService
 
+    metrics = build_metrics(settings)
+    sessions = MeteredSessionRepository(sessions, metrics)
     indexer = MemoryIndexer(index, embedder)
     on_write = indexer if index_on_write else None
     # locally the query embedding overlaps the BM25 query (two index calls); in AWS both legs go to
     # OpenSearch in one _msearch round trip, so the embedding comes first
-    recall = RecallService(memories, index, embedder, relations, overlap_embedding=settings.mode == "local")
+    recall = RecallService(
+        memories,
+        index,
+        embedder,
+        relations,
+        overlap_embedding=settings.mode == "local",
+        metrics=metrics,
+    )
     container = Container(
         settings=settings,
-        memories=MemoryService(memories, relations, on_write, unit=unit),
+        memories=MemoryService(memories, relations, on_write, unit=unit, metrics=metrics),
         recall=recall,
-        keys=KeyService(teams),
+        keys=KeyService(teams, quotas=quotas),
         portability=PortabilityService(
             memories,
             relations,
@@ -207,6 +222,16 @@ def _assemble(
         container, memories, relations, index, extractor=extractor, inline=settings.mode == "local"
     )
     return container
+
+
+def build_metrics(settings: Settings) -> Metrics:
+    """EMF through Powertools in Lambda (the handler's `log_metrics` flushes them), nothing locally:
+    cairn's core stays importable without Powertools."""
+    if settings.metrics == "emf":
+        from cairn.adapters.aws.powertools import PowertoolsMetrics
+
+        return PowertoolsMetrics(environment=settings.env)
+    return NoMetrics()
 
 
 def _warm_local(container: Container, index: SqliteSearchIndex) -> None:
@@ -279,6 +304,7 @@ def _private_key_file(settings: Settings, name: str) -> bytes:
 
 
 def _build_aws(settings: Settings, embedder: Embedder) -> Container:
+    from cairn.adapters.aws.apigateway_quotas import ApiGatewayTeamQuotas
     from cairn.adapters.aws.dynamo import dynamo_repositories
     from cairn.adapters.aws.s3 import S3BlobStore
 
@@ -300,6 +326,13 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
         blobs=S3BlobStore(settings.bucket, kms_key_id=settings.kms_key_id),
         index_on_write=False,
         closers=(),
+        # without the stack's usage plan id (LocalStack, moto, an operator who did not set it) teams get
+        # no key; `cairn admin create-team` says so, and `cairn admin sync-quotas` mends it later
+        quotas=ApiGatewayTeamQuotas(
+            settings.usage_plan_id, f"cairn-{settings.env}", region=settings.aws_region
+        )
+        if settings.usage_plan_id
+        else NoTeamQuotas(),
     )
     container.ui_secret = _ui_secret(settings) or _ui_secret_from_aws(settings)
     return container

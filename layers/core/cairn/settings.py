@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     extractor_base_url: str | None = None
     extractor_api_key: SecretStr | None = None
 
+    # business metrics (sessions learned, memories written, ...): "emf" writes them as CloudWatch EMF through
+    # Powertools Metrics (set by the stack on every Lambda); "none" records nothing (local mode)
+    metrics: Literal["none", "emf"] = "none"
+
     # signs the web UI's session cookies; locally a file in `home` is used when unset
     ui_secret: SecretStr | None = None
     ui_secret_arn: str | None = None  # aws: the Secrets Manager secret holding it (set by the stack)
@@ -49,6 +53,8 @@ class Settings(BaseSettings):
     opensearch_replicas: int = Field(default=0, ge=0, le=8)
     embedding_dim: int = 384
     state_machine_arn: str | None = None
+    # the stack's usage plan (output UsagePlanId): `cairn admin create-team` gives each team its key in it
+    usage_plan_id: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")
     dynamo_endpoint: str | None = None  # LocalStack / DynamoDB Local
 

@@ -21,15 +21,17 @@ def asgi_handler(service: str, *, rest: bool, mcp: bool) -> tuple[FastAPI, Calla
     os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Cairn")
     os.environ.setdefault("POWERTOOLS_SERVICE_NAME", service)
     # imported after the defaults above: Powertools reads them when its objects are created
-    from aws_lambda_powertools import Logger, Metrics
+    from aws_lambda_powertools import Metrics
     from mangum import Mangum
 
+    from cairn.adapters.aws.powertools import structured_logger
     from cairn.api.app import create_app
     from cairn.bootstrap import build_container
 
     # most requests publish no custom metric; Powertools' documented way to silence its warning
     warnings.filterwarnings("ignore", "No application metrics to publish")
-    logger, metrics = Logger(), Metrics()
+    # the business metrics the services count (cairn.adapters.aws.powertools) go out with this flush
+    logger, metrics = structured_logger(), Metrics()
     app = create_app(build_container(), rest=rest, mcp=mcp)
     asgi = Mangum(app, lifespan="off")
 

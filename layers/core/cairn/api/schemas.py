@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cairn.domain.details import MAX_DETAILS_BYTES, MAX_DETAILS_DEPTH, depth, too_deep_message
 from cairn.domain.models import KeyScope, MemoryFilter, MemoryKind, Scope
+from cairn.domain.vocabulary import TITLE_CHARS
 from cairn.services.memories import MAX_CONTENT_CHARS, MemoryPatch, NewMemory, new_memory
 
 Tag = Annotated[str, Field(min_length=1, max_length=64)]
@@ -48,7 +49,7 @@ class MemoryIn(Strict):
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     scope: Scope = Scope.PROJECT
     project: ProjectKey | None = None
-    title: str | None = Field(default=None, max_length=300)
+    title: str | None = Field(default=None, max_length=TITLE_CHARS)
     tags: list[Tag] = Field(default_factory=list, max_length=32)
     pinned: bool = False
     confidence: float = Field(default=0.5, ge=0, le=1)
@@ -63,7 +64,7 @@ class MemoryIn(Strict):
 
 class MemoryPatchIn(Strict):
     content: str | None = Field(default=None, min_length=1, max_length=MAX_CONTENT_CHARS)
-    title: str | None = Field(default=None, max_length=300)
+    title: str | None = Field(default=None, max_length=TITLE_CHARS)
     tags: list[Tag] | None = Field(default=None, max_length=32)
     pinned: bool | None = None
     confidence: float | None = Field(default=None, ge=0, le=1)

@@ -123,13 +123,6 @@ def _bury(item: SpooledPart, reason: str) -> None:
     item.meta_path.unlink(missing_ok=True)
 
 
-def drain() -> int:
-    """Process queued requests and deliver the spool now, in this process (the worker's job)."""
-    from cairn.capture.worker import run
-
-    return run()
-
-
 def drain_in_background() -> bool:
     """Start a detached worker when anything is queued; returns whether one was started. Never raises."""
     try:

@@ -88,6 +88,11 @@ def _check(resp: httpx.Response) -> None:
     message = resp.text[:300]
     with contextlib.suppress(ValueError, KeyError, TypeError):
         message = resp.json()["error"]["message"]
-    if resp.status_code in (408, 429) or resp.status_code >= 500:
+    if resp.status_code == 429:  # the team over its quota: the part stays queued for a later run
+        from cairn.capture.quota import over_quota_line, retry_after_seconds
+
+        wait = retry_after_seconds(resp.headers.get("Retry-After"))
+        raise UploadUnavailable(f"429: {over_quota_line(wait)}: {message}")
+    if resp.status_code == 408 or resp.status_code >= 500:
         raise UploadUnavailable(f"{resp.status_code}: {message}")
     raise UploadRefused(f"{resp.status_code}: {message}")

@@ -36,10 +36,34 @@ def create_team(
     """Create a team and its first admin key (the secret is printed once)."""
     container = _container()
     try:
+        _warn_without_quotas(container.settings)
         team, key, secret = container.keys.create_team(name, admin)
     finally:
         container.close()
     out.print(f"team {team.id} ({team.name}); admin key {key.id} for {admin}: [bold]{secret}[/bold]")
+
+
+@admin_app.command("sync-quotas")
+def sync_quotas() -> None:
+    """Give every team its own request quota (API Gateway usage-plan key); safe to run again."""
+    container = _container()
+    try:
+        if container.settings.mode != "aws" or not container.settings.usage_plan_id:
+            err.print("error: set CAIRN_MODE=aws and CAIRN_USAGE_PLAN_ID (the stack's UsagePlanId output)")
+            raise typer.Exit(2)
+        teams = container.keys.provision_quotas()
+    finally:
+        container.close()
+    out.print(f"{teams} team(s) have their quota key in usage plan {container.settings.usage_plan_id}")
+
+
+def _warn_without_quotas(settings) -> None:
+    if settings.mode == "aws" and not settings.usage_plan_id:
+        err.print(
+            "warning: CAIRN_USAGE_PLAN_ID is not set, so the team gets no API Gateway quota key; where the"
+            " stack requires one (dev, staging, prod) its requests are refused (403) until"
+            " `cairn admin sync-quotas` runs with it set"
+        )
 
 
 def reindex(

@@ -100,6 +100,8 @@ def show(
         ("agent", p["agent"] or "-"),
         ("transcript", p["transcript_key"] or "-"),
         ("span", span),
+        ("said by", p.get("said_by") or "-"),
+        ("written by", f"{p.get('member') or '-'} (key {p.get('key_id') or '-'})"),
         ("valid", f"{m['valid_from']} → {m['valid_to'] or 'now'}"),
         ("superseded by", m["superseded_by"] or "-"),
         ("created", m["created_at"]),
@@ -108,6 +110,11 @@ def show(
     ]
     for label, value in rows:
         out.print(f"{label:<14}{esc(value)}")
+    for source in p.get("sources") or []:
+        trust = "trusted" if source.get("trusted") else "untrusted"
+        cue = f"; reads as instructions: {source['directive']}" if source.get("directive") else ""
+        target = f" {source['target']}" if source.get("target") else ""
+        out.print(f"{'source':<14}{esc(source['tool'] + target)} ({trust}{esc(cue)})")
     out.print("content")
     out.print(esc(m["content"]))
     if m["details"]:

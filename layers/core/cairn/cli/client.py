@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from cairn.capture.quota import retry_after_seconds
 from cairn.cli import config
 from cairn.cli.errors import ApiError, BadUrl, NotCairn
 
@@ -71,12 +72,14 @@ class CairnClient:
             yield from resp.iter_lines()
 
     def _error(self, resp: httpx.Response) -> ApiError:
+        # a 429 (the team over its quota, or throttled) says when to come back
+        wait = retry_after_seconds(resp.headers.get("Retry-After")) if resp.status_code == 429 else None
         try:
             err = resp.json()["error"]
-            return ApiError(resp.status_code, str(err["code"]), str(err["message"]), self.url)
+            return ApiError(resp.status_code, str(err["code"]), str(err["message"]), self.url, wait)
         except (ValueError, KeyError, TypeError):
             text = " ".join(resp.text.split())[:200] or resp.reason_phrase
-            return ApiError(resp.status_code, "http_error", text, self.url)
+            return ApiError(resp.status_code, "http_error", text, self.url, wait)
 
     def close(self) -> None:
         self._http.close()

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from cairn.capture.quota import last_over_quota, over_quota_line, retry_after_seconds
 from cairn.cli.agents import AGENTS
 from cairn.cli.agents.base import SERVER_NAME, SettingsError, Wiring, is_ours, read_text
 from cairn.cli.agents.codex_trust import disabled_flag, manual_steps, our_hook_states
@@ -44,6 +45,7 @@ class Probe:
     reachable: bool
     key_ok: bool | None
     detail: str
+    over_quota: bool = False
 
 
 def probe(url: str, key: str | None, timeout: float = 3.0) -> Probe:
@@ -60,6 +62,9 @@ def probe(url: str, key: str | None, timeout: float = 3.0) -> Probe:
     if me.status_code == 200:
         who = me.json()
         return Probe(True, True, f"team {who.get('team_id')}, member {who.get('member')}")
+    if me.status_code == 429:  # the key is fine; its team has used up its quota (or is throttled)
+        wait = retry_after_seconds(me.headers.get("Retry-After"))
+        return Probe(True, None, f"the team is {over_quota_line(wait)}", over_quota=True)
     return Probe(True, False, f"the key was refused ({me.status_code})")
 
 
@@ -68,13 +73,19 @@ def server_checks(url: str, key: str | None, result: Probe) -> list[Check]:
         fix = "start it with `cairn serve --detach`, or point the CLI at your server with --url / CAIRN_URL"
         return [Check("server", FAIL, result.detail, fix)]
     checks = [Check("server", OK, f"{url} answers")]
-    if result.key_ok is None:
+    if result.over_quota:
+        fix = "wait, or ask the operator to raise the team's quota (team_daily_quota in infra/config.py)"
+        checks.append(Check("quota", FAIL, result.detail, fix))
+    elif result.key_ok is None:
         checks.append(Check("key", FAIL, "no API key configured", "pass --key or set CAIRN_API_KEY"))
     elif result.key_ok:
         checks.append(Check("key", OK, result.detail))
     else:
         fix = "use a valid key (--key / CAIRN_API_KEY); an admin creates one with `cairn apikey create`"
         checks.append(Check("key", FAIL, result.detail, fix))
+    if (line := last_over_quota()) is not None:
+        fix = "the hooks gave the agent no context then; wait, or have the team's quota raised"
+        checks.append(Check("hooks quota", WARN, f"hooks.log: {line}", fix))
     return checks
 
 

@@ -17,6 +17,7 @@ import typer
 from typer._click.exceptions import NoArgsIsHelpError, UsageError  # typer's own copy of click
 from typer.core import TyperGroup
 
+from cairn.capture.quota import over_quota_line
 from cairn.capture.upload import UploadRefused, UploadUnavailable
 from cairn.domain.errors import CairnError
 
@@ -39,9 +40,12 @@ class BadUrl(CliError):
 class ApiError(Exception):
     """The server answered with an error status; `message` is its own one-line reason."""
 
-    def __init__(self, status: int, code: str, message: str, url: str = "") -> None:
+    def __init__(
+        self, status: int, code: str, message: str, url: str = "", retry_after: int | None = None
+    ) -> None:
         super().__init__(f"{message} ({status} {code})")
         self.status, self.code, self.message, self.url = status, code, message, url
+        self.retry_after = retry_after  # seconds, from a 429's Retry-After
 
 
 class NotCairn(Exception):
@@ -84,6 +88,8 @@ _HINTS = {
 
 
 def _api(exc: ApiError) -> str:
+    if exc.status == 429:
+        return f"{over_quota_line(exc.retry_after)} ({exc.message})"
     hint = _HINTS.get(exc.status, "")
     if exc.status >= 500:
         hint = " — see the server's log"

@@ -35,6 +35,16 @@ class _Timeout(Exception):
     pass
 
 
+class OverQuota(OSError):
+    """The API answered 429: the team is over its request quota or throttled."""
+
+    def __init__(self, retry_after: int | None) -> None:
+        from cairn.capture.quota import over_quota_line
+
+        super().__init__(over_quota_line(retry_after))
+        self.retry_after = retry_after
+
+
 # --- payload --------------------------------------------------------------------------------------
 def detect_agent(payload: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
     """Which agent ran the hook, from the shape of its JSON (the installed command also says --agent)."""
@@ -105,6 +115,10 @@ def get_json(url: str, key: str | None, path: str, params: dict[str, Any], timeo
         body = resp.read()
     finally:
         conn.close()
+    if resp.status == 429:
+        from cairn.capture.quota import retry_after_seconds
+
+        raise OverQuota(retry_after_seconds(resp.getheader("Retry-After")))
     if resp.status != 200:
         raise OSError(f"HTTP {resp.status}")
     return json.loads(body)
@@ -215,6 +229,11 @@ def run_hook(
             stdout.flush()
         if event == "session-start":
             drain_queued_uploads()
+    except OverQuota as exc:  # still silent to the agent, but said where `cairn doctor` looks
+        from cairn.capture.quota import log_hook_event
+
+        log_hook_event(event, f"no context: {exc}")
+        return 0
     except Exception:  # noqa: BLE001 - fail open: the agent must never be blocked or see a traceback
         return 0
     finally:

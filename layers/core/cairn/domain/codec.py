@@ -13,6 +13,7 @@ from typing import Any
 
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import (
+    SAID_BY,
     ApiKey,
     KeyScope,
     Memory,
@@ -21,6 +22,7 @@ from cairn.domain.models import (
     Relation,
     Scope,
     Session,
+    Source,
     Team,
 )
 
@@ -56,6 +58,10 @@ def encode_memory(m: Memory) -> dict[str, Any]:
             "line_start": m.provenance.line_start,
             "line_end": m.provenance.line_end,
             "agent": m.provenance.agent,
+            "said_by": m.provenance.said_by,
+            "sources": [encode_source(x) for x in m.provenance.sources],
+            "member": m.provenance.member,
+            "key_id": m.provenance.key_id,
         },
         "valid_from": dt_out(m.valid_from),
         "valid_to": dt_out(m.valid_to),
@@ -67,6 +73,32 @@ def encode_memory(m: Memory) -> dict[str, Any]:
         "content_hash": m.content_hash,
         "embedding_version": m.embedding_version,
     }
+
+
+def encode_source(x: Source) -> dict[str, Any]:
+    return {"tool": x.tool, "target": x.target, "trusted": x.trusted, "directive": x.directive}
+
+
+def decode_provenance(p: dict[str, Any]) -> Provenance:
+    """A memory's provenance; one written before who-said-it was recorded loads with it unknown."""
+    known = {f.name for f in fields(Provenance)}
+    if set(p) - known:
+        raise InvalidInput("provenance record does not match the format", unknown=sorted(set(p) - known))
+    said_by = p.get("said_by")
+    if said_by is not None and said_by not in SAID_BY:
+        raise InvalidInput(f"provenance said_by must be one of {sorted(SAID_BY)}")
+    return Provenance(
+        **{k: v for k, v in p.items() if k != "sources"},
+        sources=tuple(
+            Source(
+                tool=str(x["tool"]),
+                target=x.get("target"),
+                trusted=bool(x.get("trusted", False)),
+                directive=x.get("directive"),
+            )
+            for x in p.get("sources") or ()
+        ),
+    )
 
 
 def _check_keys(d: dict[str, Any], cls: type, what: str) -> None:
@@ -93,7 +125,7 @@ def decode_memory(d: dict[str, Any]) -> Memory:
             pinned=bool(d["pinned"]),
             confidence=float(d["confidence"]),
             details=dict(d["details"]),
-            provenance=Provenance(**p),
+            provenance=decode_provenance(p),
             valid_from=dt_in(d["valid_from"]),  # type: ignore[arg-type]
             valid_to=dt_in(d["valid_to"]),
             superseded_by=d["superseded_by"],

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
+from cairn.domain.vocabulary import SessionStatus
+
 T = TypeVar("T")
 
 
@@ -108,15 +110,38 @@ class Principal:
         return memory.scope is not Scope.PERSONAL or memory.owner == self.member
 
 
+SAID_BY = frozenset({"user", "agent", "tool", "mixed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One tool whose returned text a memory holds: which tool, the command, file, URL or query it was
+    given, and whether its text is trusted (a file of the repository) or not (the web, a command's
+    output, a dependency's docs, a file outside the repository, another MCP server). `directive` is
+    the cue by which that text read as instructions to an agent, when it did (`cairn.services.trust`)."""
+
+    tool: str
+    target: str | None = None
+    trusted: bool = False
+    directive: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Provenance:
-    """Where a memory was learned: the session, the transcript object, and the lines in it."""
+    """Where a memory was learned: the session, the transcript object, and the lines in it; who said
+    it (`said_by`: the user typed it, the agent wrote it, a tool returned it, or a mix, as in a
+    transcript excerpt), the tools whose output it holds, and the member and key that wrote it.
+    Records written before these fields existed load with them empty (unknown)."""
 
     session_id: str | None = None
     transcript_key: str | None = None
     line_start: int | None = None
     line_end: int | None = None
     agent: str | None = None
+    said_by: str | None = None
+    sources: tuple[Source, ...] = ()
+    member: str | None = None
+    key_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +208,7 @@ class Session:
     started_at: datetime | None = None
     ended_at: datetime | None = None
     transcript_keys: tuple[str, ...] = ()
-    status: str = "received"  # received -> processing -> learned | failed
+    status: str = SessionStatus.RECEIVED  # a SessionStatus: received -> processing -> learned | failed
     stats: Mapping[str, Any] = field(default_factory=dict)
     updated_at: datetime = field(default_factory=utcnow)
 

@@ -247,3 +247,47 @@ class ListableIndex(Protocol):
     current. Lets a rebuild happen in place (no blind window) and drift be found in any deployment."""
 
     def indexed(self, team_id: str) -> dict[str, bool]: ...
+
+
+class Metrics(Protocol):
+    """Business counters: what the service did for its teams (sessions learned, memories written, recall
+    degraded, abstentions). In Lambda they become CloudWatch metrics (EMF); locally nothing records them."""
+
+    def count(self, name: str, value: int = 1) -> None: ...
+
+
+class NoMetrics:
+    """`Metrics` that records nothing: local mode, and services built without metrics (tests)."""
+
+    def count(self, name: str, value: int = 1) -> None:
+        return None
+
+
+class BusinessMetric:
+    """The names `Metrics.count` is called with; the stack's alarms and dashboard read the same names."""
+
+    SESSIONS_LEARNED = "SessionsLearned"
+    MEMORIES_WRITTEN = "MemoriesWritten"
+    RECALL_DEGRADED = "RecallDegraded"
+    ABSTENTIONS = "Abstentions"
+
+
+class TeamQuotas(Protocol):
+    """Each team's own request quota at the edge (API Gateway usage plans in AWS; none locally)."""
+
+    def provision(self, team_id: str, team_name: str) -> None:
+        """Give the team its quota; idempotent (run again for teams made before quotas existed)."""
+
+
+class NoTeamQuotas:
+    """No per-team quota: local mode, one machine, whose server is its own limit."""
+
+    def provision(self, team_id: str, team_name: str) -> None:
+        return None
+
+
+def usage_key(team_id: str) -> str:
+    """The value of the team's API Gateway API key: the authorizer returns it as `usageIdentifierKey` and
+    the usage plan meters and throttles by it. Not a secret: with the API key source AUTHORIZER, API
+    Gateway takes it only from the authorizer's answer, never from a client; alphanumeric, 20+ chars."""
+    return "cairnquota" + "".join(c for c in team_id if c.isalnum())

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cairn.domain.errors import Unauthenticated
+from cairn.domain.ports import usage_key
 from cairn.services.keys import KeyService
 
 
@@ -62,5 +63,6 @@ def authorize(event: Mapping[str, Any], keys: KeyService) -> dict[str, Any]:
             "key_id": caller.key_id,
             "scopes": ",".join(sorted(s.value for s in caller.scopes)),
         },
-        "usageIdentifierKey": caller.team_id,
+        # the team's API Gateway key value: its usage plan meters and throttles the team on its own
+        "usageIdentifierKey": usage_key(caller.team_id),
     }

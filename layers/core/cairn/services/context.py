@@ -33,12 +33,15 @@ from cairn.domain.models import (
     utcnow,
 )
 from cairn.domain.ports import MemoryRepository, SessionRepository
+from cairn.domain.vocabulary import ERROR_TAGS, RESOLVED_TAGS, STILL_FAILING, Tag
+from cairn.redaction import redact
 from cairn.search.analyzer import STOP_WORDS
 from cairn.search.snippets import snippet
 from cairn.services.agents import normalise_agent, normalise_agent_or_none
 from cairn.services.handoffs import is_waiting_handoff
 from cairn.services.memories import require
 from cairn.services.tokens import count_many
+from cairn.services.trust import origin_tag, withheld
 
 try:  # the transcript parser owns the markers; the literals are the same tags if it cannot load
     from cairn.transcripts.noise import CAIRN_CONTEXT_CLOSE, CAIRN_CONTEXT_OPEN
@@ -51,22 +54,17 @@ MIN_BUDGET = 100
 PROMPT_BUDGET = 300
 MAX_CHARS = 9_000  # Claude Code turns hook output past ~10k characters into a preview
 ITEM_CHARS = 500  # one long memory is cut; its id, shown then, fetches the rest
-CHECKS_CHARS, CHECKS_TAG = 900, "checks"  # the tag pipeline.signals puts on a project's checks
+CHECKS_CHARS = 900
 # the most of the budget a section may take (preferences and the handoff: no limit); caps, not
 # reservations, so a project with only decisions still gets a full block of them
 SHARES = {"errors": 0.3, "work": 0.25, "procedures": 0.4, "decisions": 0.25, "facts": 0.2, "team": 0.15}
 MAX_PROMPT_CHARS = 2_000
 ERRORS_TITLE = "Unresolved errors"
-STILL_FAILING = "Still failing:"  # how a handoff names what it left failing (pipeline.reflect too)
 MAX_PROJECT_CHARS = 300
 REPEAT_CHARS = 60  # a stretch this long said twice in one block is said once
 _LABEL = re.compile(r"^[A-Z][\w ]{0,40}: ")  # a handoff line's own label ("Git at the end: ")
 
-ERROR_TAGS = frozenset({"error", "unresolved"})
-RESOLVED_TAGS = frozenset({"resolved", "fixed"})
 RESOLVED_OUTCOMES = frozenset({"fixed", "resolved", "succeeded", "success"})
-# tags the pipeline's session signals put on episodes: left open, a summary's, taken up since
-OPEN_TAG, HISTORY_TAG, TAKEN_UP_TAG = "open", "summary", "taken-up"
 FAILED_OUTCOMES = frozenset({"failure", "failed", "fail", "error", "errored"})
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
@@ -213,7 +211,8 @@ class ContextService:
         if not prompt or self._recall is None:
             return AssembledContext("", 0, ())
         hits = self._recall.recall(caller, prompt, MemoryFilter(project=project), limit=limit * 2).hits
-        shown = [h.memory for h in hits if h.memory.kind not in (MemoryKind.HANDOFF, MemoryKind.REFLECTION)]
+        skip = (MemoryKind.HANDOFF, MemoryKind.REFLECTION)
+        shown = _trusted(h.memory for h in hits if h.memory.kind not in skip)
         lines = [_bearing_line(m, project, prompt) for m in shown[:limit]]
         if not lines:
             return AssembledContext("", 0, ())
@@ -230,7 +229,7 @@ class ContextService:
 
     # --- sections -----------------------------------------------------------------------------
     def _list(self, team: str, flt: MemoryFilter, limit: int) -> list[Memory]:
-        return list(self._memories.list(team, flt, limit=limit).items)
+        return _trusted(self._memories.list(team, flt, limit=limit).items)
 
     def _handoff_lines(
         self, team: str, handoffs: Sequence[Memory], project: str, agent: str, errors_shown: bool = False
@@ -286,7 +285,7 @@ class ContextService:
         flt = caller.confine(MemoryFilter(scopes=frozenset({Scope.TEAM})))
         skip = (MemoryKind.HANDOFF, MemoryKind.REFLECTION, MemoryKind.EPISODE)
         if prompt and self._recall is not None:
-            found = [h.memory for h in self._recall.recall(caller, prompt, flt, limit=20).hits]
+            found = _trusted(h.memory for h in self._recall.recall(caller, prompt, flt, limit=20).hits)
         else:
             found = self._list(caller.team_id, flt, 50)
             found.sort(key=lambda m: (-m.pinned, -round(m.confidence, 1), *_newest(m)))
@@ -355,6 +354,10 @@ class ContextService:
                 out.append((heading, None))
             out.extend((s.lines[k].text, s.lines[k].memory_id) for k in sorted(taken[n]))
         out.append((footer, None))
+        # secrets are checked again as memory is shown, not only at ingest: a memory written before a
+        # rule existed, or through the API, must not hand a credential to an agent (the count below
+        # keeps the budget whatever the placeholders cost)
+        out = [(redact(text).text if memory_id else text, memory_id) for text, memory_id in out]
         markdown = "".join(text for text, _ in out)
         # the sum of the parts is exact for whitespace-separated pieces; this is the guarantee
         while (total := self._count([markdown])[0]) > budget and len(out) > 2:
@@ -388,6 +391,12 @@ class ContextService:
         return True
 
 
+def _trusted(memories: Iterable[Memory]) -> list[Memory]:
+    """What may reach an agent unasked: not a memory whose untrusted text (a tool's output) reads as
+    instructions to an agent (`trust.withheld`); explicit recall still finds it, marked untrusted."""
+    return [m for m in memories if withheld(m) is None]
+
+
 # --- sections from fetched memories --------------------------------------------------------------
 def _errors(fetched: list[Memory], episodes: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
     """Memories tagged error/unresolved and failed episodes, unless tagged resolved.
@@ -418,15 +427,16 @@ def _work(episodes: list[Memory], project: str, rel: dict[str, int]) -> list[_Li
         for m in episodes
         if str(m.details.get("outcome", "")).strip().lower() not in FAILED_OUTCOMES
         and not ERROR_TAGS.intersection(m.tags)
-        and TAKEN_UP_TAG not in m.tags
+        and Tag.TAKEN_UP not in m.tags
+        and not _recap(m)
     ]
     # what is still open first; a summary's account of work the session went on from comes last
     found.sort(
         key=lambda m: (
             -m.pinned,
             rel.get(m.id, 10**6),
-            OPEN_TAG not in m.tags,
-            HISTORY_TAG in m.tags,
+            Tag.OPEN not in m.tags,
+            Tag.SUMMARY in m.tags,
             *_newest(m),
         )
     )
@@ -455,11 +465,11 @@ def _procedures(found: list[Memory], project: str, rel: dict[str, int]) -> list[
     found = [m for m in found if _count(m, "success_count") >= _count(m, "failure_count") or m.pinned]
     # a project's checks come first; a procedure whose every step they already list is not repeated
     # (a fix that runs a check again after another step says more than the check: it stays)
-    listed = {_bare(s) for m in found if CHECKS_TAG in m.tags for s in _strings(m.details.get("steps"))}
+    listed = {_bare(s) for m in found if Tag.CHECKS in m.tags for s in _strings(m.details.get("steps"))}
     found = [
         m
         for m in found
-        if CHECKS_TAG in m.tags
+        if Tag.CHECKS in m.tags
         or not (steps := {_bare(s) for s in _strings(m.details.get("steps")) or [m.details.get("command")]})
         or not steps <= listed
     ]
@@ -467,14 +477,14 @@ def _procedures(found: list[Memory], project: str, rel: dict[str, int]) -> list[
         key=lambda m: (
             -m.pinned,
             rel.get(m.id, 10**6),
-            CHECKS_TAG not in m.tags,
+            Tag.CHECKS not in m.tags,
             -proven(m),
             *_newest(m),
         )
     )
     # the project's checks are what every next session runs: they get room to list each command
     room = {True: CHECKS_CHARS, False: ITEM_CHARS}
-    return [_line(m, project, _success_rate(m), room[CHECKS_TAG in m.tags]) for m in found]
+    return [_line(m, project, _success_rate(m), room[Tag.CHECKS in m.tags]) for m in found]
 
 
 _SHOWN_HOW = re.compile(r"\s+(?:\d?>&\d|\d?>\s*/dev/null)|\s+\|\s+(?:tail|head)\b.*$")
@@ -488,9 +498,19 @@ def _bare(command: object) -> str:
 def _facts(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
     """Facts a session established (ports, paths, versions, where things live), pinned and relevant
     first; errors and team-wide facts are shown in their own sections."""
-    found = [m for m in found if not ERROR_TAGS.intersection(m.tags) and m.scope is not Scope.TEAM]
+    found = [
+        m
+        for m in found
+        if not ERROR_TAGS.intersection(m.tags) and m.scope is not Scope.TEAM and not _recap(m)
+    ]
     found.sort(key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -round(m.confidence, 1), *_newest(m)))
     return [_line(m, project) for m in found]
+
+
+def _recap(m: Memory) -> bool:
+    """A section of a compaction summary that retells the conversation (the user's messages, what was
+    asked): recall's source, not a line of the block; the handoff says the requests."""
+    return Tag.SUMMARY in m.tags and Tag.RETOLD in m.tags
 
 
 def _decisions(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
@@ -535,6 +555,8 @@ def _line(
         where = " (team)"
     if m.pinned:
         where += " (pinned)"
+    if tag := origin_tag(m):
+        where += f" {tag}"
     # an id costs ~25 tokens: it is shown where `get` has more to give, on a line cut short
     text = f"- {title}{content}{suffix}{where}{_ref(m.id) if cut else ''}\n"
     return _Line(text, m.id, m.content_hash)

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from cairn.domain.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
 from cairn.domain.ids import new_id
 from cairn.domain.models import ApiKey, KeyScope, Principal, Team, utcnow
-from cairn.domain.ports import TeamRepository
+from cairn.domain.ports import NoTeamQuotas, TeamQuotas, TeamRepository
 
 log = logging.getLogger(__name__)
 LAST_USED_RESOLUTION = timedelta(minutes=1)  # last_used_at is kept to the minute: no write per request
@@ -35,9 +35,15 @@ def _new_secret() -> str:
 
 
 class KeyService:
-    def __init__(self, teams: TeamRepository, clock: Callable[[], datetime] = utcnow) -> None:
+    def __init__(
+        self,
+        teams: TeamRepository,
+        clock: Callable[[], datetime] = utcnow,
+        quotas: TeamQuotas | None = None,
+    ) -> None:
         self._teams = teams
         self._clock = clock
+        self._quotas = quotas or NoTeamQuotas()
 
     def create_team(self, name: str, admin_member: str) -> tuple[Team, ApiKey, str]:
         """A new team with its first admin key; the secret is returned once."""
@@ -45,9 +51,19 @@ class KeyService:
         if not name or len(name) > 100:
             raise InvalidInput("team name must be 1-100 characters")
         team = Team(id=new_id("team"), name=name, created_at=self._clock())
+        # the quota first: in AWS every authorized route requires the team's usage-plan key, so a team
+        # stored without one could not make a single request; a failure here leaves nothing behind
+        self._quotas.provision(team.id, team.name)
         self._teams.add_team(team)
         key, secret = self._issue(team.id, admin_member, "admin", frozenset({KeyScope.ADMIN}), None)
         return team, key, secret
+
+    def provision_quotas(self) -> int:
+        """Give every team its quota (teams created before per-team quotas); returns how many teams."""
+        teams = self._teams.list_teams()
+        for team in teams:
+            self._quotas.provision(team.id, team.name)
+        return len(teams)
 
     def create_key(
         self,

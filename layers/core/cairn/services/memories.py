@@ -33,7 +33,14 @@ from cairn.domain.models import (
     content_hash,
     utcnow,
 )
-from cairn.domain.ports import AtomicSupersede, MemoryRepository, RelationRepository
+from cairn.domain.ports import (
+    AtomicSupersede,
+    BusinessMetric,
+    MemoryRepository,
+    Metrics,
+    NoMetrics,
+    RelationRepository,
+)
 
 MAX_CONTENT_CHARS = 20_000
 PREDICATES = frozenset({"uses", "fixes", "caused-by", "supersedes", "part-of", "relates-to", "contradicts"})
@@ -118,12 +125,14 @@ class MemoryService:
         indexer: Indexer | None = None,
         clock: Callable[[], datetime] = utcnow,
         unit: Callable[[], AbstractContextManager[Any]] | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self._memories = memories
         self._relations = relations
         self._indexer = indexer
         self._clock = clock
         self._unit = unit or nullcontext
+        self._metrics = metrics or NoMetrics()
 
     # --- writes -------------------------------------------------------------------------------
     def remember(self, caller: Principal, new: NewMemory, *, dedup: bool = True) -> Memory:
@@ -152,6 +161,7 @@ class MemoryService:
                 self._memories.add(memory)
             if self._indexer:
                 self._indexer.write(docs)
+        self._metrics.count(BusinessMetric.MEMORIES_WRITTEN, len(created))
         return out
 
     def _existing(self, memory: Memory) -> Memory | None:
@@ -225,6 +235,7 @@ class MemoryService:
             self._memories.supersede(closed, replacement, link)
             if self._indexer:
                 self._indexer.write(docs)
+            self._metrics.count(BusinessMetric.MEMORIES_WRITTEN)
             return closed, replacement
         with self._unit():
             self._memories.add(replacement)
@@ -232,6 +243,7 @@ class MemoryService:
             self._relations.add(link)
             if self._indexer:
                 self._indexer.write(docs)
+        self._metrics.count(BusinessMetric.MEMORIES_WRITTEN)
         return closed, replacement
 
     def relate(
@@ -313,7 +325,8 @@ class MemoryService:
             pinned=new.pinned,
             confidence=new.confidence,
             details=dict(new.details),
-            provenance=new.provenance,
+            # who wrote it is the caller, whatever the request says
+            provenance=replace(new.provenance, member=caller.member, key_id=caller.key_id),
             valid_from=now,
             created_at=now,
             updated_at=now,

@@ -35,10 +35,18 @@ from cairn.domain.models import (
     RecallResult,
     utcnow,
 )
-from cairn.domain.ports import Embedder, MemoryRepository, RelationRepository, SearchIndex
+from cairn.domain.ports import (
+    BusinessMetric,
+    Embedder,
+    MemoryRepository,
+    Metrics,
+    NoMetrics,
+    RelationRepository,
+    SearchIndex,
+)
 from cairn.search.analyzer import analyze, query_terms
 from cairn.search.fusion import access_factor, recency_factor, reciprocal_rank_fusion
-from cairn.search.relevance import FLOOR, Relevance, never_discussed
+from cairn.search.relevance import FLOOR, Relevance, never_discussed, query_parts
 from cairn.services.memories import require
 
 log = logging.getLogger(__name__)
@@ -99,8 +107,10 @@ class RecallService:
         tuning: RecallTuning | None = None,
         record_access: bool = True,
         overlap_embedding: bool = True,
+        metrics: Metrics | None = None,
     ) -> None:
         self._memories = memories
+        self._metrics = metrics or NoMetrics()
         self._index = index
         self._embedder = embedder
         self._relations = relations
@@ -154,9 +164,14 @@ class RecallService:
         hits = sorted(hits, key=lambda h: (-h.score, h.memory.id))[:limit]
         if self._record_access and hits:
             self._memories.record_access(team_id, [h.memory.id for h in hits], self._clock())
-        return RecallResult(
+        result = RecallResult(
             hits=tuple(hits), degraded="; ".join(degraded) or None, nothing_relevant=found and not hits
         )
+        if result.degraded:
+            self._metrics.count(BusinessMetric.RECALL_DEGRADED)
+        if result.nothing_relevant:
+            self._metrics.count(BusinessMetric.ABSTENTIONS)
+        return result
 
     def _judge(self, query: str, hits: list[RecallHit], cosines: dict[str, float]) -> list[RecallHit]:
         """Each hit's relevance; with a floor, nothing when no hit clears it or when the query names
@@ -165,11 +180,19 @@ class RecallService:
             return hits
         pool_terms = [set(_terms(h.memory.search_text())) for h in hits]
         floor = self._tuning.floor
-        if floor is not None and never_discussed(query, pool_terms):
+        # the whole query, and each part of a prompt of several parts: a hit bears on the prompt when it
+        # bears on any reading the store has discussed (a part naming what no memory mentions is left out)
+        readings = [
+            q for q in (query, *query_parts(query)) if floor is None or not never_discussed(q, pool_terms)
+        ]
+        if not readings:
             return []
-        judge = Relevance(query, pool_terms)
+        judges = [Relevance(q, pool_terms) for q in readings]
         judged = [
-            replace(h, relevance=judge.score(cosines.get(h.memory.id), terms, _passages(h.memory)))
+            replace(
+                h,
+                relevance=max(j.score(cosines.get(h.memory.id), terms, _passages(h.memory)) for j in judges),
+            )
             for h, terms in zip(hits, pool_terms, strict=True)
         ]
         # the floor is a question about the answer, not each line of it: when the best hit clears it, the

@@ -17,6 +17,7 @@ from cairn.domain.models import (
     Principal,
     Session,
 )
+from cairn.domain.vocabulary import SessionStatus
 from cairn.services.memories import require
 from cairn.services.uploads import check_session_id
 from cairn.web.common import Posted, UiRoute, Who, base_path, int_param, redirect, render, services
@@ -56,7 +57,7 @@ def session_view(s: Session) -> dict[str, Any]:
             state = "done"
         elif error and error.get("stage") == name:
             state = "failed"
-        elif s.status == "processing":
+        elif s.status == SessionStatus.PROCESSING:
             state = "pending"
         else:
             state = "not run"

@@ -17,8 +17,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from cairn.domain.models import Source
 from cairn.pipeline.models import EventDoc
 from cairn.pipeline.reading.shell import command_of, edited_path, is_edit, is_shell, patch_added
+from cairn.services.trust import classify, directive
 from cairn.transcripts.model import Role
 
 EXCERPT_CHARS = 1_800  # one excerpt's rendered text; about 450 tokens
@@ -41,6 +43,8 @@ _PLACEHOLDER = re.compile(r"\[REDACTED_[A-Z_]+[^\]]*\]")
 _WORDS = re.compile(r"[A-Za-z]{3,}")
 _RUN = re.compile(r"([^\w\s])\1{3,}")  # rules and box drawing (━━━━, ----) say nothing, cost tokens
 MIN_CONTENT_WORDS = 2  # an excerpt of fewer of the session's own words (a fully redacted step) is dropped
+OUTCOME = "\n  → "  # how a tool's outcome starts under its call (services.trust reads it back)
+MAX_SOURCES = 12  # tools an excerpt's provenance names; those it must not be trusted for first
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +57,15 @@ class Excerpt:
     request: str  # the request this excerpt serves, short, for its title
     text: str
     sidechain: bool = False
+    said_by: str = "agent"  # user | agent | tool | mixed: whose words the excerpt holds
+    sources: tuple[Source, ...] = ()  # the tools whose output it holds
 
 
-def build_excerpts(events: Sequence[EventDoc], max_chars: int = EXCERPT_CHARS) -> list[Excerpt]:
-    """Steps of the session, rendered and cut into excerpts of at most `max_chars` characters each."""
+def build_excerpts(
+    events: Sequence[EventDoc], max_chars: int = EXCERPT_CHARS, cwd: str | None = None
+) -> list[Excerpt]:
+    """Steps of the session, rendered and cut into excerpts of at most `max_chars` characters each.
+    `cwd`: the session's working directory, which tells the repository's files from others."""
     results = {e.tool_call_id: e for e in events if e.role is Role.TOOL_RESULT and e.tool_call_id}
     paired = {e.tool_call_id for e in events if e.role is Role.TOOL_CALL and e.tool_call_id}
     out: list[Excerpt] = []
@@ -67,7 +76,7 @@ def build_excerpts(events: Sequence[EventDoc], max_chars: int = EXCERPT_CHARS) -
             main_request = request
         elif not step[0].is_sidechain and not request:
             request = main_request  # the main thread resuming after a sub-agent serves its request
-        pieces: list[tuple[str, int, int]] = []  # rendered text, first line, last line
+        pieces: list[tuple[str, int, int, _Said]] = []  # rendered text, first line, last line, who said it
         words: list[int] = []
         for e in step:
             if e.role is Role.TOOL_RESULT and e.tool_call_id in paired:
@@ -77,7 +86,8 @@ def build_excerpts(events: Sequence[EventDoc], max_chars: int = EXCERPT_CHARS) -
             if text:
                 last = max(e.last_line, result.last_line if result else 0)
                 # prose is never cut: a long message continues over as many pieces as it takes
-                pieces.extend((part, e.line_no, last) for part in split_prose(text, max_chars - 160))
+                said = said_by(e, result, text, cwd)
+                pieces.extend((part, e.line_no, last, said) for part in split_prose(text, max_chars - 160))
                 words.append(content_words(e, result))
         if sum(words) < MIN_CONTENT_WORDS:
             continue
@@ -111,25 +121,98 @@ def _request_of(step: list[EventDoc]) -> str:
     return ""
 
 
+_Said = tuple[str, Source | None]  # user | agent | tool, and the tool's source
+
+
+def said_by(e: EventDoc, result: EventDoc | None, rendered: str, cwd: str | None) -> _Said:
+    """Whose words an event's rendering holds: a person's (a sub-agent's task is the agent's), the
+    agent's, or a tool's, with the tool's source and the cue by which its output reads as instructions."""
+    if e.role is Role.USER:
+        return ("agent" if e.is_sidechain else "user", None)
+    if e.role is Role.TOOL_RESULT:
+        source = classify(e.tool_name, None)
+    elif e.role is Role.TOOL_CALL and result is not None and not is_edit(e):
+        command = command_of(e) if is_shell(e) else None
+        source = classify(e.tool_name, e.tool_input, command=command, cwd=cwd)
+    else:
+        return ("agent", None)
+    # what the tool returned: the rendering after its call line(s) (a command may span several)
+    output = rendered.split(OUTCOME, 1)[1] if e.role is Role.TOOL_CALL and OUTCOME in rendered else rendered
+    cue = None if source.trusted else directive(output)
+    return ("tool", Source(source.tool, source.target, source.trusted, cue))
+
+
+def said_in_span(
+    events: Sequence[EventDoc], start: int | None, end: int | None, cwd: str | None = None, said: str = ""
+) -> tuple[str | None, tuple[Source, ...]]:
+    """Whose words a memory learned from the session lines `start`..`end` holds: user, agent, tool or
+    mixed, with the sources of the tool output among them. With `said` (the memory's text), a tool
+    counts only when the memory quotes its output: a command the agent ran, written up by a template,
+    is the agent's."""
+    if start is None:
+        return None, ()
+    end = start if end is None else end
+    inside = [e for e in events if e.line_no <= end and e.last_line >= start]
+    results = {e.tool_call_id: e for e in inside if e.role is Role.TOOL_RESULT and e.tool_call_id}
+    called = {e.tool_call_id for e in inside if e.role is Role.TOOL_CALL and e.tool_call_id}
+    found: list[_Said] = []
+    for e in inside:
+        if e.role is Role.TOOL_RESULT and e.tool_call_id in called:
+            continue  # read with its call
+        output = _output_of(e, results)
+        if said and e.role in (Role.TOOL_CALL, Role.TOOL_RESULT) and not _quotes(said, output):
+            found.append(("agent", None))  # the agent's call, not quoted: the tool said nothing here
+            continue
+        found.append(said_by(e, _result_of(e, results), output, cwd))
+    if not found:
+        return None, ()
+    by = {b for b, _ in found}
+    sources = tuple(dict.fromkeys(x for _, x in found if x is not None))[:MAX_SOURCES]
+    return (by.pop() if len(by) == 1 else "mixed"), sources
+
+
+QUOTE_CHARS = 40  # a run of a tool's output this long in a memory's text is a quote of it
+
+
+def _quotes(said: str, output: str) -> bool:
+    said, output = " ".join(said.split()).lower(), " ".join(output.split()).lower()
+    if len(said) < QUOTE_CHARS:
+        return bool(said) and said in output
+    return any(said[i : i + QUOTE_CHARS] in output for i in range(0, len(said) - QUOTE_CHARS + 1, 8))
+
+
+def _result_of(e: EventDoc, results: dict[str | None, EventDoc]) -> EventDoc | None:
+    return results.get(e.tool_call_id) if e.role is Role.TOOL_CALL else None
+
+
+def _output_of(e: EventDoc, results: dict[str | None, EventDoc]) -> str:
+    """The text a tool returned for `e`, as `said_by` reads it (after the call's rendering)."""
+    result = _result_of(e, results)
+    return OUTCOME + result.text if result is not None else (e.text or "")
+
+
 def _pack(
-    pieces: list[tuple[str, int, int]], request: str, start: int, max_chars: int, sidechain: bool
+    pieces: list[tuple[str, int, int, _Said]], request: str, start: int, max_chars: int, sidechain: bool
 ) -> list[Excerpt]:
     out: list[Excerpt] = []
-    current: list[tuple[str, int, int]] = []
+    current: list[tuple[str, int, int, _Said]] = []
     size = 0
     for piece in pieces:
         text = piece[0][:max_chars]
         if current and size + len(text) + 1 > max_chars:
             out.append(_excerpt(start + len(out), current, request, sidechain))
             current, size = [], 0
-        current.append((text, piece[1], piece[2]))
+        current.append((text, piece[1], piece[2], piece[3]))
         size += len(text) + 1
     if current:
         out.append(_excerpt(start + len(out), current, request, sidechain))
     return out
 
 
-def _excerpt(index: int, pieces: list[tuple[str, int, int]], request: str, sidechain: bool) -> Excerpt:
+def _excerpt(index: int, pieces: list[tuple[str, int, int, _Said]], request: str, sidechain: bool) -> Excerpt:
+    by = {p[3][0] for p in pieces}
+    sources = list(dict.fromkeys(p[3][1] for p in pieces if p[3][1] is not None))
+    sources.sort(key=lambda x: (x.directive is None, x.trusted))  # stable: the session's order within
     return Excerpt(
         index=index,
         line_start=min(p[1] for p in pieces),
@@ -137,6 +220,8 @@ def _excerpt(index: int, pieces: list[tuple[str, int, int]], request: str, sidec
         request=request,
         text="\n".join(p[0] for p in pieces),
         sidechain=sidechain,
+        said_by=by.pop() if len(by) == 1 else "mixed",
+        sources=tuple(sources[:MAX_SOURCES]),
     )
 
 

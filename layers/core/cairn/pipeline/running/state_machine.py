@@ -14,11 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.domain.errors import InvalidInput
+from cairn.domain.vocabulary import SessionStatus
 from cairn.pipeline import keys as k
+from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.models import ChunkResult, ConsolidateResult, ExtractInput, ParseResult, SessionRef
-from cairn.pipeline.remembering.consolidation import consolidate
-from cairn.pipeline.remembering.reflection import reflect
-from cairn.pipeline.stages.ingest import PipelineDeps, chunk, extract, parse
+from cairn.pipeline.stages.consolidate import consolidate
+from cairn.pipeline.stages.ingest import chunk, extract, parse
+from cairn.pipeline.stages.reflect import reflect
 from cairn.pipeline.stages.status import settle_run, take_run
 from cairn.services.uploads import UploadService, parse_transcript_key
 
@@ -94,7 +96,7 @@ def reflect_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
         ),
         "reflect": result.model_dump(include={"reflection_id", "handoff_id", "procedures"}),
     }
-    again = settle_run(deps, _ref(state), _run(state), "learned", **stats, error=None)
+    again = settle_run(deps, _ref(state), _run(state), SessionStatus.LEARNED, **stats, error=None)
     return {**result.model_dump(mode="json"), "again": again}
 
 
@@ -110,7 +112,7 @@ def fail_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
         deps,
         ref,
         _run(state),
-        "failed",
+        SessionStatus.FAILED,
         error={
             "stage": "pipeline",
             "code": str(error.get("Error") or "error"),

@@ -1,4 +1,4 @@
-"""Session status through the pipeline: received → processing → learned | failed, with per-stage stats.
+"""Session status (`domain.vocabulary.SessionStatus`) through the pipeline, with per-stage stats.
 
 On AWS every stored part starts its own learning run (S3 → EventBridge → Step Functions), so runs of one
 session can overlap. One run at a time holds the session: `take_run` records the holder under
@@ -18,22 +18,23 @@ from typing import Any, Literal
 
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Session
+from cairn.domain.vocabulary import SessionStatus
 from cairn.pipeline import keys as k
+from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.models import SessionRef
-from cairn.pipeline.stages.ingest import PipelineDeps
 
 #: Longer than a learning execution can run (the state machine's 2 h timeout, infra/units/pipeline.py,
 #: checked by tests/infra/test_pipeline.py): a live run never loses its hold to the clock.
 RUN_HOLD = timedelta(hours=2, minutes=5)
 
 
-def mark(deps: PipelineDeps, ref: SessionRef, status: str, **stats: Any) -> Session | None:
+def mark(deps: PipelineDeps, ref: SessionRef, status: SessionStatus, **stats: Any) -> Session | None:
     """Set the status (and merge stats) atomically: a part recorded meanwhile keeps its place."""
 
     def set_status(session: Session | None) -> Session | None:
         if session is None:
             return None
-        merged = {} if status == "processing" else dict(session.stats)
+        merged = {} if status == SessionStatus.PROCESSING else dict(session.stats)
         merged.update(stats)
         return replace(session, status=status, stats=merged, updated_at=deps.clock())
 
@@ -48,7 +49,7 @@ def finish(
     def settle(session: Session | None) -> Session | None:
         if session is None:
             return None
-        status = "learned" if session.transcript_keys == learned_from else "received"
+        status = SessionStatus.LEARNED if session.transcript_keys == learned_from else SessionStatus.RECEIVED
         merged = {**session.stats, **stats}
         return replace(session, status=status, stats=merged, updated_at=deps.clock())
 
@@ -94,7 +95,7 @@ def take_run(deps: PipelineDeps, ref: SessionRef, run: str) -> Literal["taken", 
         if held:  # the holder learns again when it ends (a forced reprocess records no new part)
             return replace(session, stats={**session.stats, "run": {**holder, "again": True}})
         hold = {"id": run, "until": (now + RUN_HOLD).isoformat(), "parts": k.digest(session.transcript_keys)}
-        return replace(session, status="processing", stats={"run": hold}, updated_at=now)
+        return replace(session, status=SessionStatus.PROCESSING, stats={"run": hold}, updated_at=now)
 
     taken = deps.sessions.update(ref.team_id, ref.session_id, take)
     if taken is None:
@@ -102,7 +103,7 @@ def take_run(deps: PipelineDeps, ref: SessionRef, run: str) -> Literal["taken", 
     return "held" if held else "taken"
 
 
-def settle_run(deps: PipelineDeps, ref: SessionRef, run: str, status: str, **stats: Any) -> bool:
+def settle_run(deps: PipelineDeps, ref: SessionRef, run: str, status: SessionStatus, **stats: Any) -> bool:
     """End `run` with `status` (learned or failed) and let the session go; True instead when the run
     learned and a part was recorded since it took hold: it keeps the session and must learn again."""
     again = False
@@ -117,9 +118,9 @@ def settle_run(deps: PipelineDeps, ref: SessionRef, run: str, status: str, **sta
             again = False
             return replace(session, stats={**merged, "run": holder}, updated_at=deps.clock())
         asked = holder.get("again") or holder.get("parts") != k.digest(session.transcript_keys)
-        again = status == "learned" and holder.get("id") == run and bool(asked)
+        again = status == SessionStatus.LEARNED and holder.get("id") == run and bool(asked)
         if again:
-            return replace(session, status="processing", stats=merged, updated_at=deps.clock())
+            return replace(session, status=SessionStatus.PROCESSING, stats=merged, updated_at=deps.clock())
         merged.pop("run", None)
         return replace(session, status=status, stats=merged, updated_at=deps.clock())
 
