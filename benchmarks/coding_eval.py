@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +67,53 @@ def _parts(path: Path) -> list[Path]:
     return [path, *sorted(sub.glob("*.jsonl"))] if sub.is_dir() else [path]
 
 
-def _hit(text: str, needles: list[str]) -> bool:
+def ingest_session(container, caller, agent: str, session_id: str, project: str, parts: list[bytes]):
+    """One session through the path `cairn ingest` takes: each part redacted and gzipped client-side,
+    uploaded to a presigned target, then the zero-LLM pipeline run to the end; exits unless learned."""
+    for number, raw in enumerate(parts, start=1):
+        data = prepare(raw).data
+        target = container.uploads.request_upload(
+            caller, UploadRequest(agent, session_id, project, number, len(data))
+        )
+        container.blobs.put(target.key, data, "application/gzip")
+        container.uploads.part_stored(target.key)
+    session = container.runner.run(caller.team_id, session_id)
+    if session is None or session.status != "learned":
+        raise SystemExit(f"ingest of {session_id} failed: {session and session.stats.get('error')}")
+    return session
+
+
+class _Shown:
+    """The recall service as the MCP tool calls it, keeping what the last call found: the memories
+    behind the shown hits, whole (an excerpt's view carries no id to look it up by)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.memories = inner, []
+
+    def recall(self, *args, **kwargs):
+        result = self.inner.recall(*args, **kwargs)
+        self.memories = [h.memory for h in result.hits]
+        return result
+
+
+def mcp_recall(container, team_id: str, project: str, limit: int = RECALL_LIMIT):
+    """`recall(question) -> (text, tokens, hits, memories)`: the MCP `recall` tool's answer as the JSON
+    text an agent is shown, its token count, its hits in rank order and the memories behind them."""
+    spec = {s.name: s for s in tool_specs(with_context=True)}["recall"]
+    shown = _Shown(container.recall)
+    services = replace(ToolServices.from_container(container), recall=shown)
+    reader = Principal(team_id, "dev", "k", frozenset({KeyScope.READ}))
+
+    def recall(question: str) -> tuple[str, int, list[dict], list]:
+        args = spec.args.model_validate({"query": question, "project": project, "limit": limit})
+        payload = spec.run(services, reader, args)
+        text = json.dumps(payload, ensure_ascii=False, default=str)
+        return text, count_many([text])[0], payload.get("hits", []), shown.memories
+
+    return recall
+
+
+def contains_any(text: str, needles: list[str]) -> bool:
     low = text.lower()
     return any(n.lower() in low for n in needles)
 
@@ -90,56 +137,37 @@ def _evaluate(container, transcript: Path, questions: list[dict], project: str, 
     session_id = "bench-" + transcript.stem[:40]
 
     t0 = time.perf_counter()
-    for number, part in enumerate(_parts(transcript), start=1):
-        data = prepare(part.read_bytes()).data
-        target = container.uploads.request_upload(
-            caller, UploadRequest(agent, session_id, project, number, len(data))
-        )
-        container.blobs.put(target.key, data, "application/gzip")
-        container.uploads.part_stored(target.key)
-    session = container.runner.run(team.id, session_id)
+    parts = [p.read_bytes() for p in _parts(transcript)]
+    ingest_session(container, caller, agent, session_id, project, parts)
     ingest_s = time.perf_counter() - t0
-    if session is None or session.status != "learned":
-        raise SystemExit(f"ingest failed: {session and session.stats.get('error')}")
 
     flt = MemoryFilter(project=project)
     memories = [m for m in container.pipeline.memory_repo.iter_team(team.id) if flt.admits(m)]
     by_kind = Counter(m.kind.value for m in memories)
 
-    tools = {spec.name: spec for spec in tool_specs(with_context=True)}
-    services = ToolServices.from_container(container)
-    reader = Principal(team.id, "dev", "k", frozenset({KeyScope.READ}))
-
-    def recall(question: str) -> tuple[str, int, list[dict]]:
-        spec = tools["recall"]
-        args = spec.args.model_validate({"query": question, "project": project, "limit": RECALL_LIMIT})
-        payload = spec.run(services, reader, args)
-        text = json.dumps(payload, ensure_ascii=False, default=str)
-        return text, count_many([text])[0], payload.get("hits", [])
-
+    recall = mcp_recall(container, team.id, project)
     context = container.context.assemble(caller, project, agent, CONTEXT_BUDGET)
 
     rows = []
     recall_tokens = []
     for q in questions:
         if q["kind"] == "negative":
-            _, tokens, hits = recall(q["question"])
+            _, tokens, hits, _ = recall(q["question"])
             rows.append({"id": q["id"], "kind": "negative", "passed": not hits, "shown": len(hits)})
             continue
-        text, tokens, hits = recall(q["question"])
+        text, tokens, hits, found = recall(q["question"])
         recall_tokens.append(tokens)
         prompt_block = container.context.relevant(caller, project, q["question"]).markdown
-        hit = _hit(text, q["must_contain"])
-        in_store = any(_hit(m.content + " " + (m.title or ""), q["must_contain"]) for m in memories)
-        by_id = {m.id: m for m in memories}
-        in_hits = any(_hit(by_id[h["id"]].content, q["must_contain"]) for h in hits if h.get("id") in by_id)
+        hit = contains_any(text, q["must_contain"])
+        in_store = any(contains_any(m.content + " " + (m.title or ""), q["must_contain"]) for m in memories)
+        in_hits = any(contains_any(m.content, q["must_contain"]) for m in found)
         rows.append(
             {
                 "id": q["id"],
                 "kind": q["kind"],
                 "recall": hit,
-                "context": _hit(context.markdown, q["must_contain"]),
-                "prompt": _hit(prompt_block, q["must_contain"]),
+                "context": contains_any(context.markdown, q["must_contain"]),
+                "prompt": contains_any(prompt_block, q["must_contain"]),
                 "cause": None
                 if hit
                 else "cut from the snippet"

@@ -2,7 +2,7 @@
 
 Each conversation gets its own SQLite store holding one team and one project; every dialog turn is one
 "episode" memory written with the SQLite repository and indexed by `MemoryIndexer`, exactly as local
-mode does. Each question is one `RecallService.recall(team, question, project filter, limit=20)` call,
+mode does. Each question is one `RecallService.recall(reader, question, project filter, limit=20)` call,
 timed end to end (query embedding, both legs, fusion, hydration, access recording).
 
 `--scale N` adds a latency-only run: one team holding every turn of every conversation plus synthetic
@@ -38,7 +38,15 @@ from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.repositories import SqliteMemoryRepository, SqliteRelationRepository
 from cairn.adapters.local.search import SqliteSearchIndex
 from cairn.domain.ids import new_id
-from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, content_hash
+from cairn.domain.models import (
+    KeyScope,
+    Memory,
+    MemoryFilter,
+    MemoryKind,
+    Principal,
+    Provenance,
+    content_hash,
+)
 from cairn.services.indexing import MemoryIndexer
 from cairn.services.recall import RecallService, RecallTuning
 
@@ -172,6 +180,11 @@ class Store:
     dia_of: dict[str, str]  # memory id -> dia id
     now: datetime  # the clock recall runs at: just after the last write
 
+    @property
+    def reader(self) -> Principal:
+        """Who recalls: a member of the store's team with a read key."""
+        return Principal(self.team_id, "reader", "key_reader", frozenset({KeyScope.READ}))
+
 
 def build_store(
     path: Path, sample_id: str, turns: Sequence[Turn], embedder: CachedEmbedder, dated: bool = False
@@ -244,7 +257,7 @@ def evaluate(
         flt = MemoryFilter(project=store.project)
         for q in conv.questions:
             t0 = time.perf_counter()
-            result = service.recall(store.team_id, q.text, flt, limit=max(KS))
+            result = service.recall(store.reader, q.text, flt, limit=max(KS))
             latencies.append((time.perf_counter() - t0) * 1000)
             ranked = [store.dia_of.get(h.memory.id) for h in result.hits]
             per_cat[q.category].append([len(q.evidence & set(ranked[:k])) / len(q.evidence) for k in KS])
@@ -314,14 +327,14 @@ def scale_run(
     flt = MemoryFilter(project=store.project)
     questions = [q.text for c in convs for q in c.questions]
     for q in questions[:20]:  # warm-up: the first query builds the vector matrix, first pages load
-        service.recall(store.team_id, q, flt, limit=20)
+        service.recall(store.reader, q, flt, limit=20)
     wall = np.full((rounds, len(questions)), np.nan)
     cpu = np.full((rounds, len(questions)), np.nan)
     load_before = os.getloadavg()[0]
     for r in range(rounds):
         for i, q in enumerate(questions):
             t0, c0 = time.perf_counter(), time.process_time()
-            service.recall(store.team_id, q, flt, limit=20)
+            service.recall(store.reader, q, flt, limit=20)
             wall[r, i] = (time.perf_counter() - t0) * 1000
             cpu[r, i] = (time.process_time() - c0) * 1000
     load = (load_before + os.getloadavg()[0]) / 2

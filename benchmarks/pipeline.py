@@ -26,9 +26,9 @@ from cairn.bootstrap import build_container, shared_embedder
 from cairn.capture.upload import prepare
 from cairn.domain.models import KeyScope, Principal
 from cairn.pipeline.models import ExtractInput, SessionRef
-from cairn.pipeline.remembering.consolidation import consolidate
-from cairn.pipeline.remembering.reflection import reflect
+from cairn.pipeline.stages.consolidate import consolidate
 from cairn.pipeline.stages.ingest import chunk, extract, parse
+from cairn.pipeline.stages.reflect import reflect
 from cairn.services.uploads import UploadRequest
 from cairn.settings import Settings
 

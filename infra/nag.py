@@ -102,8 +102,21 @@ def acknowledge_findings(stack: CairnStack) -> None:
     _ack(
         stack.api.function,
         "IAM5",
-        "Presigned PUT URLs for transcript uploads, limited to the teams/ prefix; "
-        "the per-team prefix is enforced by the API when it signs.",
+        "Presigned uploads and reading the cited transcript lines, limited to the teams/ prefix; "
+        "the per-team prefix is enforced by the API when it signs or reads.",
+        [_logical("StorageTranscripts", "/teams/*")],
+    )
+    _ack(
+        stack.api.function,
+        "IAM5",
+        "A forced reprocess deletes a session's stage outputs: DeleteObject under teams/*/stages/ only.",
+        [_logical("StorageTranscripts", "/teams/*/stages/*")],
+    )
+    _ack(
+        stack.api.mcp_function,
+        "IAM5",
+        "The transcript tool reads a session's parts under the teams/ prefix; the team is enforced by "
+        "the tool before it reads.",
         [_logical("StorageTranscripts", "/teams/*")],
     )
 

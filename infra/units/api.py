@@ -14,7 +14,7 @@ from infra.config import EnvironmentConfig
 from infra.units.auth import Auth
 from infra.units.search import Search
 from infra.units.shared_layer import SharedRuntime
-from infra.units.storage import TRANSCRIPT_PREFIX, Storage
+from infra.units.storage import STAGE_OUTPUTS, TRANSCRIPT_PREFIX, Storage
 
 HEALTH_PATH = ("v1", "health")
 MCP_PATH = "mcp"
@@ -40,6 +40,8 @@ class Api(Construct):
             "CAIRN_BUCKET": storage.bucket.bucket_name,
             **search.client_environment,
         }
+        # what the API writes or presigns is encrypted with the stack's key, as the bucket default is
+        writer_environment = {"CAIRN_KMS_KEY_ID": storage.key.key_arn}
         # signs the web UI's session cookies; every API container must share it, so it lives in
         # Secrets Manager (generated at deploy, never in the template) and is read at start-up
         self.ui_secret = secretsmanager.Secret(
@@ -62,14 +64,19 @@ class Api(Construct):
             timeout=Duration.seconds(29),  # API Gateway's integration limit
             environment={
                 **environment,
+                **writer_environment,
                 "CAIRN_STATE_MACHINE_ARN": state_machine_arn,
                 "CAIRN_UI_SECRET_ARN": self.ui_secret.secret_arn,
             },
         )
         self.ui_secret.grant_read(self.function)
         storage.table.grant_read_write_data(self.function)
-        # Presigned PUT URLs are signed with this role: s3:PutObject (+ the key), nothing else on S3.
+        # Presigned uploads are signed with this role: s3:PutObject (+ the key) under teams/.
         storage.grant_blob_put(self.function, f"{TRANSCRIPT_PREFIX}*")
+        # the transcript lines a memory cites (REST and the web UI): a session's parts, listed and read
+        storage.grant_transcript_read(self.function)
+        # a forced reprocess deletes the session's stage outputs so no stage skips its work
+        storage.grant_blob_delete(self.function, STAGE_OUTPUTS)
         search.grant_http(self.function.role)  # type: ignore[arg-type]
 
         # MCP in its own function: hooks' cold starts skip the MCP SDK, and agents' tool traffic
@@ -91,6 +98,7 @@ class Api(Construct):
             },
         )
         storage.table.grant_read_write_data(self.mcp_function)
+        storage.grant_transcript_read(self.mcp_function)  # the `transcript` tool
         search.grant_http(self.mcp_function.role)  # type: ignore[arg-type]
 
         self.access_logs = logs.LogGroup(

@@ -36,7 +36,7 @@ from infra.units.storage import TRANSCRIPT_PREFIX, TRANSCRIPT_SUFFIX, Storage
 @dataclass(frozen=True)
 class Stage:
     name: str
-    writes_blobs: bool  # writes intermediate objects (normalised events, chunks, extraction results)
+    writes_blobs: bool  # writes its stage outputs (events, chunks, extraction, consolidation, reflection)
     timeout: Duration
     searches_index: bool = False  # queries OpenSearch (near-duplicate search)
 
@@ -45,8 +45,8 @@ STAGES = (
     Stage("parse", writes_blobs=True, timeout=Duration.minutes(5)),
     Stage("chunk", writes_blobs=True, timeout=Duration.minutes(5)),
     Stage("extract", writes_blobs=True, timeout=Duration.minutes(10)),
-    Stage("consolidate", writes_blobs=False, timeout=Duration.minutes(10), searches_index=True),
-    Stage("reflect", writes_blobs=False, timeout=Duration.minutes(5)),
+    Stage("consolidate", writes_blobs=True, timeout=Duration.minutes(10), searches_index=True),
+    Stage("reflect", writes_blobs=True, timeout=Duration.minutes(5)),
 )
 #: The Catch path's first step: marks the session failed so `cairn sessions` does not show it processing.
 FAIL_STAGE = Stage("fail", writes_blobs=False, timeout=Duration.minutes(1))
@@ -87,6 +87,7 @@ class Pipeline(Construct):
                 environment={
                     "CAIRN_TABLE_NAME": storage.table.table_name,
                     "CAIRN_BUCKET": storage.bucket.bucket_name,
+                    "CAIRN_KMS_KEY_ID": storage.key.key_arn,  # stage outputs under the stack's key
                     **search.client_environment,
                 },
             )

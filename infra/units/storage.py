@@ -19,6 +19,8 @@ TTL_ATTRIBUTE = "expires_at_epoch"
 #: Transcript uploads that start the learning pipeline: teams/<team>/.../<session>.jsonl.gz
 TRANSCRIPT_PREFIX = "teams/"
 TRANSCRIPT_SUFFIX = ".jsonl.gz"
+#: A session's stage outputs: teams/<team>/projects/<project>/sessions/<session>/stages/<stage>/<name>.json
+STAGE_OUTPUTS = f"{TRANSCRIPT_PREFIX}*/stages/*"
 
 
 class Storage(Construct):
@@ -117,6 +119,25 @@ class Storage(Construct):
             iam.PolicyStatement(actions=["s3:ListBucket"], resources=[self.bucket.bucket_arn])
         )
         self.key.grant(grantee, "kms:Decrypt")
+
+    def grant_transcript_read(self, grantee: iam.IGrantable) -> None:
+        """GetObject and a listing under the transcripts' prefix, and Decrypt with the key: a session's parts
+        are listed, then read (the transcript lines behind a citation)."""
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetObject"], resources=[self.bucket.arn_for_objects(f"{TRANSCRIPT_PREFIX}*")]
+            )
+        )
+        self.grant_blob_list(grantee)
+        self.key.grant(grantee, "kms:Decrypt")
+
+    def grant_blob_delete(self, grantee: iam.IGrantable, key_pattern: str) -> None:
+        """DeleteObject under ``key_pattern`` only."""
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:DeleteObject"], resources=[self.bucket.arn_for_objects(key_pattern)]
+            )
+        )
 
     def grant_blob_list(self, grantee: iam.IGrantable) -> None:
         """ListBucket under the transcripts' prefix: which keys exist, never their content."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.agents.conftest import (
+    ANSWER,
     DECISION,
     LEARNED,
     PREFERENCE,
@@ -46,6 +47,11 @@ def test_a_preference_and_a_decision_typed_in_one_session_reach_the_next_session
 
 def test_the_prompt_hook_adds_the_learned_memory_that_bears_on_the_prompt(story):
     assert any(LEARNED in block for block in prompt_blocks(story.second)), story.world.diagnostics()
+
+
+def test_a_prompt_of_several_parts_gets_the_memory_that_answers_one_of_them(story):
+    # the first prompt states a preference, records a decision and asks a question a seeded memory answers
+    assert any(ANSWER in block for block in prompt_blocks(story.first)), story.world.diagnostics()
 
 
 def test_the_model_can_call_cairns_recall_tool_and_gets_the_learned_decision_back(story):

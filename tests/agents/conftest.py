@@ -49,10 +49,14 @@ PROJECT = "github.com/acme/agents-demo"
 # what the first session's prompt says (the rules extractor learns both sentences) ...
 PREFERENCE = "Please always use pnpm instead of npm in this repository."
 DECISION = "We decided to go with PostgreSQL 16 for the orders service."
-FIRST_PROMPT = f"{PREFERENCE} {DECISION} Then look at the payments stub set-up."
+# ... and, in the same prompt, a question one seeded memory answers (a prompt of several parts)
+QUESTION = "What port does the payments stub use?"
+FIRST_PROMPT = f"{PREFERENCE} {DECISION} {QUESTION}"
 LEARNED = "PostgreSQL 16"  # what the second session's prompt hook and recall must bring back
 # ... what Cairn knows before it (seeded), and the second session's prompt
 SEEDED_FACT = "Staging deploys go through the blue-green router called heron-gateway."
+SEEDED_ANSWER = "The payments stub listens on port 4010; `make stub` starts it."
+ANSWER = "port 4010"
 SECOND_PROMPT = "Set up the orders service database the way we agreed."
 LEARN_TIMEOUT_S = 45
 RECALL = ToolCall("recall", {"query": "orders service database"}, must_contain="cairn")
@@ -363,6 +367,7 @@ def scenario(spec: AgentSpec, root: Path) -> Sessions:
     try:
         start_cairn(world)
         world.remember(SEEDED_FACT)
+        world.remember(SEEDED_ANSWER)
         warm_up(world)
         spec.configure(world)
         out.install_report = world.install()

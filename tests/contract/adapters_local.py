@@ -8,12 +8,7 @@ from pathlib import Path
 
 from cairn.adapters.local.blobs import FilesystemBlobStore
 from cairn.adapters.local.db import SqliteDatabase
-from cairn.adapters.local.repositories import (
-    SqliteMemoryRepository,
-    SqliteRelationRepository,
-    SqliteSessionRepository,
-    SqliteTeamRepository,
-)
+from cairn.adapters.local.repositories import sqlite_repositories
 
 from tests.contract.registry import Stores, provides
 
@@ -25,11 +20,9 @@ def sqlite_stores():
     with tempfile.TemporaryDirectory() as tmp:
         db = SqliteDatabase(Path(tmp) / "cairn.db")
         try:
+            repos = sqlite_repositories(db)
             yield Stores(
-                memories=SqliteMemoryRepository(db),
-                relations=SqliteRelationRepository(db),
-                sessions=SqliteSessionRepository(db),
-                teams=SqliteTeamRepository(db),
+                memories=repos.memories, relations=repos.relations, sessions=repos.sessions, teams=repos.teams
             )
         finally:
             db.close()

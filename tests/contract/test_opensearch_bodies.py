@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from cairn.adapters.aws import opensearch_bodies as b
 from cairn.adapters.aws.opensearch_bodies import (
     MAX_QUERY_WORDS,
     VECTOR_FIELD,
@@ -172,3 +173,25 @@ def test_a_document_carries_the_filter_fields_and_omits_a_missing_vector():
     assert doc["team_id"] == TEAM and doc["session_id"] == "ses_1" and doc["tags"] == ["py"]
     assert doc["current"] is False
     assert document(m, (0.1, 0.2))[VECTOR_FIELD] == [0.1, 0.2]
+
+
+def _knn_response(*scored: tuple[str, float]) -> dict:
+    return {"hits": {"hits": [{"_source": {"memory_id": m}, "_score": s} for m, s in scored]}}
+
+
+def test_a_cosinesimil_knn_score_is_handed_on_as_the_cosine_it_encodes():
+    # OpenSearch k-NN docs, "Spaces" (docs.opensearch.org/latest/mappings/supported-field-types/knn-spaces/):
+    # cosinesimil has d = 1 - cos and score = (2 - d) / 2 = (1 + cos) / 2
+    assert b.SPACE_TYPE == "cosinesimil"
+    for cos in (1.0, 0.9, 0.5, 0.25, 0.0, -0.3, -1.0):
+        documented = (2 - (1 - cos)) / 2
+        ((_, handed_on),) = b.knn_hits(_knn_response(("m1", documented)))
+        assert handed_on == pytest.approx(cos, abs=1e-9)
+
+
+def test_knn_hits_keep_the_engines_order_and_clamp_rounding_past_the_ends():
+    response = _knn_response(("a", 1.0000001), ("b", 0.55), ("c", -0.0000001))
+    assert [m for m, _ in b.knn_hits(response)] == ["a", "b", "c"]
+    assert b.knn_hits(response)[0][1] == 1.0 and b.knn_hits(response)[2][1] == -1.0
+    # the lexical leg's BM25 score is the engine's own, unconverted
+    assert b.hits(response)[1] == ("b", 0.55)

@@ -423,3 +423,61 @@ def test_the_scheduled_upload_sweep_runs_and_leaves_a_session_whose_upload_url_i
     assert isinstance(answer["expired"], int)
     with team_a.api() as api:
         assert api.get(f"/v1/sessions/{session_id}").json()["status"] == "received"
+
+
+def _cookies(response: httpx.Response) -> str:
+    return "; ".join(c.split(";", 1)[0] for c in response.headers.get_list("set-cookie"))
+
+
+def test_cited_transcript_lines_open_over_rest_mcp_and_the_web_ui(aws, stack, team_a, learned):
+    session_id = learned["session_id"]
+    with team_a.api() as api:
+        rest = api.get(f"/v1/sessions/{session_id}/transcript", params={"line_start": 1, "line_end": 3})
+        assert rest.status_code == 200, rest.text[:500]
+        assert rest.json()["session_id"] == session_id and rest.json()["lines"]
+    # the web UI: sign in with the key (the login form's CSRF token), then the transcript page. The
+    # cookies are sent by hand: their path is the stage's (/<stage>/ui), which LocalStack's path-style
+    # URL (/_aws/execute-api/<id>/<stage>/...) does not start with, so a client would not send them
+    with httpx.Client(base_url=team_a.api_url, timeout=60) as browser:
+        form = browser.get("/ui/login")
+        csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
+        assert csrf, form.text[:500]
+        signed_in = browser.post(
+            "/ui/login", data={"csrf": csrf.group(1), "key": team_a.key}, headers={"Cookie": _cookies(form)}
+        )
+        assert signed_in.status_code in (200, 303), signed_in.text[:300]
+        page = browser.get(
+            f"/ui/sessions/{session_id}/transcript",
+            params={"line_start": 1, "line_end": 3},
+            headers={"Cookie": _cookies(signed_in)},
+        )
+    assert page.status_code == 200, page.text[:500]
+    assert "Sign in" not in page.text[:2000]
+    tool = mcp_call(team_a, "transcript", {"session_id": session_id, "line_start": 1, "line_end": 3})
+    assert tool["session_id"] == session_id and tool["lines"]
+    # the part was uploaded through the presigned POST: SSE-KMS with the stack's key, not SSE-S3
+    [key] = learned["session"]["transcript_keys"]
+    head = aws("s3").head_object(Bucket=stack["outputs"]["BucketName"], Key=key)
+    assert head["ServerSideEncryption"] == "aws:kms", head
+
+
+def test_a_forced_reprocess_runs_the_session_again_through_the_state_machine(aws, stack, team_a, learned):
+    session_id = learned["session_id"]
+    sfn = aws("stepfunctions")
+    machine = stack["outputs"]["StateMachineArn"]
+    with team_a.api() as api:
+        started = api.post(f"/v1/sessions/{session_id}/reprocess", json={"force": True})
+    assert started.status_code == 202, started.text[:500]
+
+    def reprocessed() -> list[str] | None:
+        pages = sfn.get_paginator("list_executions").paginate(stateMachineArn=machine)
+        mine = [e for page in pages for e in page["executions"] if e["name"].startswith("reprocess-")]
+        mine = [
+            e for e in mine if session_id in sfn.describe_execution(executionArn=e["executionArn"])["input"]
+        ]
+        statuses = [e["status"] for e in mine]
+        return statuses if statuses and "RUNNING" not in statuses else None
+
+    assert poll(reprocessed, 180, "the forced reprocess to end") == ["SUCCEEDED"]
+    with team_a.api() as api:
+        assert api.get(f"/v1/sessions/{session_id}").json()["status"] == "learned"

@@ -28,6 +28,7 @@ EXPECTED_ENV = {
         "CAIRN_EMBEDDING_DIM",
         "CAIRN_STATE_MACHINE_ARN",
         "CAIRN_UI_SECRET_ARN",
+        "CAIRN_KMS_KEY_ID",
     },
     ("cairn-mcp", "handler.handler"): {
         "CAIRN_TABLE_NAME",
@@ -53,6 +54,7 @@ EXPECTED_ENV = {
         ("cairn-pipeline", f"handler.{stage}"): {
             "CAIRN_TABLE_NAME",
             "CAIRN_BUCKET",
+            "CAIRN_KMS_KEY_ID",
             "CAIRN_EMBEDDING_DIM",
             "CAIRN_OPENSEARCH_ENDPOINT",
             "CAIRN_OPENSEARCH_INDEX_PREFIX",

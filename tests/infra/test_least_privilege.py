@@ -55,29 +55,51 @@ def test_only_the_api_the_mcp_endpoint_the_indexer_and_the_consolidate_stage_may
     }
 
 
-def test_api_may_put_transcripts_under_teams_for_presigned_uploads_but_not_read_or_delete_them(synth):
+def _s3_statements(synth, service: str) -> dict[str, list[dict]]:
+    by_action: dict[str, list[dict]] = {}
+    for st in _statements(synth, service):
+        for action in actions_of([st]):
+            if action.startswith("s3:"):
+                by_action.setdefault(action, []).append(st)
+    return by_action
+
+
+def test_api_puts_and_reads_transcripts_under_teams_and_deletes_only_stage_outputs(synth):
+    s3 = _s3_statements(synth, "cairn-api")
+    assert set(s3) == {"s3:PutObject", "s3:GetObject", "s3:ListBucket", "s3:DeleteObject"}
+    # presigned uploads, the cited transcript lines, and a forced reprocess's clearing of stage outputs
+    assert all("/teams/*" in str(st["Resource"]) for st in s3["s3:PutObject"] + s3["s3:GetObject"])
+    (listing,) = s3["s3:ListBucket"]
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": ["teams/*"]}}
+    (delete,) = s3["s3:DeleteObject"]
+    assert "/teams/*/stages/*" in str(delete["Resource"])
     statements = _statements(synth, "cairn-api")
-    s3_statements = [s for s in statements if any(a.startswith("s3:") for a in actions_of([s]))]
-    assert actions_of(s3_statements) == {"s3:PutObject"}
-    (put,) = s3_statements
-    assert "/teams/*" in str(put["Resource"])
+    assert {"kms:Decrypt", "kms:GenerateDataKey"} <= actions_of(statements)
     assert {"dynamodb:PutItem", "dynamodb:Query"} <= actions_of(statements)
     assert "states:StartExecution" in actions_of(statements)
 
 
-def test_pipeline_stages_use_the_table_and_read_transcripts_and_only_parse_chunk_extract_write_blobs(
-    synth,
-):
+def test_every_pipeline_stage_reads_and_writes_its_stage_outputs_and_consolidate_alone_searches(synth):
     for stage in PIPELINE_STAGES:
         actions = _actions(synth, "cairn-pipeline", f"handler.{stage}")
         assert {"dynamodb:PutItem", "dynamodb:Query", "s3:GetObject", "kms:Decrypt"} <= actions, stage
-        assert ("s3:PutObject" in actions) == (stage in ("parse", "chunk", "extract")), stage
+        # consolidate and reflect write their results next to the others' (consolidate/, reflect/)
+        assert {"s3:PutObject", "kms:GenerateDataKey"} <= actions, stage
         es = {a for a in actions if a.startswith("es:")}
         # consolidate looks for near-duplicates in the index; no stage may write to it
         assert es == (
             {"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost"} if stage == "consolidate" else set()
         ), stage
         assert "s3:DeleteObject" not in actions
+
+
+def test_functions_that_write_the_bucket_are_told_the_stacks_key(synth):
+    template = synth.json["dev"]
+    writers = [("cairn-api", None)] + [("cairn-pipeline", f"handler.{s}") for s in PIPELINE_STAGES]
+    for service, handler in writers:
+        _, fn = function_by_service(template, service, handler)
+        key_id = fn["Properties"]["Environment"]["Variables"]["CAIRN_KMS_KEY_ID"]
+        assert "Fn::GetAtt" in key_id and key_id["Fn::GetAtt"][1] == "Arn", (service, handler)
 
 
 def test_no_role_is_granted_service_wide_wildcard_actions(synth):
@@ -87,10 +109,12 @@ def test_no_role_is_granted_service_wide_wildcard_actions(synth):
                 assert not action.endswith(":*") and action != "*", action
 
 
-def test_the_mcp_function_uses_the_table_and_the_index_but_never_transcripts_or_the_pipeline(synth):
+def test_the_mcp_function_reads_transcript_lines_but_never_writes_blobs_or_starts_the_pipeline(synth):
     actions = _actions(synth, "cairn-mcp")
-    assert {"dynamodb:PutItem", "dynamodb:Query", "es:ESHttpPost"} <= actions
-    assert not {a for a in actions if a.startswith(("s3:", "states:"))}
+    assert {"dynamodb:PutItem", "dynamodb:Query", "es:ESHttpPost", "kms:Decrypt"} <= actions
+    assert {a for a in actions if a.startswith("s3:")} == {"s3:GetObject", "s3:ListBucket"}
+    assert not {a for a in actions if a.startswith("states:")}
+    assert "kms:GenerateDataKey" not in actions
 
 
 def test_the_upload_sweep_updates_sessions_and_lists_transcript_keys_but_never_reads_or_writes_them(synth):

@@ -10,6 +10,7 @@ from cairn.bootstrap import build_container
 from cairn.settings import Settings
 from fastapi.testclient import TestClient
 
+from tests.integration.capture_helpers import Served
 from tests.live import free_port, serving
 
 
@@ -58,3 +59,19 @@ def live_server(container):
     container.settings.port = port
     with serving(create_app(container), port, ready_s=10) as url:
         yield url
+
+
+@pytest.fixture
+def server(tmp_path):
+    """A real embedded server on a socket, with a team and its admin key (`Served`), for one test."""
+    served = Served(tmp_path / "server-home")
+    yield served
+    served.close()
+
+
+@pytest.fixture(scope="module")
+def module_server(tmp_path_factory):
+    """The same, shared by a module's tests (read-only ones, or ones that make their own data)."""
+    served = Served(tmp_path_factory.mktemp("served") / "home")
+    yield served
+    served.close()

@@ -3,7 +3,7 @@
 import pytest
 from cairn.adapters.aws.opensearch import OpenSearchIndex
 from cairn.bootstrap import build_container, shared_embedder
-from cairn.domain.models import MemoryFilter
+from cairn.domain.models import KeyScope, MemoryFilter, Principal
 from cairn.settings import Settings
 
 from tests.contract.adapters_aws import (
@@ -43,7 +43,9 @@ def test_aws_recall_sends_one_msearch_per_query(monkeypatch):
                 return real_msearch(self, *args, **kwargs)
 
             monkeypatch.setattr(client_type, "msearch", counted_msearch)  # observe, not replace
-            container.recall.recall("team_a", "which port?", MemoryFilter(), 10)
+            container.recall.recall(
+                Principal("team_a", "dev", "k", frozenset({KeyScope.READ})), "which port?", MemoryFilter(), 10
+            )
             assert isinstance(container.recall._index, OpenSearchIndex)
             assert len(calls) == 1
     finally:

@@ -11,18 +11,10 @@ import zstandard
 from cairn.capture import worker
 from cairn.capture.hook import run_hook
 
-from tests.integration.capture_helpers import Served
 from tests.integration.pipeline_helpers import codex_rollout
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SID = "019c9999-aaaa-7bbb-8ccc-0123456789ab"
-
-
-@pytest.fixture
-def server(tmp_path):
-    served = Served(tmp_path / "server-home")
-    yield served
-    served.close()
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.capture_helpers import Served, hook_env, run_hook, wait_for_worker
+from tests.integration.capture_helpers import hook_env, run_hook, wait_for_worker
 from tests.integration.pipeline_helpers import bash_turns, claude_transcript
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -16,13 +16,6 @@ SECRETS = {
     "password": "hunter2xyz9Q",
     "url_password": "S3cr3tPassw0rd",
 }
-
-
-@pytest.fixture
-def server(tmp_path):
-    served = Served(tmp_path / "server-home")
-    yield served
-    served.close()
 
 
 def test_secrets_in_a_transcript_never_reach_the_server_side(tmp_path, server):

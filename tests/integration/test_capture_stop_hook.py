@@ -12,7 +12,6 @@ import time
 import pytest
 
 from tests.integration.capture_helpers import (
-    Served,
     closed_port_url,
     hook_env,
     outbox,
@@ -23,13 +22,6 @@ from tests.integration.pipeline_helpers import bash_turns, claude_transcript
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SESSION = "cap-1"
-
-
-@pytest.fixture
-def server(tmp_path):
-    served = Served(tmp_path / "server-home")
-    yield served
-    served.close()
 
 
 def test_stop_hook_with_server_down_then_up_delivers_everything(tmp_path, server):

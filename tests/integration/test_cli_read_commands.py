@@ -13,7 +13,7 @@ import pytest
 from cairn.cli.main import app
 from typer.testing import CliRunner
 
-from tests.integration.capture_helpers import Served, hook_env
+from tests.integration.capture_helpers import hook_env
 from tests.integration.pipeline_helpers import claude_transcript
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -21,20 +21,13 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    served = Served(tmp_path_factory.mktemp("served") / "home")
-    yield served
-    served.close()
-
-
 @pytest.fixture
-def cli(server, tmp_path, monkeypatch):
+def cli(module_server, tmp_path, monkeypatch):
     for name in ("CAIRN_URL", "CAIRN_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CAIRN_HOME", str(tmp_path / "cli-home"))
-    monkeypatch.setenv("CAIRN_URL", server.url)
-    monkeypatch.setenv("CAIRN_API_KEY", server.key)
+    monkeypatch.setenv("CAIRN_URL", module_server.url)
+    monkeypatch.setenv("CAIRN_API_KEY", module_server.key)
 
     def run(*args: str, code: int = 0):
         result = runner.invoke(app, list(args))
@@ -59,11 +52,11 @@ def test_remember_json_is_the_stored_memory(cli):
     assert {"provenance", "superseded_by", "valid_to", "access_count", "details"} <= m.keys()
 
 
-def test_status_json_has_the_server_health_identity_and_project(cli, server):
+def test_status_json_has_the_server_health_identity_and_project(cli, module_server):
     d = doc(cli("status", "--json"))
     assert set(d) == {"url", "health", "whoami", "project"}
-    assert d["url"] == server.url and d["health"]["status"] == "ok"
-    assert d["whoami"]["team_id"] == server.team_id and "admin" in d["whoami"]["scopes"]
+    assert d["url"] == module_server.url and d["health"]["status"] == "ok"
+    assert d["whoami"]["team_id"] == module_server.team_id and "admin" in d["whoami"]["scopes"]
 
 
 def test_recall_json_is_the_search_reply(cli):
@@ -98,15 +91,17 @@ def test_list_filters_like_the_api(cli):
     assert all(m["scope"] == "team" for m in team)
 
 
-def test_show_prints_everything_about_a_memory_and_json_has_memory_and_relations(cli, server):
+def test_show_prints_everything_about_a_memory_and_json_has_memory_and_relations(cli, module_server):
     old = remember(cli, "CI runs on Jenkins", "show-p")
     other = remember(cli, "Builds take 12 minutes", "show-p")
-    headers = {"Authorization": f"Bearer {server.key}"}
+    headers = {"Authorization": f"Bearer {module_server.key}"}
     body = {**{k: old[k] for k in ("kind", "scope", "project")}, "content": "CI runs on GitHub Actions"}
-    new = httpx.post(f"{server.url}/v1/memories/{old['id']}/supersede", json=body, headers=headers).json()
+    new = httpx.post(
+        f"{module_server.url}/v1/memories/{old['id']}/supersede", json=body, headers=headers
+    ).json()
     new_id = new["memory"]["id"]
     rel = {"source_id": new_id, "predicate": "relates-to", "target_id": other["id"]}
-    assert httpx.post(f"{server.url}/v1/relations", json=rel, headers=headers).status_code == 201
+    assert httpx.post(f"{module_server.url}/v1/relations", json=rel, headers=headers).status_code == 201
 
     d = doc(cli("show", new_id, "--json"))
     assert set(d) == {"memory", "relations"} and d["memory"]["id"] == new_id
@@ -147,7 +142,7 @@ def test_apikey_list_json_has_every_key_and_no_hash(cli):
     assert all("key_hash" not in k for k in d["items"])
 
 
-def test_sessions_json_and_ingest_wait_shows_each_stage(cli, server, tmp_path):
+def test_sessions_json_and_ingest_wait_shows_each_stage(cli, module_server, tmp_path):
     path = tmp_path / "s.jsonl"
     turns = [("user", "We decided to use Redis for the job queue."), ("assistant", "Noted: Redis for jobs.")]
     path.write_bytes(claude_transcript("stages-1", turns, cwd="/nowhere/on/this/machine/shop"))
@@ -174,9 +169,9 @@ def test_text_is_cut_only_with_an_ellipsis_and_full_prints_it_whole(cli):
     assert "END" in cli("recall", "word", "--project", "cut-p", "--full").stdout
 
 
-def test_ids_are_whole_on_a_narrow_terminal(cli, server, tmp_path):
+def test_ids_are_whole_on_a_narrow_terminal(cli, module_server, tmp_path):
     m = remember(cli, "narrow terminals keep ids whole " * 5, "narrow-p")
-    env = hook_env(tmp_path / "h", server.url, server.key, COLUMNS="40")
+    env = hook_env(tmp_path / "h", module_server.url, module_server.key, COLUMNS="40")
     for args in (["recall", "narrow terminals", "--project", "narrow-p"], ["apikey", "list"], ["list"]):
         proc = subprocess.run(
             [sys.executable, "-m", "cairn.cli.main", *args],
@@ -209,9 +204,12 @@ def test_help_shows_every_kind_whole(cli):
     assert "…" not in text
 
 
-def test_the_server_logs_one_line_per_failed_request(server, caplog):
+def test_the_server_logs_one_line_per_failed_request(module_server, caplog):
     with caplog.at_level(logging.WARNING, logger="cairn.requests"):
-        httpx.get(f"{server.url}/v1/memories/mem_nope", headers={"Authorization": f"Bearer {server.key}"})
-        httpx.get(f"{server.url}/v1/health")
+        httpx.get(
+            f"{module_server.url}/v1/memories/mem_nope",
+            headers={"Authorization": f"Bearer {module_server.key}"},
+        )
+        httpx.get(f"{module_server.url}/v1/health")
     lines = [r.getMessage() for r in caplog.records if r.name == "cairn.requests"]
     assert lines == ["GET /v1/memories/mem_nope -> 400 'mem_nope' is not a valid mem id"]

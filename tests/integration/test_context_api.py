@@ -106,6 +106,38 @@ def test_prompt_context_shows_the_part_of_a_long_memory_that_bears_on_the_prompt
     assert "clock skew exceeds 300 seconds" in md and "[mem_" in md
 
 
+# a preference stated, a decision recorded and a question asked, as a person types them in one prompt
+SEVERAL_PARTS = (
+    "Please always use pnpm instead of npm in this repository. "
+    "We decided to go with PostgreSQL 16 for the orders service. What port does the payments stub use?"
+)
+
+
+def test_a_prompt_of_several_parts_gets_the_memory_that_answers_one_of_them(api, team_a):
+    m = _remember(
+        api, team_a, kind="fact", content="The payments stub listens on port 4010; `make stub` starts it."
+    )
+    _remember(api, team_a, kind="preference", content="Use tabs in Makefiles")
+    body = api.get(
+        "/v1/context/prompt", params={"project": P, "prompt": SEVERAL_PARTS}, headers=team_a.headers
+    ).json()
+    assert m["id"] in body["memory_ids"] and "port 4010" in body["markdown"]
+
+
+def test_a_prompt_of_several_parts_none_of_which_the_store_knows_gets_nothing(api, team_a):
+    _remember(
+        api, team_a, kind="fact", content="The payments stub listens on port 4010; `make stub` starts it."
+    )
+    prompt = (
+        "We decided to go with PostgreSQL 16 for the orders service. "
+        "Which Grafana dashboard shows its latency?"
+    )
+    body = api.get(
+        "/v1/context/prompt", params={"project": P, "prompt": prompt}, headers=team_a.headers
+    ).json()
+    assert body["memory_ids"] == [] and body["markdown"] == ""
+
+
 def test_prompt_context_of_another_team_is_empty(api, team_a, team_b):
     _remember(api, team_a, kind="decision", content="Payments retry with exponential backoff")
     body = api.get(

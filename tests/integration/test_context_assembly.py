@@ -363,6 +363,31 @@ def test_a_summarys_to_do_list_the_session_went_on_to_work_through_is_not_recent
     assert "Push the branch" in md and "duplicate key" not in md
 
 
+def test_a_compaction_summarys_retelling_is_not_copied_into_the_block_but_what_it_found_is(store):
+    # sections pipeline.signals makes of Claude Code's "This session is being continued from a previous
+    # conversation…" summary: the user's messages retold (tagged so), what went wrong, what is left
+    store.add(
+        title="Session summary: All User Messages",
+        content='- "can you check the deploy on the map host?"\n- "why is the map so slow?"',
+        tags=("summary", "retold"),
+    )
+    store.add(
+        kind=MemoryKind.EPISODE,
+        title="Session summary: Errors and fixes",
+        content="nginx returned 404 for /api/, fixed with a location block",
+        tags=("summary",),
+    )
+    store.add(
+        kind=MemoryKind.EPISODE,
+        title="Session summary: Pending Tasks",
+        content="Verify the logo shows on the assistant page",
+        tags=("summary", "open"),
+    )
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert "Verify the logo" in md and "location block" in md
+    assert "All User Messages" not in md and "check the deploy" not in md
+
+
 def test_a_procedure_the_checks_already_list_is_left_out_but_a_fix_that_reruns_a_check_stays(store):
     store.add(
         kind=MemoryKind.PROCEDURE,

@@ -19,7 +19,7 @@ from cairn.cli.hooks_context import detect_agent as context_agent
 from cairn.domain.models import KeyScope, MemoryFilter, MemoryKind, Principal
 from cairn.services.memories import NewMemory
 
-from tests.integration.capture_helpers import Served, hook_env, run_hook, wait_for_worker
+from tests.integration.capture_helpers import hook_env, run_hook, wait_for_worker
 from tests.paths import TRANSCRIPTS
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -32,13 +32,6 @@ PROJECT = "github.com/acme/shop"
 
 def payload(event: str, **fields) -> dict:
     return json.loads((EVENTS / f"copilot_cli_{event}.json").read_text()) | fields
-
-
-@pytest.fixture
-def server(tmp_path):
-    served = Served(tmp_path / "server-home")
-    yield served
-    served.close()
 
 
 @pytest.fixture

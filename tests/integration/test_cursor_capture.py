@@ -11,18 +11,11 @@ import json
 import pytest
 from cairn.domain.models import KeyScope, MemoryFilter, Principal
 
-from tests.integration.capture_helpers import Served, hook_env, run_hook, wait_for_worker
+from tests.integration.capture_helpers import hook_env, run_hook, wait_for_worker
 from tests.unit.test_parsers_cursor import SESSION, jsonl
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 CID = "8e6f2a1c-3b4d-4c5e-9f7a-1b2c3d4e5f60"
-
-
-@pytest.fixture
-def server(tmp_path):
-    served = Served(tmp_path / "server-home")
-    yield served
-    served.close()
 
 
 @pytest.mark.parametrize("layout", ["flat", "nested"])

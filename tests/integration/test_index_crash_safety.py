@@ -96,7 +96,9 @@ def test_kill_9_during_writes_leaves_every_acknowledged_memory_searchable_and_no
         assert set(stored) == set(acknowledged)
         for memory_id in acknowledged[:: max(1, len(acknowledged) // 10)]:
             m = stored[memory_id]
-            hits = c.recall.recall(team.id, m.content, MemoryFilter(project="p"), limit=5).hits
+            hits = c.recall.recall(
+                c.keys.authenticate(secret), m.content, MemoryFilter(project="p"), limit=5
+            ).hits
             assert memory_id in [h.memory.id for h in hits]
     finally:
         c.close()
@@ -182,7 +184,7 @@ def test_start_up_mends_a_memory_a_crash_left_unindexed(tmp_path):
     try:
         assert c.reindex.check().total == 0
         caller = c.keys.authenticate(secret)
-        hits = c.recall.recall(team.id, "payments stub port", MemoryFilter(project="p", member=caller.member))
+        hits = c.recall.recall(caller, "payments stub port", MemoryFilter(project="p"))
         assert loose in [h.memory.id for h in hits.hits]
         # re-sending it dedups to the mended memory, which is now found (it used to stay unfindable)
         again = c.memories.remember(

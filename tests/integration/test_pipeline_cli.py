@@ -7,17 +7,10 @@ import sys
 
 import pytest
 
-from tests.integration.capture_helpers import Served, hook_env
+from tests.integration.capture_helpers import hook_env
 from tests.integration.pipeline_helpers import CLAUDE_FIXTURE, claude_transcript
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-@pytest.fixture
-def server(tmp_path):
-    served = Served(tmp_path / "server-home")
-    yield served
-    served.close()
 
 
 def cairn(env, *args, timeout=300):

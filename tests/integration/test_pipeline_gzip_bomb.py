@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 from cairn.domain.errors import InvalidInput, PayloadTooLarge
-from cairn.pipeline.stages.ingest import _gunzip_capped, join_parts
+from cairn.pipeline.reading.parts import _gunzip_capped, join_parts
 
 from tests.integration.pipeline_helpers import claude_transcript, learn
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 from cairn.pipeline.learning.llm import LlmExtractor, LlmUnavailable
-from cairn.pipeline.learning.llm_queue import queued, requeue
 from cairn.pipeline.models import SessionRef
+from cairn.pipeline.running.llm_queue import queued, requeue
 
 from tests.fakes.llm import FakeLlmClient, answer
 from tests.integration.pipeline_helpers import bash_turns, claude_transcript, learn, memories_of

@@ -11,13 +11,14 @@ from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.repositories import SqliteMemoryRepository, SqliteRelationRepository
 from cairn.adapters.local.search import SqliteSearchIndex
 from cairn.domain.errors import InvalidInput, Unavailable
-from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Relation, Scope
+from cairn.domain.models import KeyScope, Memory, MemoryFilter, MemoryKind, Principal, Relation, Scope
 from cairn.services.indexing import MemoryIndexer
 from cairn.services.recall import RecallService, RecallTuning
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TEAM = "team_a"
+ALICE = Principal(TEAM, "alice", "key_a", frozenset({KeyScope.READ}))
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
 FACTS = {
@@ -73,14 +74,14 @@ def top_ids(result) -> list[str]:
 
 
 def test_a_memory_is_recalled_by_its_keywords(stack):
-    result = stack.service().recall(TEAM, "which linter do we use? ruff?", MemoryFilter(project="proj"))
+    result = stack.service().recall(ALICE, "which linter do we use? ruff?", MemoryFilter(project="proj"))
     assert top_ids(result)[0] == "m-lint"
     assert result.hits[0].lexical_rank == 1
     assert result.degraded is None
 
 
 def test_a_memory_is_recalled_by_meaning_without_shared_words(stack):
-    result = stack.service().recall(TEAM, "what pet does she own", MemoryFilter(project="proj"), limit=2)
+    result = stack.service().recall(ALICE, "what pet does she own", MemoryFilter(project="proj"), limit=2)
     assert top_ids(result)[0] == "m-cat"
     assert result.hits[0].semantic_rank == 1
 
@@ -88,7 +89,7 @@ def test_a_memory_is_recalled_by_meaning_without_shared_words(stack):
 def test_limit_caps_the_hits_and_scores_descend(stack):
     # the floor off: this is about ranking mechanics, and the third memory is barely related
     result = stack.service(tuning=RecallTuning(floor=None)).recall(
-        TEAM, "database deploy", MemoryFilter(), limit=3
+        ALICE, "database deploy", MemoryFilter(), limit=3
     )
     assert len(result.hits) == 3
     scores = [h.score for h in result.hits]
@@ -100,7 +101,7 @@ def test_recall_is_confined_to_the_team_and_the_filter(stack):
     stack.add("m-other-project", "Postgres 16 staging database elsewhere", project="elsewhere")
     stack.add("m-bob", "Postgres staging database password hint", scope=Scope.PERSONAL, owner="bob")
     result = stack.service().recall(
-        TEAM, "staging database postgres", MemoryFilter(project="proj", member="alice"), limit=20
+        ALICE, "staging database postgres", MemoryFilter(project="proj"), limit=20
     )
     found = set(top_ids(result))
     assert "m-db" in found
@@ -114,33 +115,33 @@ def test_superseded_memories_are_left_out_unless_asked_for(stack):
     stack.indexer.index([closed])
     stack.add("m-db2", "The staging database is Postgres 17 running on Aurora")
     service = stack.service()
-    assert "m-db" not in top_ids(service.recall(TEAM, "staging database", MemoryFilter(), limit=10))
-    history = service.recall(TEAM, "staging database", MemoryFilter(include_superseded=True), limit=10)
+    assert "m-db" not in top_ids(service.recall(ALICE, "staging database", MemoryFilter(), limit=10))
+    history = service.recall(ALICE, "staging database", MemoryFilter(include_superseded=True), limit=10)
     assert {"m-db", "m-db2"} <= set(top_ids(history))
 
 
 def test_hits_the_repository_no_longer_has_are_dropped(stack):
     stack.memories.delete(TEAM, "m-lint")  # the index lags: nobody told it
-    result = stack.service().recall(TEAM, "ruff linting", MemoryFilter(), limit=10)
+    result = stack.service().recall(ALICE, "ruff linting", MemoryFilter(), limit=10)
     assert "m-lint" not in top_ids(result)
 
 
 def test_recalled_memories_get_their_access_recorded(stack):
-    stack.service().recall(TEAM, "ruff linting", MemoryFilter(), limit=1)
+    stack.service().recall(ALICE, "ruff linting", MemoryFilter(), limit=1)
     memory = stack.memories.get(TEAM, "m-lint")
     assert memory.access_count == 1
     assert memory.last_accessed_at == NOW
 
 
 def test_access_recording_can_be_switched_off(stack):
-    stack.service(record_access=False).recall(TEAM, "ruff linting", MemoryFilter(), limit=1)
+    stack.service(record_access=False).recall(ALICE, "ruff linting", MemoryFilter(), limit=1)
     assert stack.memories.get(TEAM, "m-lint").access_count == 0
 
 
 def test_a_pinned_memory_outranks_an_equally_relevant_one(stack):
     stack.add("m-a", "Kafka topic retention is seven days")
     stack.add("m-b", "Kafka topic retention is seven days", pinned=True)
-    result = stack.service().recall(TEAM, "kafka topic retention", MemoryFilter(), limit=2)
+    result = stack.service().recall(ALICE, "kafka topic retention", MemoryFilter(), limit=2)
     assert top_ids(result)[0] == "m-b"
 
 
@@ -149,7 +150,7 @@ def test_related_memories_come_in_through_the_graph(stack):
     stack.relations.add(
         Relation(id="rel-1", team_id=TEAM, source_id="m-fix", predicate="fixes", target_id="m-flaky")
     )
-    result = stack.service().recall(TEAM, "flaky payments integration test", MemoryFilter(), limit=10)
+    result = stack.service().recall(ALICE, "flaky payments integration test", MemoryFilter(), limit=10)
     via = {h.memory.id: h.via for h in result.hits}
     assert via["m-flaky"] == "search"
     assert "m-fix" in via
@@ -160,7 +161,7 @@ def test_graph_neighbours_outside_the_filter_stay_out(stack):
     stack.relations.add(
         Relation(id="rel-2", team_id=TEAM, source_id="m-secret", predicate="fixes", target_id="m-flaky")
     )
-    result = stack.service().recall(TEAM, "flaky payments integration test", MemoryFilter(member="alice"))
+    result = stack.service().recall(ALICE, "flaky payments integration test", MemoryFilter())
     assert "m-secret" not in top_ids(result)
 
 
@@ -176,7 +177,7 @@ class BrokenEmbedder:
 
 
 def test_an_embedder_failure_degrades_to_keywords_and_says_so(stack):
-    result = stack.service(embedder=BrokenEmbedder()).recall(TEAM, "ruff linting", MemoryFilter())
+    result = stack.service(embedder=BrokenEmbedder()).recall(ALICE, "ruff linting", MemoryFilter())
     assert top_ids(result)[0] == "m-lint"
     assert result.hits[0].semantic_rank is None
     assert "semantic" in result.degraded
@@ -192,7 +193,7 @@ class DownIndex:
 def test_an_unavailable_index_degrades_to_keywords_over_the_repository_and_says_so(stack):
     stack.add("m-bob", "ruff settings for bob only", scope=Scope.PERSONAL, owner="bob")
     service = RecallService(stack.memories, DownIndex(), stack.embedder, stack.relations, clock=lambda: NOW)
-    result = service.recall(TEAM, "ruff linting?", MemoryFilter(project="proj", member="alice"))
+    result = service.recall(ALICE, "ruff linting?", MemoryFilter(project="proj"))
     assert top_ids(result) == ["m-lint"]
     assert result.hits[0].lexical_rank == 1
     assert "search index unavailable" in result.degraded
@@ -201,18 +202,18 @@ def test_an_unavailable_index_degrades_to_keywords_over_the_repository_and_says_
 
 @pytest.mark.parametrize("query", ["?", '"', "AND OR NOT", "*", "(", "col:val", "🦀", "x" * 10_000])
 def test_hostile_queries_return_a_result_instead_of_raising(stack, query):
-    result = stack.service().recall(TEAM, query, MemoryFilter())
+    result = stack.service().recall(ALICE, query, MemoryFilter())
     assert result.degraded is None
 
 
 def test_a_blank_query_recalls_nothing(stack):
-    assert stack.service().recall(TEAM, "   ", MemoryFilter()).hits == ()
+    assert stack.service().recall(ALICE, "   ", MemoryFilter()).hits == ()
 
 
 @pytest.mark.parametrize("limit", [0, 101])
 def test_a_limit_out_of_range_is_invalid_input(stack, limit):
     with pytest.raises(InvalidInput):
-        stack.service().recall(TEAM, "ruff", MemoryFilter(), limit=limit)
+        stack.service().recall(ALICE, "ruff", MemoryFilter(), limit=limit)
 
 
 def test_the_embedder_gives_unit_vectors_of_its_dimension_and_batches_agree_with_single_queries(embedder):
@@ -223,3 +224,15 @@ def test_the_embedder_gives_unit_vectors_of_its_dimension_and_batches_agree_with
     single = embedder.embed_query(texts[1])
     assert sum(a * b for a, b in zip(batch[1], single, strict=True)) == pytest.approx(1.0, abs=1e-4)
     assert embedder.version == "minilm-l6-int8-384"
+
+
+def test_the_caller_sees_only_their_own_personal_memories_whatever_the_filter_says(stack):
+    stack.add("m-bob", "ruff settings for bob only", scope=Scope.PERSONAL, owner="bob")
+    stack.add("m-alice", "ruff settings for alice only", scope=Scope.PERSONAL, owner="alice")
+    result = stack.service().recall(ALICE, "ruff settings", MemoryFilter(member="bob"), limit=10)
+    assert "m-alice" in top_ids(result) and "m-bob" not in top_ids(result)
+
+
+def test_recall_stays_in_the_callers_team(stack):
+    outsider = Principal("team_b", "alice", "key_b", frozenset({KeyScope.ADMIN}))
+    assert stack.service().recall(outsider, "ruff linting", MemoryFilter()).hits == ()

@@ -7,10 +7,12 @@ from cairn.adapters.aws.opensearch import OpenSearchIndex, opensearch_client
 from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.repositories import SqliteMemoryRepository
 from cairn.bootstrap import shared_embedder
-from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Scope, content_hash
+from cairn.domain.models import KeyScope, Memory, MemoryFilter, MemoryKind, Principal, Scope, content_hash
 from cairn.services.recall import RecallService
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+CALLER = Principal("team_a", "dev", "key_a", frozenset({KeyScope.READ}))
 
 
 def _closed_port() -> int:
@@ -46,14 +48,12 @@ def recall_over_a_down_engine(tmp_path):
 
 
 def test_recall_degrades_to_keywords_and_says_so(recall_over_a_down_engine):
-    result = recall_over_a_down_engine.recall(
-        "team_a", "which port does redis use?", MemoryFilter(project="p")
-    )
+    result = recall_over_a_down_engine.recall(CALLER, "which port does redis use?", MemoryFilter(project="p"))
     assert result.degraded and "search index unavailable" in result.degraded
     assert [h.memory.content for h in result.hits][:1] == ["The cache is Redis 7 on port 6380"]
 
 
 def test_the_fallback_stays_inside_the_callers_team(recall_over_a_down_engine):
-    result = recall_over_a_down_engine.recall("team_a", "redis port", MemoryFilter())
+    result = recall_over_a_down_engine.recall(CALLER, "redis port", MemoryFilter())
     assert all(h.memory.team_id == "team_a" for h in result.hits)
     assert "6390" not in " ".join(h.memory.content for h in result.hits)

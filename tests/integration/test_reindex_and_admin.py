@@ -21,17 +21,17 @@ def test_a_lost_index_is_rebuilt_from_the_repository(container, team_a):
         kept.id,
         NewMemory(MemoryKind.FACT, "Staging database runs PostgreSQL 17 on port 5433", project="p"),
     )
-    flt = MemoryFilter(project="p", member=caller.member)
+    flt = MemoryFilter(project="p")
     container.reindex._index.clear_team(team_a.team_id)  # the derived index is lost
-    assert container.recall.recall(team_a.team_id, "staging database port", flt).hits == ()
+    assert container.recall.recall(caller, "staging database port", flt).hits == ()
 
     report = container.reindex.rebuild()
     assert report.memories == 2
 
-    hits = container.recall.recall(team_a.team_id, "staging database port", flt).hits
+    hits = container.recall.recall(caller, "staging database port", flt).hits
     assert [h.memory.id for h in hits] == [new.id]
     history = container.recall.recall(
-        team_a.team_id, "staging database port", MemoryFilter(project="p", include_superseded=True)
+        caller, "staging database port", MemoryFilter(project="p", include_superseded=True)
     ).hits
     assert {h.memory.id for h in history} == {old.id, new.id}
 

@@ -58,9 +58,10 @@ class Reader:
     """Polls recall in its own container (as a server would) while a reindex runs, and records every
     answer that is empty, degraded or whose k-NN leg compared vectors of two models."""
 
-    def __init__(self, home, team_id: str, memories) -> None:
+    def __init__(self, home, team_id: str, secret: str, memories) -> None:
         self.c = _open(home, HashEmbedder(NEW), previous=[HashEmbedder(OLD)], reconcile=False)
         self.team_id, self.memories = team_id, memories
+        self.caller = self.c.keys.authenticate(secret, record_use=False)
         self.polls, self.problems, self.served = 0, [], set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -81,7 +82,7 @@ class Reader:
             m = self.memories[i % len(self.memories)]
             i += 1
             try:
-                answer = self.c.recall.recall(self.team_id, m.content, FLT, limit=5)
+                answer = self.c.recall.recall(self.caller, m.content, FLT, limit=5)
                 vector = self.c.embedder.embed_query(m.search_text())
                 knn = index.search(self.team_id, "", vector, FLT, 0, 1).semantic
             except Exception as exc:  # noqa: BLE001 - any failure is what this test looks for
@@ -147,14 +148,15 @@ def test_a_model_change_re_embeds_every_team_so_a_team_filter_is_refused(tmp_pat
 
 def test_when_the_old_model_cannot_be_loaded_recall_answers_by_keywords_until_the_swap(tmp_path):
     home = tmp_path / "home"
-    team_id, _, made = _store(home, 10)
+    _, secret, made = _store(home, 10)
     c = _open(home, HashEmbedder(NEW))  # no `previous`: the served vectors' model is gone
     try:
-        answer = c.recall.recall(team_id, made[0].content, FLT, limit=5)
+        caller = c.keys.authenticate(secret)
+        answer = c.recall.recall(caller, made[0].content, FLT, limit=5)
         assert made[0].id in [h.memory.id for h in answer.hits]
         assert "semantic search unavailable" in (answer.degraded or "")
         c.reindex.rebuild()
-        answer = c.recall.recall(team_id, made[0].content, FLT, limit=5)
+        answer = c.recall.recall(caller, made[0].content, FLT, limit=5)
         assert answer.hits[0].memory.id == made[0].id and not answer.degraded
     finally:
         c.close()
@@ -186,7 +188,7 @@ RUN = (
 
 def test_a_reindex_killed_with_kill_9_resumes_without_embedding_its_committed_batches_again(tmp_path):
     home = tmp_path / "home"
-    team_id, _, made = _store(home, 300)
+    team_id, secret, made = _store(home, 300)
     log, commits = tmp_path / "embedded.jsonl", tmp_path / "commits"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*sys.path, os.getcwd()])}
 
@@ -197,7 +199,7 @@ def test_a_reindex_killed_with_kill_9_resumes_without_embedding_its_committed_ba
     def lines(path) -> list[str]:
         return path.read_text().splitlines() if path.exists() else []
 
-    with Reader(home, team_id, made) as reader:
+    with Reader(home, team_id, secret, made) as reader:
         first = run(0.15)
         deadline = time.monotonic() + 30
         while len(lines(commits)) < 4 and time.monotonic() < deadline:

@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 from cairn.adapters.aws.presign_policy import decode_post_policy
-from cairn.adapters.aws.s3 import MAX_PRESIGN_EXPIRY_S
+from cairn.adapters.aws.s3 import MAX_PRESIGN_EXPIRY_S, S3BlobStore
 from cairn.domain.errors import InvalidInput
 
-from tests.contract.adapters_aws import new_bucket
+from tests.contract.adapters_aws import aws_client, new_bucket
 
 pytestmark = pytest.mark.integration
 
@@ -44,14 +44,15 @@ def test_the_policy_limits_the_size_from_one_byte_to_max_bytes(s3):
     assert target.max_bytes == 5_000_000
 
 
-def test_the_policy_requires_the_content_type_and_encryption(s3):
+def test_the_policy_requires_the_content_type_and_without_a_key_leaves_encryption_to_the_bucket(s3):
     store, _, _ = s3
     target = store.presign_upload(KEY, 1000, "application/gzip", 300)
     policy = decode_post_policy(target.fields)
     assert policy.exact["Content-Type"] == "application/gzip"
-    assert policy.exact["x-amz-server-side-encryption"] == "AES256"
     assert target.fields["Content-Type"] == "application/gzip"
-    assert target.fields["x-amz-server-side-encryption"] == "AES256"
+    # an explicit SSE-S3 (AES256) would override a bucket whose default is the stack's KMS key
+    assert "x-amz-server-side-encryption" not in policy.exact
+    assert "x-amz-server-side-encryption" not in target.fields
 
 
 def test_a_kms_store_requires_its_key_in_the_policy():
@@ -106,9 +107,20 @@ def test_a_file_posted_to_the_presigned_target_is_stored_under_its_key(s3):
     assert store.get(KEY) == b"\x1f\x8bpayload"
 
 
-def test_every_put_asks_for_server_side_encryption(s3):
+def test_a_store_without_a_key_never_asks_for_sse_s3(s3):
     store, bucket, client = s3
     store.put(KEY, b"data", "application/gzip")
     head = client.head_object(Bucket=bucket, Key=KEY)
-    assert head["ServerSideEncryption"] == "AES256"
+    assert head.get("ServerSideEncryption") != "AES256" or "ServerSideEncryption" not in head
     assert head["ContentType"] == "application/gzip"
+
+
+def test_every_put_of_a_kms_store_is_encrypted_with_its_key():
+    with new_bucket() as (_, bucket, client):
+        key_arn = aws_client("kms").create_key()["KeyMetadata"]["Arn"]
+        store = S3BlobStore(bucket, client=client, kms_key_id=key_arn)
+        store.put(KEY, b"data", "application/gzip")
+        head = client.head_object(Bucket=bucket, Key=KEY)
+        assert store.get(KEY) == b"data"
+    assert head["ServerSideEncryption"] == "aws:kms"
+    assert head["SSEKMSKeyId"] == key_arn

@@ -443,7 +443,7 @@ def test_a_variant_long_after_the_failure_answers_nothing():
     ],
 )
 def test_a_look_around_is_told_by_its_read_only_verb(command, looks):
-    from cairn.pipeline.reading.shell import is_probe
+    from cairn.pipeline.reading.commands import is_probe
 
     assert is_probe(command) is looks
 

@@ -147,3 +147,12 @@ def test_an_agent_without_a_parser_is_read_by_its_content_or_refused_clearly():
     assert parse_transcript(PLAIN.read_bytes(), agent="generic").agent == "gemini-cli"
     with pytest.raises(InvalidInput, match="the session says 'windsurf'"):
         parse_transcript(jsonl([{"info": {"id": "ses_1"}}, {"part": "x"}]), agent="windsurf")
+
+
+def test_a_hostile_list_where_a_type_or_a_status_belongs_is_refused_or_skipped_never_a_crash():
+    with pytest.raises(InvalidInput):
+        parse_transcript(jsonl([{"type": [], "id": ""}]), "gemini-cli")
+    call = {"id": "c1", "name": "run_shell_command", "args": {}, "status": ["error"], "result": None}
+    message = {"id": "m1", "type": "gemini", "content": "running it", "toolCalls": [call]}
+    parsed = parse_transcript(jsonl([{"sessionId": "s1"}, message]), "gemini-cli")
+    assert [e.role for e in parsed.events if e.role is Role.TOOL_CALL]

@@ -88,6 +88,45 @@ def test_a_harness_notification_is_kept_as_a_note_never_as_a_request():
     assert [e.role for e in kept] == [Role.USER, Role.SYSTEM, Role.SYSTEM, Role.USER]
 
 
+# Claude Code's background-task notice as a session's user line holds it: the element, then one line
+TASK_NOTICE = (
+    "<task-notification>\n<task-id>bfb6f05</task-id>\n"
+    "<output-file>/tmp/claude-1000/-home-dev-app/tasks/bfb6f05.output</output-file>\n"
+    "<status>completed</status>\n"
+    '<summary>Background command "Check Redis from inside server" completed (exit code 0)</summary>\n'
+    "</task-notification>\n"
+    "Read the output file to retrieve the result: /tmp/claude-1000/-home-dev-app/tasks/bfb6f05.output"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        TASK_NOTICE,
+        "<bash-input>git status</bash-input>",
+        "<bash-stdout>On branch main</bash-stdout><bash-stderr></bash-stderr>",
+        "<user-prompt-submit-hook>lint passed</user-prompt-submit-hook>\n",
+    ],
+)
+def test_a_message_made_mostly_of_harness_elements_is_not_a_request(text):
+    (kept,) = filter_events([TranscriptEvent(seq=0, line_no=1, role=Role.USER, text=text)], Counter())
+    assert kept.role is Role.SYSTEM
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<div class="card">hello</div> renders twice, why?',
+        "the <task-notification> element shows up in my prompt, can you strip it?",
+        "<error-log>E: disk full</error-log>\nthe deploy died with this after I resized the volume on the "
+        "staging box last night; can you find what is still writing to /var/log and rotate it properly?",
+    ],
+)
+def test_a_typed_question_about_a_tag_is_still_a_request(text):
+    (kept,) = filter_events([TranscriptEvent(seq=0, line_no=1, role=Role.USER, text=text)], Counter())
+    assert kept.role is Role.USER
+
+
 # as the Codex and Copilot CLI dev sessions' first prompts arrived (codex/agentv line 6, copilot-cli/agentv)
 PASTED = (
     'hard-remove it     ┃  from the config schema enum, renders a "Merged remote  ┃  (auto)" toast'

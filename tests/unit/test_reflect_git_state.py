@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 import pytest
-from cairn.pipeline.reading.git_state import git_state
-from cairn.pipeline.remembering.reflection import handoff_text, unresolved_errors
+from cairn.pipeline.reading import git_state as reader
+from cairn.pipeline.reading.failures import unresolved_errors as unresolved_of
+from cairn.pipeline.reading.session import read_events
+from cairn.pipeline.reading.shell import shell_calls
+from cairn.pipeline.remembering.reflection import handoff_text
 
 from tests.unit.session_events import ran
+
+
+def git_state(events):
+    return reader.git_state(shell_calls(events))
+
+
+def unresolved_errors(events):
+    return unresolved_of(shell_calls(events))
+
 
 pytestmark = pytest.mark.unit
 
@@ -60,14 +72,14 @@ def test_the_handoff_names_what_still_fails_and_leaves_the_errors_to_their_own_m
 
 
 def test_the_git_episode_keeps_the_state_at_the_end_for_when_the_handoff_is_gone():
-    from cairn.pipeline.learning.signals import session_signals
+    from cairn.pipeline.learning.learners import WHOLE_SESSION, learn
 
     status = "## main...origin/main [ahead 21]\n M src/tree.ts"
     events = [
         *ran(1, "git status --short --branch", status),
         *ran(3, "git commit -am fix", "[main 37016ac] fix"),
     ]
-    episode = next(c for c in session_signals(events) if "git" in c.tags)
+    episode = next(c for c in learn(read_events(events), WHOLE_SESSION) if "git" in c.tags)
     assert "`37016ac` fix" in episode.content
     assert (
         "at the end, git status: ## main...origin/main [ahead 21]; then committed, not pushed"
@@ -96,7 +108,7 @@ def test_the_requests_before_the_last_are_kept_in_order_without_one_word_nudges(
 
     asked = ["add a retry to the uploader", "continue", "please fix the origin URL", "yes", "commit"]
     events = [EventDoc(seq=i, line_no=i + 1, role=Role.USER, text=t) for i, t in enumerate(asked)]
-    summary = summarise(events, [])
+    summary = summarise(read_events(events))
     assert summary["last_request"] == "commit"
     assert summary["asked_before"] == ["add a retry to the uploader", "please fix the origin URL"]
 
@@ -119,7 +131,7 @@ def test_each_request_is_reported_by_the_first_exact_sentence_of_the_reply_that_
         said(7, Role.ASSISTANT, "I'm removing `runs/` now."),
         *ran(8, "rm -rf runs", ""),  # cut short: narration, not a report
     ]
-    reported = summarise(events, [])["reported"]
+    reported = summarise(read_events(events))["reported"]
     assert reported == [
         "Verified `mode=force` shipped in `pkg@1.0-rc1`, so kept it.",
         "The guide says it goes on: `private:evidence/<slug>`",
@@ -129,5 +141,5 @@ def test_each_request_is_reported_by_the_first_exact_sentence_of_the_reply_that_
 def test_a_session_with_no_request_has_no_turn_and_reports_nothing():
     from cairn.pipeline.remembering.reflection import summarise
 
-    summary = summarise(ran(1, "make test", "ok"), [])
+    summary = summarise(read_events(ran(1, "make test", "ok")))
     assert summary["reported"] == [] and summary["last_request"] is None

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import pytest
 from cairn.domain.models import MemoryKind
-from cairn.pipeline.learning.signals import purpose_of, runner_echo, sections, session_signals
+from cairn.pipeline.learning.learners import WHOLE_SESSION, learn
+from cairn.pipeline.learning.signals import purpose_of, runner_echo, sections
 from cairn.pipeline.models import EventDoc
+from cairn.pipeline.reading.session import read_events
 from cairn.transcripts.model import Role
 
 from tests.unit.session_events import ran
+
+
+def session_signals(events: list[EventDoc]) -> list:
+    """What the whole-session learners learn of `events`."""
+    return learn(read_events(events), WHOLE_SESSION)
+
 
 pytestmark = pytest.mark.unit
 
@@ -36,6 +44,11 @@ def ev(seq, role, text="", **kw) -> EventDoc:
         ("""HOOK_INPUT='{"session_id":"test"}' entire hooks pre-tool-use""", "", None),
         ("""SESSION=test-1 sh -c 'if ! command -v entire; then exit 1; fi'""", "", None),
         ("./scripts/verify.sh", "Run the test suite", "test"),
+        # a flag says how a command runs, never what it is for
+        ("mix dialyzer --format short", "", None),
+        ("mix dialyzer --format short 2>&1 | tail -20", "Run Dialyzer type checks", "type-check"),
+        ("npx eslint --format json src", "", "lint"),
+        ("go test -run TestFormat ./...", "", "test"),
     ],
 )
 def test_a_check_is_recognised_by_what_its_command_or_description_says_it_does(command, description, purpose):
@@ -227,3 +240,30 @@ def test_a_reply_work_went_on_from_a_bare_done_or_an_answer_without_work_is_no_a
     answered = [ev(1, Role.USER, "what does the hook do?"), ev(2, Role.ASSISTANT, ACCOUNT)]
     for events in (went_on, _work(ev(4, Role.ASSISTANT, "Done. Committed.")), answered):
         assert not [c for c in session_signals(events) if "outcome" in c.tags]
+
+
+# the shape of Claude Code's compaction summary ("This session is being continued from a previous
+# conversation…"), its sections numbered as the harness writes them
+SUMMARY = """This session is being continued from a previous conversation that ran out of context.
+
+1. Primary Request and Intent:
+   - Move the MCP server onto the map host so it reaches the database on localhost
+2. Errors and fixes:
+   - nginx answered 404 for /api/ until a location block proxied it to port 8080
+3. All User Messages:
+   - "can you check why the deploy health check fails on the map host?"
+   - "please add the claude mcp add one-liner to the README"
+"""
+
+
+def test_a_summary_section_that_retells_the_users_messages_is_tagged_so_and_the_others_are_not():
+    events = [
+        ev(0, Role.USER, "can you check why the deploy health check fails on the map host?"),
+        ev(1, Role.ASSISTANT, "The health check waited 2 s; it now retries five times."),
+        ev(2, Role.USER, "please add the claude mcp add one-liner to the README"),
+        ev(3, Role.SUMMARY, SUMMARY),
+    ]
+    tags = {c.title: c.tags for c in session_signals(events) if "summary" in c.tags}
+    assert "retold" in tags["Session summary: All User Messages"]
+    assert "retold" not in tags["Session summary: Errors and fixes"]
+    assert "retold" not in tags["Session summary: Primary Request and Intent"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from cairn.search.analyzer import analyze
-from cairn.search.relevance import FLOOR, Relevance, named_terms, never_discussed
+from cairn.search.relevance import FLOOR, Relevance, named_terms, never_discussed, query_parts
 from cairn.search.snippets import snippet
 
 pytestmark = pytest.mark.unit
@@ -128,3 +128,17 @@ def test_what_a_matching_command_printed_is_shown_with_it():
     )
     shown = snippet(text, "what runs automatically when I make a git commit?", 200)
     assert "git commit" in shown and "bun test src/" in shown
+
+
+def test_a_prompt_of_several_sentences_is_read_part_by_part_and_a_question_is_one_part():
+    prompt = (
+        "Please always use pnpm instead of npm here. We decided to go with PostgreSQL 16 for orders; "
+        "what port does the payments stub use?"
+    )
+    assert query_parts(prompt) == [
+        "Please always use pnpm instead of npm here.",
+        "We decided to go with PostgreSQL 16 for orders;",
+        "what port does the payments stub use?",
+    ]
+    assert query_parts("what port does the payments stub use?") == []
+    assert query_parts("Fix it. Thanks!") == []  # a part needs words of its own

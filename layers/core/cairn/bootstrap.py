@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from cairn.atomic import write_atomic
 from cairn.domain.ports import (
     BlobStore,
     Embedder,
+    IndexAudit,
     MemoryRepository,
     RelationRepository,
     SearchIndex,
@@ -24,24 +26,40 @@ from cairn.domain.ports import (
     TeamRepository,
     VectorCache,
 )
+from cairn.services.indexing import MemoryIndexer
 from cairn.services.keys import KeyService
 from cairn.services.memories import MemoryService
 from cairn.services.portability import PortabilityService
-from cairn.services.reindex import ReindexService
-from cairn.services.uploads import SWEEP_HORIZON
+from cairn.services.recall import RecallService
+from cairn.services.reindex import DriftReport, ReindexService
+from cairn.services.uploads import SWEEP_HORIZON, UploadService
 from cairn.settings import Settings
 
-if TYPE_CHECKING:  # aws-only adapters stay out of local start-up and unrelated Lambdas
+if TYPE_CHECKING:
+    # only named in annotations: these load where they are used, so the authorizer, sweep and indexer
+    # Lambdas never import the pipeline or the context service (~0.3 s), nor local start-up the aws adapters
+    from contextlib import AbstractContextManager
+
     from cairn.adapters.aws.opensearch import OpenSearchIndex
+    from cairn.adapters.aws.streams import DynamoStreamIndexer
+    from cairn.adapters.local.search import SqliteSearchIndex
+    from cairn.pipeline.deps import PipelineDeps
+    from cairn.pipeline.reading.transcript_lines import TranscriptReader
+    from cairn.pipeline.running.inline import InlinePipelineRunner
+    from cairn.pipeline.running.step_functions import StepFunctionsPipelineRunner
+    from cairn.services.context import ContextService
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class Container:
+    """The services of one mode. The fields after `reindex` are filled in by `_assemble` and
+    `attach_pipeline` (None until then, or where a mode has none)."""
+
     settings: Settings
     memories: MemoryService
-    recall: Any  # cairn.services.recall.RecallService
+    recall: RecallService
     keys: KeyService
     portability: PortabilityService
     sessions: SessionRepository
@@ -49,16 +67,19 @@ class Container:
     blobs: BlobStore
     embedder: Embedder
     reindex: ReindexService
-    context: Any = None  # cairn.services.context.ContextService
-    uploads: Any = None  # cairn.services.uploads.UploadService
-    pipeline: Any = None  # cairn.pipeline.stages.ingest.PipelineDeps
-    runner: Any = None  # cairn.pipeline.running.inline.InlinePipelineRunner (local mode)
-    indexer: Any = None  # cairn.services.indexing.MemoryIndexer (the indexer Lambda uses it)
-    transcripts: Any = None  # cairn.pipeline.reading.transcript_lines.TranscriptReader
+    context: ContextService | None = None
+    uploads: UploadService | None = None
+    pipeline: PipelineDeps | None = None
+    # inline in local mode; Step Functions in AWS where a state machine is configured; None: no pipeline
+    runner: InlinePipelineRunner | StepFunctionsPipelineRunner | None = None
+    indexer: MemoryIndexer | None = None  # the indexer Lambda uses it
+    transcripts: TranscriptReader | None = None
     ui_secret: bytes | None = None  # signs web UI session cookies; None turns web sign-in off
-    warm: Any = None  # loads the model and the search views ahead of the first recall (local servers)
-    sweep: Any = None  # fails recent sessions whose upload never came; a local server runs it every 15 min
-    closers: tuple[Any, ...] = ()
+    # loads the model and the search views ahead of the first recall (local servers)
+    warm: Callable[[], None] | None = None
+    # fails recent sessions whose upload never came, returns how many; a local server runs it every 15 min
+    sweep: Callable[[], int] | None = None
+    closers: tuple[Callable[[], None], ...] = ()
 
     def close(self) -> None:
         for closer in self.closers:
@@ -94,27 +115,23 @@ def _build_local(
     from cairn.adapters.local.blobs import FilesystemBlobStore
     from cairn.adapters.local.db import SqliteDatabase
     from cairn.adapters.local.index_audit import SqliteIndexAudit
-    from cairn.adapters.local.repositories import (
-        SqliteMemoryRepository,
-        SqliteRelationRepository,
-        SqliteSessionRepository,
-        SqliteTeamRepository,
-    )
+    from cairn.adapters.local.repositories import sqlite_repositories
     from cairn.adapters.local.search import SqliteSearchIndex
     from cairn.adapters.serving_embedder import ServingEmbedder
 
     settings.home.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase(settings.db_path)
     index = SqliteSearchIndex(db)
+    repos = sqlite_repositories(db)
     container = _assemble(
         settings,
         # the index keeps every vector under its model and text: nothing is ever embedded twice; and
         # queries and writes use the model whose vectors it serves (the old one until a reindex swaps)
         CachingEmbedder(ServingEmbedder(embedder, index.active_version, previous), index),
-        memories=SqliteMemoryRepository(db),
-        relations=SqliteRelationRepository(db),
-        sessions=SqliteSessionRepository(db),
-        teams=SqliteTeamRepository(db),
+        memories=repos.memories,
+        relations=repos.relations,
+        sessions=repos.sessions,
+        teams=repos.teams,
         index=index,
         blobs=FilesystemBlobStore(settings.blob_root, _local_signing_key(settings), settings.base_url),
         index_on_write=True,
@@ -152,17 +169,15 @@ def _assemble(
     index: SearchIndex,
     blobs: BlobStore,
     index_on_write: bool,
-    closers: tuple[Any, ...],
-    unit: Any = None,
-    audit: Any = None,
+    closers: tuple[Callable[[], None], ...],
+    unit: Callable[[], AbstractContextManager[Any]] | None = None,
+    audit: IndexAudit | None = None,
     target: Embedder | None = None,
 ) -> Container:
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
     from cairn.pipeline.running.wiring import attach_pipeline, build_extractor
     from cairn.services.context import ContextService
-    from cairn.services.indexing import MemoryIndexer
-    from cairn.services.recall import RecallService
 
     indexer = MemoryIndexer(index, embedder)
     on_write = indexer if index_on_write else None
@@ -205,7 +220,7 @@ def _assemble(
     return container
 
 
-def _warm_local(container: Container, index: Any) -> None:
+def _warm_local(container: Container, index: SqliteSearchIndex) -> None:
     """The ONNX session and every team's search view, made before anyone asks: at 100k records the
     first recall after a start otherwise pays ~4 s building the view, and ~0.2 s creating the session."""
     try:
@@ -216,7 +231,7 @@ def _warm_local(container: Container, index: Any) -> None:
         index.warm(team.id)
 
 
-def _describe(report: Any) -> str:
+def _describe(report: DriftReport) -> str:
     return "; ".join(
         f"team {team}: {len(d.missing)} missing, {len(d.orphaned)} orphaned, {len(d.stale)} stale"
         for team, d in report.teams.items()
@@ -273,8 +288,7 @@ def _ui_secret_from_aws(settings: Settings) -> bytes | None:
 def _private_key_file(settings: Settings, name: str) -> bytes:
     path = settings.home / name
     if not path.exists():
-        path.write_bytes(secrets.token_bytes(32))
-        path.chmod(0o600)
+        write_atomic(path, secrets.token_bytes(32), mode=0o600)
     return path.read_bytes()
 
 
@@ -297,7 +311,7 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
         sessions=repos.sessions,
         teams=repos.teams,
         index=index,  # RecallService falls back to keywords over the table when OpenSearch is down
-        blobs=S3BlobStore(settings.bucket),
+        blobs=S3BlobStore(settings.bucket, kms_key_id=settings.kms_key_id),
         index_on_write=False,
         closers=(),
     )
@@ -323,7 +337,7 @@ def build_upload_sweep(settings: Settings | None = None) -> Callable[[], int]:
     granted an upload that never came are failed with the reason; returns how many (`UnsentUploads`)."""
     from cairn.adapters.aws.dynamo import dynamo_repositories
     from cairn.adapters.aws.s3 import S3BlobStore
-    from cairn.services.uploads import SWEEP_HORIZON, UnsentUploads
+    from cairn.services.uploads import UnsentUploads
 
     settings = settings or Settings()
     if not settings.table_name or not settings.bucket:
@@ -339,10 +353,11 @@ def build_upload_sweep(settings: Settings | None = None) -> Callable[[], int]:
     return sweep
 
 
-def build_stream_indexer(settings: Settings | None = None, embedder: Embedder | None = None) -> Any:
+def build_stream_indexer(
+    settings: Settings | None = None, embedder: Embedder | None = None
+) -> DynamoStreamIndexer:
     """The indexer Lambda's work: DynamoDB stream records -> embeddings -> OpenSearch."""
     from cairn.adapters.aws.streams import DynamoStreamIndexer
-    from cairn.services.indexing import MemoryIndexer
 
     settings = settings or Settings()
     if not settings.opensearch_endpoint:

@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     # aws mode (names set by the CDK stack on every Lambda)
     table_name: str | None = None
     bucket: str | None = None
+    kms_key_id: str | None = None  # the stack's key: what the functions write is encrypted with it
     opensearch_endpoint: str | None = None
     opensearch_index_prefix: str = "cairn"
     opensearch_auth: Literal["sigv4", "none"] = "sigv4"

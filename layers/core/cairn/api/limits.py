@@ -26,16 +26,9 @@ class BodySizeLimit:
             await self.app(scope, receive, send)
             return
         cap = self._cap(scope.get("path", ""))
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None:
-            try:
-                too_big = int(declared) > cap
-            except ValueError:
-                await _reject(send, 400, "bad_request", "Content-Length is not a number")
-                return
-            if too_big:
-                await _reject(send, 413, "payload_too_large", f"request body is larger than {cap} bytes")
-                return
+        if refusal := _declared_refusal(scope, cap):
+            await _reject(send, *refusal)
+            return
         seen = 0
         exceeded = False
         started = False
@@ -79,3 +72,15 @@ async def _reject(send: Send, status: int, code: str, message: str) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def _declared_refusal(scope: Scope, cap: int) -> tuple[int, str, str] | None:
+    """The answer to a request whose declared Content-Length is no number or over the cap, if it is."""
+    declared = dict(scope.get("headers") or []).get(b"content-length")
+    if declared is None:
+        return None
+    try:
+        too_big = int(declared) > cap
+    except ValueError:
+        return 400, "bad_request", "Content-Length is not a number"
+    return (413, "payload_too_large", f"request body is larger than {cap} bytes") if too_big else None

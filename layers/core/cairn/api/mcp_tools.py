@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -22,22 +22,21 @@ from cairn.domain.codec import dt_out
 from cairn.domain.details import bounded
 from cairn.domain.errors import Unavailable
 from cairn.domain.models import (
-    KeyScope,
     Memory,
     MemoryFilter,
     MemoryKind,
     Principal,
-    Provenance,
     RecallHit,
     Relation,
     Scope,
     Session,
 )
+from cairn.domain.vocabulary import SOURCE_TAGS
 from cairn.search.snippets import snippet
 from cairn.services.exploration import ExplorationService
 from cairn.services.feedback import FeedbackService
 from cairn.services.handoffs import CheckpointNote, HandoffNote, HandoffService, handoff_view
-from cairn.services.memories import MemoryPatch, MemoryService, NewMemory, require
+from cairn.services.memories import MemoryPatch, MemoryService, new_memory
 from cairn.services.procedures import ProcedureService, ProcedureStats
 
 
@@ -152,31 +151,17 @@ def procedure_view(p: ProcedureStats) -> dict[str, Any]:
 
 # --- runners ------------------------------------------------------------------------------------
 def _remember(s: ToolServices, caller: Principal, x: a.RememberArgs) -> dict[str, Any]:
-    new = NewMemory(
-        kind=x.kind,
-        content=x.content,
-        scope=x.scope,
-        project=x.project,
-        title=x.title,
-        tags=tuple(x.tags),
-        pinned=x.pinned,
-        confidence=x.confidence,
-        details=x.details,
-        provenance=Provenance(session_id=x.session_id, agent=x.agent),
-    )
-    return {"memory": memory_view(s.memories.remember(caller, new))}
+    return {"memory": memory_view(s.memories.remember(caller, new_memory(x.model_dump())))}
 
 
 def _recall(s: ToolServices, caller: Principal, x: a.RecallArgs) -> dict[str, Any]:
-    require(caller, KeyScope.READ)
     flt = MemoryFilter(
         project=x.project,
         include_team_scope=x.include_team,
         kinds=frozenset(x.kinds) if x.kinds else None,
         tags=frozenset(x.tags) if x.tags else None,
-        member=caller.member,
     )
-    result = s.recall.recall(caller.team_id, x.query, flt, x.limit)
+    result = s.recall.recall(caller, x.query, flt, x.limit)
     hits = recall_views(result.hits, x.query)
     out: dict[str, Any] = {"hits": hits, "degraded": result.degraded}
     if not hits:
@@ -237,7 +222,7 @@ def recall_view(h: RecallHit, query: str, budget: int = SNIPPET_CHARS) -> dict[s
             "title": None if _restates(m.title, m.content) else m.title,
             "content": m.content,
             "scope": m.scope.value if m.scope is not Scope.PROJECT else None,
-            "tags": [t for t in m.tags if t not in _SOURCE_TAGS] or None,
+            "tags": [t for t in m.tags if t not in SOURCE_TAGS] or None,
             "confidence": m.confidence,
             "pinned": m.pinned or None,
             "created_at": m.created_at.date().isoformat(),
@@ -251,9 +236,6 @@ def recall_view(h: RecallHit, query: str, budget: int = SNIPPET_CHARS) -> dict[s
     if h.via != "search":
         view["via"] = h.via
     return {k: v for k, v in view.items() if v is not None}
-
-
-_SOURCE_TAGS = frozenset({"command", "plan", "summary", "transcript"})  # how it was learned, not what it is
 
 
 def _restates(title: str | None, content: str) -> bool:
@@ -296,22 +278,9 @@ def _forget(s: ToolServices, caller: Principal, x: a.IdArgs) -> dict[str, Any]:
 
 def _supersede(s: ToolServices, caller: Principal, x: a.SupersedeArgs) -> dict[str, Any]:
     old = s.memories.get(caller, x.id)
-    details = dict(x.details if x.details is not None else old.details)
-    if x.reason:
-        details["supersede_reason"] = x.reason
-    new = NewMemory(
-        kind=x.kind or old.kind,
-        content=x.content,
-        scope=old.scope,
-        project=old.project,
-        title=x.title if x.title is not None else old.title,
-        tags=tuple(x.tags) if x.tags is not None else old.tags,
-        pinned=old.pinned,
-        confidence=max(old.confidence, 0.5),
-        details=details,
-        provenance=replace(old.provenance, line_start=None, line_end=None),
-    )
-    closed, replacement = s.memories.supersede(caller, x.id, new)
+    # an agent's correction is at least as sure as a default memory
+    fields = {**x.model_dump(exclude={"id"}), "confidence": max(old.confidence, 0.5)}
+    closed, replacement = s.memories.supersede(caller, x.id, new_memory(fields, old))
     return {"memory": memory_view(replacement), "superseded": memory_view(closed)}
 
 

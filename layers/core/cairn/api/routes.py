@@ -6,7 +6,6 @@ Team confinement lives in the services and adapters, never in a handler's own fi
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -136,9 +135,7 @@ def unrelate(relation_id: str, caller: Caller, request: Request) -> Response:
 # --- search -----------------------------------------------------------------------------------
 @router.post("/search")
 def search(body: SearchIn, caller: Caller, request: Request) -> dict:
-    require(caller, KeyScope.READ)
-    flt = replace(body.to_filter(), member=caller.member)
-    result = _c(request).recall.recall(caller.team_id, body.query, flt, body.limit)
+    result = _c(request).recall.recall(caller, body.query, body.to_filter(), body.limit)
     return {
         "hits": [
             {

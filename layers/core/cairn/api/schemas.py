@@ -12,8 +12,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cairn.domain.details import MAX_DETAILS_BYTES, MAX_DETAILS_DEPTH, depth, too_deep_message
-from cairn.domain.models import KeyScope, MemoryFilter, MemoryKind, Provenance, Scope
-from cairn.services.memories import MAX_CONTENT_CHARS, MemoryPatch, NewMemory
+from cairn.domain.models import KeyScope, MemoryFilter, MemoryKind, Scope
+from cairn.domain.vocabulary import TITLE_CHARS
+from cairn.services.memories import MAX_CONTENT_CHARS, MemoryPatch, NewMemory, new_memory
 
 Tag = Annotated[str, Field(min_length=1, max_length=64)]
 ProjectKey = Annotated[str, Field(min_length=1, max_length=300)]
@@ -48,7 +49,7 @@ class MemoryIn(Strict):
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     scope: Scope = Scope.PROJECT
     project: ProjectKey | None = None
-    title: str | None = Field(default=None, max_length=300)
+    title: str | None = Field(default=None, max_length=TITLE_CHARS)
     tags: list[Tag] = Field(default_factory=list, max_length=32)
     pinned: bool = False
     confidence: float = Field(default=0.5, ge=0, le=1)
@@ -58,23 +59,12 @@ class MemoryIn(Strict):
     _details = field_validator("details")(_details_size)
 
     def to_domain(self) -> NewMemory:
-        return NewMemory(
-            kind=self.kind,
-            content=self.content,
-            scope=self.scope,
-            project=self.project,
-            title=self.title,
-            tags=tuple(self.tags),
-            pinned=self.pinned,
-            confidence=self.confidence,
-            details=self.details,
-            provenance=Provenance(**self.provenance.model_dump()) if self.provenance else Provenance(),
-        )
+        return new_memory(self.model_dump())
 
 
 class MemoryPatchIn(Strict):
     content: str | None = Field(default=None, min_length=1, max_length=MAX_CONTENT_CHARS)
-    title: str | None = Field(default=None, max_length=300)
+    title: str | None = Field(default=None, max_length=TITLE_CHARS)
     tags: list[Tag] | None = Field(default=None, max_length=32)
     pinned: bool | None = None
     confidence: float | None = Field(default=None, ge=0, le=1)

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from cairn.atomic import write_atomic
 from cairn.capture.paths import requests_dir
 
 EVENTS = ("stop", "session-end", "pre-compact")
@@ -89,10 +90,8 @@ def record_request(event: str, agent: str | None, payload: Mapping[str, Any]) ->
         "at": time.time(),
     }
     name = f"{time.time_ns()}-{secrets.token_hex(4)}"
-    tmp = folder / f".{name}.tmp"
-    tmp.write_text(json.dumps(request))
     final = folder / f"{name}.json"
-    os.replace(tmp, final)
+    write_atomic(final, json.dumps(request))
     return final
 
 

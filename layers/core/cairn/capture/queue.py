@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from cairn.atomic import write_atomic
 from cairn.capture.paths import dead_dir, outbox_dir, requests_dir
 
 log = logging.getLogger("cairn.capture")
@@ -40,13 +41,9 @@ def spool(agent: str, session_id: str, project: str, part: int, data: bytes) -> 
     folder.mkdir(parents=True, exist_ok=True)
     name = f"{_safe(agent)}__{_safe(session_id)}__{part:06d}"
     meta = folder / f"{name}.json"
-    tmp = folder / f".{name}.gz.tmp"
-    tmp.write_bytes(data)
-    os.replace(tmp, meta.with_suffix(".gz"))
-    tmp_meta = folder / f".{name}.json.tmp"
+    write_atomic(meta.with_suffix(".gz"), data)
     meta_doc = {"agent": agent, "session_id": session_id, "project": project, "part": part}
-    tmp_meta.write_text(json.dumps(meta_doc))
-    os.replace(tmp_meta, meta)
+    write_atomic(meta, json.dumps(meta_doc))
     return SpooledPart(meta, agent, session_id, project, part)
 
 
@@ -124,13 +121,6 @@ def _bury(item: SpooledPart, reason: str) -> None:
     meta["refused"] = reason
     (folder / item.meta_path.name).write_text(json.dumps(meta))
     item.meta_path.unlink(missing_ok=True)
-
-
-def drain() -> int:
-    """Process queued requests and deliver the spool now, in this process (the worker's job)."""
-    from cairn.capture.worker import run
-
-    return run()
 
 
 def drain_in_background() -> bool:

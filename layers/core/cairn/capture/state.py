@@ -9,10 +9,10 @@ same part under the same number, which the server stores under the same key.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import asdict, dataclass, field
 
+from cairn.atomic import write_atomic
 from cairn.capture.paths import state_dir
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -46,6 +46,4 @@ def load(agent: str, session_id: str) -> SessionState:
 def save(state: SessionState) -> None:
     path = _path(state.agent, state.session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(state)))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(asdict(state)))

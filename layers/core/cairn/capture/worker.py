@@ -22,6 +22,7 @@ from cairn.capture.locate import locate, read_from
 from cairn.capture.paths import capture_dir, lock_path, log_path, requests_dir
 from cairn.capture.subagents import subagent_files
 from cairn.capture.upload import prepare
+from cairn.userdirs import server_and_key
 
 log = logging.getLogger("cairn.capture")
 LOCK_WAIT_S = 60.0
@@ -102,7 +103,7 @@ def process_requests() -> int:
 
 
 def run(lock_wait_s: float = LOCK_WAIT_S) -> int:
-    """One worker pass under the capture lock; returns 0. Used by the detached process and `drain()`."""
+    """One worker pass under the capture lock; returns 0. Used by the detached process."""
     capture_dir().mkdir(parents=True, exist_ok=True)
     _setup_logging()
     with lock_path().open("a") as lock:
@@ -110,9 +111,7 @@ def run(lock_wait_s: float = LOCK_WAIT_S) -> int:
             return 0
         try:
             process_requests()
-            from cairn.cli.hooks_context import client_config
-
-            url, key = client_config()
+            url, key = server_and_key()  # as the CLI resolves them
             delivered, left = queue.deliver(url, key)
             log.info("delivered %d parts, %d left", delivered, left)
         finally:

@@ -6,13 +6,13 @@ readable only by the user because it holds an API key.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import tomli_w
 
 from cairn import userdirs
+from cairn.atomic import write_atomic
 
 
 def home() -> Path:
@@ -37,9 +37,5 @@ def load() -> ClientConfig:
 def save(url: str, api_key: str) -> Path:
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        tomli_w.dump({"server": {"url": url, "api_key": api_key}}, fh)
-    os.replace(tmp, path)
+    write_atomic(path, tomli_w.dumps({"server": {"url": url, "api_key": api_key}}), mode=0o600)
     return path

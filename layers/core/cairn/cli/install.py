@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from cairn.atomic import write_atomic
 from cairn.cli.agents import AGENTS, ALIASES
 from cairn.cli.agents.base import FileEdit, NotSupported, SettingsError, Wiring
 
@@ -167,12 +168,7 @@ def _write(edit: FileEdit) -> None:
     mode = edit.path.stat().st_mode & 0o777 if edit.path.exists() else new_mode
     if edit.secret and edit.secret in edit.after:
         mode &= 0o700  # a file that now holds an API key is readable by its owner only
-    tmp = edit.path.with_name(f".{edit.path.name}.cairn-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(edit.after)
-    os.chmod(tmp, mode)
-    os.replace(tmp, edit.path)
+    write_atomic(edit.path, edit.after, mode=mode)
 
 
 def _run(plan: Callable[[], list[FileEdit]], dry_run: bool) -> None:

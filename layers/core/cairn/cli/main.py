@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from cairn.atomic import atomic_file
 from cairn.cli import browse, doctor, hooks_capture, install, pipeline_cmds, serve_cmds  # noqa: F401 (registers)
 from cairn.cli.admin import admin_app, reindex
 from cairn.cli.client import CairnClient
@@ -217,17 +217,8 @@ def _export_file(client: CairnClient, path: Path) -> int:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise CliError(f"cannot write {path}: the folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as sink:
-            n = _export_to(client, sink)
-            sink.flush()
-            os.fsync(sink.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return n
+    with atomic_file(path, mode=0o600, durable=True) as sink:
+        return _export_to(client, sink)
 
 
 def _export_to(client: CairnClient, sink) -> int:

@@ -19,11 +19,11 @@ from cairn.cli.client import CairnClient
 from cairn.cli.errors import CliError
 from cairn.cli.output import AsJson, Full, Key, Url, cut, err, esc, out, print_json
 from cairn.domain.errors import InvalidInput, PayloadTooLarge
+from cairn.domain.vocabulary import DONE_STATUSES, SessionStatus
 
 Wait = Annotated[
     bool, typer.Option("--wait", help="Wait for the pipeline, show its stages and what was learned")
 ]
-DONE = ("learned", "failed")
 STAGES = ("parse", "chunk", "extract", "consolidate", "reflect")
 POLL_S = 0.5
 
@@ -159,25 +159,25 @@ def wait_for(client: CairnClient, session_id: str, timeout: float) -> dict:
         session = client.request("GET", f"/v1/sessions/{session_id}")
         if session["status"] != status:
             status = session["status"]
-            shown = set() if status == "processing" else shown
+            shown = set() if status == SessionStatus.PROCESSING else shown
             err.print(f"  {status}")
         stats = session.get("stats") or {}
         for stage in STAGES:
             if stage in stats and stage not in shown:
                 shown.add(stage)
                 err.print(f"  {esc(_stage_line(stage, stats))}")
-        if status in DONE or time.monotonic() > deadline:
+        if status in DONE_STATUSES or time.monotonic() > deadline:
             return session
         time.sleep(POLL_S)
 
 
 def _print_outcome(client: CairnClient, session: dict, full: bool = False) -> None:
-    if session["status"] == "failed":
+    if session["status"] == SessionStatus.FAILED:
         error = session["stats"].get("error") or {}
         raise CliError(
             f"learning failed in {error.get('stage', '?')}: {error.get('message', 'unknown error')}"
         )
-    if session["status"] not in DONE:
+    if session["status"] not in DONE_STATUSES:
         err.print(f"[yellow]still {session['status']}[/yellow]; check later with `cairn sessions`")
         return
     params = {"session_id": session["id"], "project": session["project"], "limit": 200}

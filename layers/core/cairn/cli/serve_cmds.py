@@ -26,6 +26,7 @@ from typing import Annotated
 import httpx
 import typer
 
+from cairn.atomic import write_atomic
 from cairn.cli import config
 from cairn.cli.errors import CliError
 from cairn.cli.output import err, esc, out
@@ -85,9 +86,7 @@ def alive(pid: int) -> bool:
 def _write_pid(url: str) -> None:
     path = pid_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"pid": os.getpid(), "url": url}))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps({"pid": os.getpid(), "url": url}))
 
 
 def _remove_pid() -> None:
@@ -369,7 +368,5 @@ def service_install(
         typer.echo(text, nl=False)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_atomic(path, text)
     out.print(f"wrote {esc(path)}; start it with: {start}")

@@ -11,10 +11,12 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
+
+from cairn.domain.vocabulary import SessionStatus
 
 T = TypeVar("T")
 
@@ -97,6 +99,16 @@ class Principal:
     def allows(self, needed: KeyScope) -> bool:
         return any(_SCOPE_RANK[s] >= _SCOPE_RANK[needed] for s in self.scopes)
 
+    # What a caller may see is decided here, for every service and so every surface: a restriction of a
+    # key (to some projects, say) is added to these two and holds everywhere.
+    def confine(self, flt: MemoryFilter) -> MemoryFilter:
+        """`flt` narrowed to what this caller may see: no other member's personal memories."""
+        return replace(flt, member=self.member)
+
+    def sees(self, memory: Memory) -> bool:
+        """Whether this caller may see `memory` (of its team): `confine`'s rule for one memory."""
+        return memory.scope is not Scope.PERSONAL or memory.owner == self.member
+
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
@@ -173,7 +185,7 @@ class Session:
     started_at: datetime | None = None
     ended_at: datetime | None = None
     transcript_keys: tuple[str, ...] = ()
-    status: str = "received"  # received -> processing -> learned | failed
+    status: str = SessionStatus.RECEIVED  # a SessionStatus: received -> processing -> learned | failed
     stats: Mapping[str, Any] = field(default_factory=dict)
     updated_at: datetime = field(default_factory=utcnow)
 
@@ -255,7 +267,9 @@ def vector_key(model_version: str, text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
-    """The two legs of a hybrid search, each ranked best first as (memory id, engine score)."""
+    """The two legs of a hybrid search, each ranked best first as (memory id, score): the lexical score is
+    the engine's own, the semantic one is always the cosine between query and memory vectors, whatever the
+    engine reports (the relevance judge and the near-duplicate threshold read it as a cosine)."""
 
     lexical: tuple[tuple[str, float], ...]
     semantic: tuple[tuple[str, float], ...]

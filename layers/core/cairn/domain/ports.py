@@ -206,6 +206,16 @@ class Embedder(Protocol):
 
 
 @runtime_checkable
+class AtomicSupersede(Protocol):
+    """A memory repository whose store has no transaction spanning calls (DynamoDB) supersedes in one
+    conditional write: the old memory is closed, the replacement and the `supersedes` relation stored,
+    all or nothing, and only while the stored old memory is still the current copy that was read."""
+
+    def supersede(self, closed: Memory, replacement: Memory, relation: Relation) -> None:
+        """Raises Conflict when the old memory was superseded or changed meanwhile; nothing is written."""
+
+
+@runtime_checkable
 class VectorCache(Protocol):
     """Vectors already computed, by `vector_key`: an index that stores them can offer them back, so
     reindexing, the pipeline and imports never embed the same text with the same model twice."""

@@ -41,3 +41,8 @@ def transcript_parts(keys: Iterable[str], session: Session) -> list[str]:
 
 def chunk_id_of(key: str) -> str:
     return key.rsplit("/", 1)[-1].removesuffix(".json")
+
+
+def candidates_key(session: Session, chunk_key: str) -> str:
+    """Where the extract stage keeps one chunk's candidates."""
+    return stage_key(session, "extract", chunk_id_of(chunk_key))

@@ -27,6 +27,10 @@ class SessionRef(Edge):
     session_id: str = Field(min_length=1, max_length=128)
     force: bool = False  # reprocess: ignore earlier stage outputs
 
+    def ref(self) -> dict[str, Any]:
+        """Just the session reference of a stage's input, for the next stage's input or result."""
+        return {"team_id": self.team_id, "session_id": self.session_id, "force": self.force}
+
 
 class ParseResult(SessionRef):
     events_key: str
@@ -61,6 +65,7 @@ class ConsolidateResult(SessionRef):
     promoted: int = 0
     excerpts: int = 0  # transcript excerpts the session now holds
     excerpt_chars: int = 0
+    procedures: int = 0  # mined from its commands (the reflect stage reports it)
 
 
 class ReflectResult(SessionRef):

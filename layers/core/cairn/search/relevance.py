@@ -10,6 +10,8 @@ answer something. Two engine-independent signals decide instead:
 - per query: a named thing the query asks about (a capitalised or CamelCase name, an acronym, a dotted or
   versioned token) that no candidate mentions at all means the store never discussed it, whatever else
   matches loosely (a question about Sentry in a project that never used Sentry).
+- per part: a prompt of several parts is also judged part by part (`query_parts`), so a part that names
+  nothing the store knows does not withhold the memory that answers another part.
 
 Thresholds were set on the coding-session dev set (docs/benchmarks.md): they withhold 13 of 15
 unanswerable questions' results and cost one answerable question of 91.
@@ -78,6 +80,19 @@ def never_discussed(query: str, pool_terms: Iterable[set[str]]) -> list[str]:
     if len(_SENTENCE_END.findall(query.strip())) > 1 and len(absent) * 2 <= len(named):
         return []
     return absent
+
+
+# A prompt of several parts (a preference stated, a decision recorded, a question asked) is read part
+# by part: each sentence, clause after a semicolon or line that has words of its own.
+_PART_BREAK = re.compile(r"(?<=[.!?;])\s+|\n+")
+MIN_PART_TERMS = 2
+
+
+def query_parts(query: str) -> list[str]:
+    """The parts of a prompt that each say or ask something: its sentences, clauses after a semicolon
+    and lines of two or more query terms. Empty for a query of one part."""
+    parts = [p.strip() for p in _PART_BREAK.split(query or "") if len(set(query_terms(p))) >= MIN_PART_TERMS]
+    return parts if len(parts) > 1 else []
 
 
 class Relevance:

@@ -33,6 +33,7 @@ from cairn.domain.models import (
     utcnow,
 )
 from cairn.domain.ports import MemoryRepository, SessionRepository
+from cairn.domain.vocabulary import ERROR_TAGS, RESOLVED_TAGS, STILL_FAILING, Tag
 from cairn.search.analyzer import STOP_WORDS
 from cairn.search.snippets import snippet
 from cairn.services.agents import normalise_agent, normalise_agent_or_none
@@ -51,22 +52,17 @@ MIN_BUDGET = 100
 PROMPT_BUDGET = 300
 MAX_CHARS = 9_000  # Claude Code turns hook output past ~10k characters into a preview
 ITEM_CHARS = 500  # one long memory is cut; its id, shown then, fetches the rest
-CHECKS_CHARS, CHECKS_TAG = 900, "checks"  # the tag pipeline.signals puts on a project's checks
+CHECKS_CHARS = 900
 # the most of the budget a section may take (preferences and the handoff: no limit); caps, not
 # reservations, so a project with only decisions still gets a full block of them
 SHARES = {"errors": 0.3, "work": 0.25, "procedures": 0.4, "decisions": 0.25, "facts": 0.2, "team": 0.15}
 MAX_PROMPT_CHARS = 2_000
 ERRORS_TITLE = "Unresolved errors"
-STILL_FAILING = "Still failing:"  # how a handoff names what it left failing (pipeline.reflect too)
 MAX_PROJECT_CHARS = 300
 REPEAT_CHARS = 60  # a stretch this long said twice in one block is said once
 _LABEL = re.compile(r"^[A-Z][\w ]{0,40}: ")  # a handoff line's own label ("Git at the end: ")
 
-ERROR_TAGS = frozenset({"error", "unresolved"})
-RESOLVED_TAGS = frozenset({"resolved", "fixed"})
 RESOLVED_OUTCOMES = frozenset({"fixed", "resolved", "succeeded", "success"})
-# tags the pipeline's session signals put on episodes: left open, a summary's, taken up since
-OPEN_TAG, HISTORY_TAG, TAKEN_UP_TAG = "open", "summary", "taken-up"
 FAILED_OUTCOMES = frozenset({"failure", "failed", "fail", "error", "errored"})
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
@@ -132,8 +128,8 @@ class ContextService:
         _check_budget(budget_tokens)
         prompt = (prompt or "").strip()[:MAX_PROMPT_CHARS] or None
         team = caller.team_id
-        base = MemoryFilter(project=project, member=caller.member)
-        relevance = self._relevance(team, prompt, base) if prompt else {}
+        base = caller.confine(MemoryFilter(project=project))
+        relevance = self._relevance(caller, prompt, base) if prompt else {}
 
         def newest(limit: int, *kinds: MemoryKind) -> list[Memory]:
             return self._list(team, replace(base, kinds=frozenset(kinds)), limit)
@@ -156,7 +152,7 @@ class ContextService:
             ),
             _Section("Recent decisions", 6, _decisions(decisions, project, relevance), SHARES["decisions"]),
             _Section("Project facts", 8, _facts(facts, project, relevance), SHARES["facts"]),
-            _Section("Team insights", 6, self._team_insights(team, caller.member, prompt), SHARES["team"]),
+            _Section("Team insights", 6, self._team_insights(caller, prompt), SHARES["team"]),
         ]
         built = self._render(team, project, agent, handoffs, others, budget_tokens)
         if not consume:
@@ -212,8 +208,7 @@ class ContextService:
         prompt = (prompt or "").strip()[:MAX_PROMPT_CHARS]
         if not prompt or self._recall is None:
             return AssembledContext("", 0, ())
-        flt = MemoryFilter(project=project, member=caller.member)
-        hits = self._recall.recall(caller.team_id, prompt, flt, limit=limit * 2).hits
+        hits = self._recall.recall(caller, prompt, MemoryFilter(project=project), limit=limit * 2).hits
         shown = [h.memory for h in hits if h.memory.kind not in (MemoryKind.HANDOFF, MemoryKind.REFLECTION)]
         lines = [_bearing_line(m, project, prompt) for m in shown[:limit]]
         if not lines:
@@ -283,21 +278,21 @@ class ContextService:
                 return f"- No handoff pending; the last {agent} session here was on {day} ({s.status}).\n"
         return None
 
-    def _team_insights(self, team: str, member: str, prompt: str | None) -> list[_Line]:
-        flt = MemoryFilter(scopes=frozenset({Scope.TEAM}), member=member)
+    def _team_insights(self, caller: Principal, prompt: str | None) -> list[_Line]:
+        flt = caller.confine(MemoryFilter(scopes=frozenset({Scope.TEAM})))
         skip = (MemoryKind.HANDOFF, MemoryKind.REFLECTION, MemoryKind.EPISODE)
         if prompt and self._recall is not None:
-            found = [h.memory for h in self._recall.recall(team, prompt, flt, limit=20).hits]
+            found = [h.memory for h in self._recall.recall(caller, prompt, flt, limit=20).hits]
         else:
-            found = self._list(team, flt, 50)
+            found = self._list(caller.team_id, flt, 50)
             found.sort(key=lambda m: (-m.pinned, -round(m.confidence, 1), *_newest(m)))
         return [_line(m, None) for m in found if m.kind not in skip]
 
-    def _relevance(self, team: str, prompt: str, flt: MemoryFilter) -> dict[str, int]:
+    def _relevance(self, caller: Principal, prompt: str, flt: MemoryFilter) -> dict[str, int]:
         """Rank of each memory for the prompt, so sections put what bears on the task first."""
         if self._recall is None:
             return {}
-        hits = self._recall.recall(team, prompt, flt, limit=50).hits
+        hits = self._recall.recall(caller, prompt, flt, limit=50).hits
         return {h.memory.id: rank for rank, h in enumerate(hits)}
 
     # --- budget -------------------------------------------------------------------------------
@@ -419,15 +414,16 @@ def _work(episodes: list[Memory], project: str, rel: dict[str, int]) -> list[_Li
         for m in episodes
         if str(m.details.get("outcome", "")).strip().lower() not in FAILED_OUTCOMES
         and not ERROR_TAGS.intersection(m.tags)
-        and TAKEN_UP_TAG not in m.tags
+        and Tag.TAKEN_UP not in m.tags
+        and not _recap(m)
     ]
     # what is still open first; a summary's account of work the session went on from comes last
     found.sort(
         key=lambda m: (
             -m.pinned,
             rel.get(m.id, 10**6),
-            OPEN_TAG not in m.tags,
-            HISTORY_TAG in m.tags,
+            Tag.OPEN not in m.tags,
+            Tag.SUMMARY in m.tags,
             *_newest(m),
         )
     )
@@ -456,11 +452,11 @@ def _procedures(found: list[Memory], project: str, rel: dict[str, int]) -> list[
     found = [m for m in found if _count(m, "success_count") >= _count(m, "failure_count") or m.pinned]
     # a project's checks come first; a procedure whose every step they already list is not repeated
     # (a fix that runs a check again after another step says more than the check: it stays)
-    listed = {_bare(s) for m in found if CHECKS_TAG in m.tags for s in _strings(m.details.get("steps"))}
+    listed = {_bare(s) for m in found if Tag.CHECKS in m.tags for s in _strings(m.details.get("steps"))}
     found = [
         m
         for m in found
-        if CHECKS_TAG in m.tags
+        if Tag.CHECKS in m.tags
         or not (steps := {_bare(s) for s in _strings(m.details.get("steps")) or [m.details.get("command")]})
         or not steps <= listed
     ]
@@ -468,14 +464,14 @@ def _procedures(found: list[Memory], project: str, rel: dict[str, int]) -> list[
         key=lambda m: (
             -m.pinned,
             rel.get(m.id, 10**6),
-            CHECKS_TAG not in m.tags,
+            Tag.CHECKS not in m.tags,
             -proven(m),
             *_newest(m),
         )
     )
     # the project's checks are what every next session runs: they get room to list each command
     room = {True: CHECKS_CHARS, False: ITEM_CHARS}
-    return [_line(m, project, _success_rate(m), room[CHECKS_TAG in m.tags]) for m in found]
+    return [_line(m, project, _success_rate(m), room[Tag.CHECKS in m.tags]) for m in found]
 
 
 _SHOWN_HOW = re.compile(r"\s+(?:\d?>&\d|\d?>\s*/dev/null)|\s+\|\s+(?:tail|head)\b.*$")
@@ -489,9 +485,19 @@ def _bare(command: object) -> str:
 def _facts(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
     """Facts a session established (ports, paths, versions, where things live), pinned and relevant
     first; errors and team-wide facts are shown in their own sections."""
-    found = [m for m in found if not ERROR_TAGS.intersection(m.tags) and m.scope is not Scope.TEAM]
+    found = [
+        m
+        for m in found
+        if not ERROR_TAGS.intersection(m.tags) and m.scope is not Scope.TEAM and not _recap(m)
+    ]
     found.sort(key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -round(m.confidence, 1), *_newest(m)))
     return [_line(m, project) for m in found]
+
+
+def _recap(m: Memory) -> bool:
+    """A section of a compaction summary that retells the conversation (the user's messages, what was
+    asked): recall's source, not a line of the block; the handoff says the requests."""
+    return Tag.SUMMARY in m.tags and Tag.RETOLD in m.tags
 
 
 def _decisions(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -33,7 +33,7 @@ from cairn.domain.models import (
     content_hash,
     utcnow,
 )
-from cairn.domain.ports import MemoryRepository, RelationRepository
+from cairn.domain.ports import AtomicSupersede, MemoryRepository, RelationRepository
 
 MAX_CONTENT_CHARS = 20_000
 PREDICATES = frozenset({"uses", "fixes", "caused-by", "supersedes", "part-of", "relates-to", "contradicts"})
@@ -74,6 +74,35 @@ class MemoryPatch:
     pinned: bool | None = None
     confidence: float | None = None
     details: Mapping[str, Any] | None = None
+
+
+def new_memory(request: Mapping[str, Any], old: Memory | None = None) -> NewMemory:
+    """The one builder of a new memory from a request's fields (REST body, MCP arguments, web form);
+    `remember` or `supersede` then gives it the caller's team and, when personal, the caller as owner.
+
+    A field absent or None takes its default, or with `old` (the memory a correction replaces) the old
+    memory's: the replacement keeps its scope, project and pin, and its provenance less the old lines.
+    Provenance is `provenance` (a mapping) or `session_id` and `agent`; a `reason` for a correction is
+    kept in details as `supersede_reason`."""
+    given = {k: v for k, v in request.items() if v is not None}
+    if old is None:
+        base: Mapping[str, Any] = {"provenance": Provenance()}
+    else:
+        base = {name: getattr(old, name) for name in _NEW_FIELDS}
+        base["provenance"] = replace(old.provenance, line_start=None, line_end=None)
+    built = {**base, **{name: given[name] for name in _NEW_FIELDS if name in given}}
+    if isinstance(built["provenance"], Mapping):
+        built["provenance"] = Provenance(**built["provenance"])
+    elif "provenance" not in given and ("session_id" in given or "agent" in given):
+        built["provenance"] = Provenance(session_id=given.get("session_id"), agent=given.get("agent"))
+    built["tags"] = tuple(built.get("tags", ()))
+    built["details"] = dict(built.get("details", {}))
+    if given.get("reason"):
+        built["details"]["supersede_reason"] = given["reason"]
+    return NewMemory(**built)
+
+
+_NEW_FIELDS = tuple(f.name for f in fields(NewMemory))
 
 
 def require(caller: Principal, needed: KeyScope) -> None:
@@ -182,20 +211,25 @@ class MemoryService:
         replacement = self._build(caller, new)
         closed = replace(old, valid_to=now, superseded_by=replacement.id, updated_at=now)
         docs = self._indexer.prepare([replacement, closed]) if self._indexer else []
+        link = Relation(
+            id=new_id("rel"),
+            team_id=caller.team_id,
+            source_id=replacement.id,
+            predicate="supersedes",
+            target_id=old.id,
+            created_at=now,
+            valid_from=now,
+        )
+        if isinstance(self._memories, AtomicSupersede):
+            # one conditional transaction: a concurrent supersede of the same memory gets Conflict
+            self._memories.supersede(closed, replacement, link)
+            if self._indexer:
+                self._indexer.write(docs)
+            return closed, replacement
         with self._unit():
             self._memories.add(replacement)
             self._memories.put(closed)
-            self._relations.add(
-                Relation(
-                    id=new_id("rel"),
-                    team_id=caller.team_id,
-                    source_id=replacement.id,
-                    predicate="supersedes",
-                    target_id=old.id,
-                    created_at=now,
-                    valid_from=now,
-                )
-            )
+            self._relations.add(link)
             if self._indexer:
                 self._indexer.write(docs)
         return closed, replacement
@@ -235,7 +269,7 @@ class MemoryService:
         require(caller, KeyScope.READ)
         _check_id(memory_id, "mem")
         memory = self._memories.get(caller.team_id, memory_id)
-        if memory is None or (memory.scope is Scope.PERSONAL and memory.owner != caller.member):
+        if memory is None or not caller.sees(memory):
             raise NotFound(f"no memory {memory_id}")
         return memory
 
@@ -245,12 +279,12 @@ class MemoryService:
         require(caller, KeyScope.READ)
         if not 1 <= limit <= 500:
             raise InvalidInput("limit must be between 1 and 500")
-        return self._memories.list(caller.team_id, replace(flt, member=caller.member), limit, cursor)
+        return self._memories.list(caller.team_id, caller.confine(flt), limit, cursor)
 
     def counts(self, caller: Principal, flt: MemoryFilter) -> list[MemoryCount]:
         """How many memories the caller sees under `flt`, by project, scope and kind."""
         require(caller, KeyScope.READ)
-        return self._memories.counts(caller.team_id, replace(flt, member=caller.member))
+        return self._memories.counts(caller.team_id, caller.confine(flt))
 
     def relations_of(self, caller: Principal, memory_id: str, direction: str = "both") -> list[Relation]:
         if direction not in ("in", "out", "both"):

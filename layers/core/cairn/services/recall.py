@@ -26,9 +26,11 @@ from functools import lru_cache
 from cairn.domain.errors import InvalidInput, Unavailable
 from cairn.domain.models import (
     Candidates,
+    KeyScope,
     Memory,
     MemoryFilter,
     MemoryKind,
+    Principal,
     RecallHit,
     RecallResult,
     utcnow,
@@ -36,7 +38,8 @@ from cairn.domain.models import (
 from cairn.domain.ports import Embedder, MemoryRepository, RelationRepository, SearchIndex
 from cairn.search.analyzer import analyze, query_terms
 from cairn.search.fusion import access_factor, recency_factor, reciprocal_rank_fusion
-from cairn.search.relevance import FLOOR, Relevance, never_discussed
+from cairn.search.relevance import FLOOR, Relevance, never_discussed, query_parts
+from cairn.services.memories import require
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +109,12 @@ class RecallService:
         self._record_access = record_access
         self._overlap = overlap_embedding
 
-    def recall(self, team_id: str, query: str, flt: MemoryFilter, limit: int = 10) -> RecallResult:
-        """The `limit` best memories of the team for `query` that `flt` admits, best first."""
+    def recall(self, caller: Principal, query: str, flt: MemoryFilter, limit: int = 10) -> RecallResult:
+        """The `limit` best memories for `query` that `flt` admits and the caller may see, best first:
+        of the caller's team only, and needing a key that may read."""
+        require(caller, KeyScope.READ)
+        team_id = caller.team_id
+        flt = caller.confine(flt)
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}", limit=limit)
         query = (query or "")[:MAX_QUERY_CHARS]
@@ -158,11 +165,19 @@ class RecallService:
             return hits
         pool_terms = [set(_terms(h.memory.search_text())) for h in hits]
         floor = self._tuning.floor
-        if floor is not None and never_discussed(query, pool_terms):
+        # the whole query, and each part of a prompt of several parts: a hit bears on the prompt when it
+        # bears on any reading the store has discussed (a part naming what no memory mentions is left out)
+        readings = [
+            q for q in (query, *query_parts(query)) if floor is None or not never_discussed(q, pool_terms)
+        ]
+        if not readings:
             return []
-        judge = Relevance(query, pool_terms)
+        judges = [Relevance(q, pool_terms) for q in readings]
         judged = [
-            replace(h, relevance=judge.score(cosines.get(h.memory.id), terms, _passages(h.memory)))
+            replace(
+                h,
+                relevance=max(j.score(cosines.get(h.memory.id), terms, _passages(h.memory)) for j in judges),
+            )
             for h, terms in zip(hits, pool_terms, strict=True)
         ]
         # the floor is a question about the answer, not each line of it: when the best hit clears it, the

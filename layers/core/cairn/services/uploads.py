@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.models import KeyScope, Principal, Session, utcnow
 from cairn.domain.ports import BlobStore, SessionRepository, UploadTarget
+from cairn.domain.vocabulary import SessionStatus
 from cairn.services.memories import require
 
 TRANSCRIPT_CONTENT_TYPE = "application/gzip"
@@ -127,7 +128,7 @@ class UploadService:
                     agent=agent,
                     member=caller.member,
                     started_at=now,
-                    status="received",
+                    status=SessionStatus.RECEIVED,
                     updated_at=now,
                 )
             if existing.project != project:
@@ -152,7 +153,9 @@ class UploadService:
                 return None
             keys = tuple(sorted(set(session.transcript_keys) | {key}, key=_part_number))
             # a new part means there is something new to learn, whatever the last run said
-            return replace(session, transcript_keys=keys, ended_at=now, updated_at=now, status="received")
+            return replace(
+                session, transcript_keys=keys, ended_at=now, updated_at=now, status=SessionStatus.RECEIVED
+            )
 
         return self._sessions.update(part.team_id, part.session_id, add_part)
 
@@ -163,7 +166,7 @@ class UploadService:
         recovered = 0
         for team_id in team_ids:
             for session in list(self._sessions.iter_team(team_id)):
-                if session.status != "received" or session.transcript_keys:
+                if session.status != SessionStatus.RECEIVED or session.transcript_keys:
                     continue
                 prefix = session_prefix(team_id, session.project or "", session.id) + "transcript-"
                 keys = [key for key in self._blobs.list(prefix) if parse_transcript_key(key)]
@@ -211,13 +214,13 @@ class UnsentUploads:
             if session is None or not _never_sent(session, cutoff):
                 return session  # a part arrived meanwhile: leave it to the pipeline
             stats = {**session.stats, "error": dict(UNSENT_ERROR)}
-            return replace(session, status="failed", stats=stats, updated_at=now)
+            return replace(session, status=SessionStatus.FAILED, stats=stats, updated_at=now)
 
         for team_id in team_ids:
             for session in self._sessions_since(team_id, since):
                 if _never_sent(session, cutoff) and not self._part_stored(session):
                     after = self._sessions.update(team_id, session.id, fail)
-                    expired += bool(after and after.status == "failed")
+                    expired += bool(after and after.status == SessionStatus.FAILED)
         return expired
 
     def _sessions_since(self, team_id: str, since: datetime | None) -> Iterator[Session]:
@@ -252,7 +255,11 @@ UNSENT_ERROR = {
 
 
 def _never_sent(session: Session, cutoff: datetime) -> bool:
-    return session.status == "received" and not session.transcript_keys and session.updated_at < cutoff
+    return (
+        session.status == SessionStatus.RECEIVED
+        and not session.transcript_keys
+        and session.updated_at < cutoff
+    )
 
 
 def _part_number(key: str) -> int:

@@ -182,6 +182,26 @@ class _Parser:
             else:
                 self.out.skipped_unknown[f"user:{btype}"] += 1
 
+    def _tool_use(self, line_no: int, record: dict[str, Any], message_id: str | None, block: Mapping) -> None:
+        call_id = _str(block.get("id"))
+        if call_id and call_id in self.calls_seen:
+            self.out.noise["streamed_duplicate"] += 1
+            return
+        if call_id:
+            self.calls_seen.add(call_id)
+        tool_input = block.get("input")
+        self.out.add(
+            self._event(
+                line_no,
+                record,
+                Role.TOOL_CALL,
+                tool_name=_str(block.get("name")),
+                tool_input=tool_input if isinstance(tool_input, (Mapping, str)) else None,
+                tool_call_id=call_id,
+                message_id=message_id,
+            )
+        )
+
     def _assistant(self, line_no: int, record: dict[str, Any]) -> None:
         self._remember_node(line_no, record, prompt=False)
         message = record.get("message")
@@ -208,24 +228,7 @@ class _Parser:
             if btype == "text":
                 self._assistant_text(line_no, record, message_id, _str(block.get("text")) or "")
             elif btype in ("tool_use", "server_tool_use"):
-                call_id = _str(block.get("id"))
-                if call_id and call_id in self.calls_seen:
-                    self.out.noise["streamed_duplicate"] += 1
-                    continue
-                if call_id:
-                    self.calls_seen.add(call_id)
-                tool_input = block.get("input")
-                self.out.add(
-                    self._event(
-                        line_no,
-                        record,
-                        Role.TOOL_CALL,
-                        tool_name=_str(block.get("name")),
-                        tool_input=tool_input if isinstance(tool_input, (Mapping, str)) else None,
-                        tool_call_id=call_id,
-                        message_id=message_id,
-                    )
-                )
+                self._tool_use(line_no, record, message_id, block)
             elif btype == "thinking" and (thought := _str(block.get("thinking"))):
                 self.out.add(self._event(line_no, record, Role.THINKING, text=thought, message_id=message_id))
             elif btype in _DROPPED_BLOCKS:

@@ -60,7 +60,7 @@ class _Parser:
         elif isinstance(record.get("$set"), Mapping):
             self.out.parsed += 1
             self._update(line_no, record["$set"])
-        elif isinstance(record.get("id"), str) and record.get("type") in _MESSAGE_TYPES:
+        elif isinstance(record.get("id"), str) and record_type(record) in _MESSAGE_TYPES:
             self.out.parsed += 1
             self._message(line_no, record)
         elif isinstance(record.get("sessionId"), str):
@@ -156,7 +156,7 @@ class _Parser:
             tool_input=args if isinstance(args, Mapping) else None,
             tool_call_id=call_id,
         )
-        status = call.get("status")
+        status = call.get("status") if isinstance(call.get("status"), str) else None  # a list is not hashable
         result = call.get("result")
         if result is None and status not in _FAILED_STATUS:
             return  # still running when the file was written

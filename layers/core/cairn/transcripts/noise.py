@@ -141,11 +141,24 @@ def injected_reason(text: str) -> str | None:
 # is written by the agent's harness, not typed by a person; so is an interruption marker.
 _HARNESS_ELEMENT = re.compile(r"^<([a-z][a-z0-9_-]*)(?:\s[^>]*)?>.*</\1>$", re.S)
 _HARNESS_MARKER = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
+# A harness names its elements in compound words (`task-notification`, `local-command-stdout`,
+# `user_instructions`); HTML, which a person pastes into a question, never does.
+_COMPOUND_ELEMENT = re.compile(r"<([a-z][a-z0-9]*[_-][a-z0-9_-]*)(?:\s[^>]*)?>.*?</\1>", re.S)
+# what a harness appends after its element is one line of instructions ("Read the output file to
+# retrieve the result: /tmp/…"); a person who pastes such an element and asks about it writes more
+HARNESS_TAIL_WORDS = 20
 
 
 def is_harness_message(text: str) -> bool:
+    """Whether a user message was written by the agent's harness, not typed by a person: one tagged
+    element, an interruption marker, or mostly compound-named elements with at most a line around them."""
     text = text.strip()
-    return bool(_HARNESS_ELEMENT.match(text) or _HARNESS_MARKER.match(text))
+    if _HARNESS_ELEMENT.match(text) or _HARNESS_MARKER.match(text):
+        return True
+    if "<" not in text:
+        return False
+    rest, elements = _COMPOUND_ELEMENT.subn(" ", text)
+    return elements > 0 and len(rest.split()) <= HARNESS_TAIL_WORDS and len(rest.strip()) < len(text) / 2
 
 
 _TEXT_ROLES = frozenset({Role.USER, Role.ASSISTANT, Role.SUMMARY, Role.SYSTEM, Role.THINKING})

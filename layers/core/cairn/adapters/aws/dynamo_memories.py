@@ -122,6 +122,32 @@ class DynamoMemoryRepository:
             raise
         return True
 
+    def supersede(self, closed: Memory, replacement: Memory, relation: Relation) -> None:
+        """`AtomicSupersede`: one TransactWrite, conditioned on the stored old memory being exactly the
+        current copy read here; of two concurrent supersedes one wins, the other gets `Conflict`."""
+        item_cls = self._t.item
+        try:
+            stored = item_cls.get(memory_pk(closed.team_id, closed.id), MEMORY_SK, consistent_read=True)
+        except item_cls.DoesNotExist:
+            raise NotFound("memory not found", id=closed.id) from None
+        current = memory_from_item(stored)
+        if not current.is_current:
+            raise Conflict(f"memory {closed.id} is already superseded by {current.superseded_by}")
+        canonical, *edges = relation_items(self._t, relation)
+        try:
+            with TransactWrite(connection=self._t.connection()) as tx:
+                # the old memory as read: any write in between (another supersede above all) fails it
+                tx.save(memory_item(self._t, closed), condition=item_cls.data == stored.data)
+                tx.save(memory_item(self._t, replacement), condition=item_cls.pk.does_not_exist())
+                tx.save(canonical, condition=item_cls.pk.does_not_exist())
+                for edge in edges:
+                    tx.save(edge)
+        except TransactWriteError as exc:
+            reasons = [getattr(r, "code", None) for r in (exc.cancellation_reasons or []) if r]
+            if "ConditionalCheckFailed" in reasons:
+                raise Conflict(f"memory {closed.id} was changed or superseded meanwhile; retry") from None
+            raise
+
     def get(self, team_id: str, memory_id: str) -> Memory | None:
         try:
             item = self._t.item.get(memory_pk(team_id, memory_id), MEMORY_SK, consistent_read=True)
@@ -225,27 +251,33 @@ def relation_keys(r: Relation) -> list[tuple[str, str]]:
     ]
 
 
+def relation_items(table: DynamoTable, relation: Relation) -> list[CairnItem]:
+    """The canonical item of a relation, then its out- and in-edge items in the memories' partitions."""
+    data = dumps(encode_relation(relation))
+    canonical, out_edge, in_edge = relation_keys(relation)
+    item_cls = table.item
+    return [
+        item_cls(
+            *canonical,
+            type="relation",
+            team_id=relation.team_id,
+            data=data,
+            gsi1pk=f"{relation.team_id}#REL",
+            gsi1sk=f"{ts_key(relation.created_at)}#{relation.id}",
+        ),
+        item_cls(*out_edge, type="relation-edge", team_id=relation.team_id, data=data),
+        item_cls(*in_edge, type="relation-edge", team_id=relation.team_id, data=data),
+    ]
+
+
 class DynamoRelationRepository:
     def __init__(self, table: DynamoTable, page_size: int = 100) -> None:
         self._t = table
         self._page_size = page_size
 
     def add(self, relation: Relation) -> None:
-        data = dumps(encode_relation(relation))
-        canonical, out_edge, in_edge = relation_keys(relation)
         item_cls = self._t.item
-        items = [
-            item_cls(
-                *canonical,
-                type="relation",
-                team_id=relation.team_id,
-                data=data,
-                gsi1pk=f"{relation.team_id}#REL",
-                gsi1sk=f"{ts_key(relation.created_at)}#{relation.id}",
-            ),
-            item_cls(*out_edge, type="relation-edge", team_id=relation.team_id, data=data),
-            item_cls(*in_edge, type="relation-edge", team_id=relation.team_id, data=data),
-        ]
+        items = relation_items(self._t, relation)
         # all three or none: a half-written relation would show in one direction only
         try:
             with TransactWrite(connection=self._t.connection()) as tx:

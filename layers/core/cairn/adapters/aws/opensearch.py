@@ -25,6 +25,7 @@ from cairn.adapters.aws.opensearch_bodies import (
     document,
     hits,
     index_template_body,
+    knn_hits,
     query_words,
 )
 from cairn.domain.errors import Unavailable
@@ -205,7 +206,7 @@ class OpenSearchIndex:
         for leg, response in zip(legs, responses, strict=True):
             error = response.get("error")
             if error is None:
-                results[leg] = hits(response)
+                results[leg] = knn_hits(response) if leg == "semantic" else hits(response)
             elif isinstance(error, dict) and error.get("type") == "index_not_found_exception":
                 continue  # nothing indexed yet: an empty result, not a degradation
             else:

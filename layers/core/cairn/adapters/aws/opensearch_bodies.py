@@ -27,6 +27,10 @@ KEYWORD_FIELDS = (
     "embedding_version",
 )
 _KNN_ENGINES = ("lucene", "faiss")
+#: The k-NN space of the vector field. For it OpenSearch scores a hit `(1 + cos) / 2` (k-NN docs, "Spaces":
+#: https://docs.opensearch.org/latest/mappings/supported-field-types/knn-spaces/, d = 1 - cos and
+#: score = (2 - d) / 2), so `knn_hits` turns the score back into the cosine the relevance judge reads.
+SPACE_TYPE = "cosinesimil"
 MAX_QUERY_WORDS = 256  # far below the engine's boolean clause limit (1024), far above a real question
 _NON_WORD = re.compile(r"[\W_]+")
 
@@ -73,7 +77,7 @@ def index_body(dimension: int, engine: str = "lucene", shards: int = 1, replicas
                 "method": {
                     "name": "hnsw",
                     "engine": engine,
-                    "space_type": "cosinesimil",
+                    "space_type": SPACE_TYPE,
                     "parameters": {"m": 16, "ef_construction": 128},
                 },
             },
@@ -209,3 +213,14 @@ def hits(response: dict[str, Any]) -> tuple[tuple[str, float], ...]:
         (h["_source"]["memory_id"], float(h["_score"] or 0.0))
         for h in response.get("hits", {}).get("hits", [])
     )
+
+
+def cosine_of_score(score: float) -> float:
+    """The cosine behind a `cosinesimil` k-NN `_score` of `(1 + cos) / 2`, clamped to [-1, 1]."""
+    return max(-1.0, min(1.0, 2.0 * score - 1.0))
+
+
+def knn_hits(response: dict[str, Any]) -> tuple[tuple[str, float], ...]:
+    """(memory id, cosine) of one k-NN response: the semantic leg on the scale every index hands the
+    relevance judge and the near-duplicate threshold (a cosine), not OpenSearch's own."""
+    return tuple((memory_id, cosine_of_score(score)) for memory_id, score in hits(response))

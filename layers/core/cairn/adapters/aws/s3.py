@@ -1,7 +1,9 @@
 """S3 adapter of the BlobStore port: transcripts and pipeline data under `teams/<team>/...`.
 
-Every put asks for server-side encryption (KMS when a key is given, else SSE-S3), and so does every
-presigned upload: the POST policy carries the SSE field as a condition, so a client cannot drop it. The
+With a KMS key (the stack's, `CAIRN_KMS_KEY_ID`) every put asks for SSE-KMS under it, and so does every
+presigned upload: the POST policy carries the SSE fields as conditions, so a client cannot drop them.
+Without one nothing is sent and the bucket's default encryption applies (an explicit SSE-S3 request would
+override a bucket whose default is the stack's key). The
 policy also pins the exact object key (the service builds it under the caller's team prefix, so the
 upload cannot land anywhere else), a size range and the content type; S3 enforces all of them, and
 `presign_policy.decode_post_policy` lets tests read them back.
@@ -38,13 +40,13 @@ class S3BlobStore:
                 "x-amz-server-side-encryption": "aws:kms",
                 "x-amz-server-side-encryption-aws-kms-key-id": self._kms_key_id,
             }
-        return {"x-amz-server-side-encryption": "AES256"}
+        return {}
 
     def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
         check_key(key)
-        extra: dict[str, str] = {"ServerSideEncryption": "aws:kms" if self._kms_key_id else "AES256"}
+        extra: dict[str, str] = {}
         if self._kms_key_id:
-            extra["SSEKMSKeyId"] = self._kms_key_id
+            extra = {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": self._kms_key_id}
         self._s3.put_object(Bucket=self._bucket, Key=key, Body=data, ContentType=content_type, **extra)
 
     def get(self, key: str) -> bytes:

@@ -14,12 +14,12 @@ import hashlib
 import hmac
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cairn.atomic import write_atomic
 from cairn.domain.blob_keys import check_key
 from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from cairn.domain.models import utcnow
@@ -82,16 +82,7 @@ class FilesystemBlobStore:
             raise Conflict("a blob key is a prefix of another blob key", key=key) from exc
         if path.is_dir():
             raise Conflict("a blob key is a prefix of another blob key", key=key)
-        fd, tmp_name = tempfile.mkstemp(dir=self._tmp)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp_name, path)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
+        write_atomic(path, data, mode=0o600, durable=True, tmp_dir=self._tmp)
 
     def get(self, key: str) -> bytes:
         try:

@@ -4,7 +4,7 @@ Clients: Bedrock Converse (boto3 `bedrock-runtime`, the default in AWS), Anthrop
 OpenAI-compatible chat endpoint (httpx). Every answer is checked against `LlmAnswer`; one malformed
 answer gets one repair request, then the rules take over. When the model is unreachable the rules
 answer at once and the chunk is flagged for a later LLM pass (the extract stage records it in the
-blob store; `learning.llm_queue` replays it). The same junk guards as the rules apply to what the
+blob store; `running.llm_queue` replays it). The same junk guards as the rules apply to what the
 model proposes: nothing quoting injected context, system prompts or tool-protocol noise is kept.
 """
 

@@ -19,13 +19,14 @@ from dataclasses import dataclass
 
 from cairn.domain.models import MemoryKind
 from cairn.pipeline.models import Candidate, EventDoc
-from cairn.pipeline.reading.shell import command_of, core_steps, is_shell
+from cairn.pipeline.reading.commands import core_steps
+from cairn.pipeline.reading.shell import command_of, is_shell
 from cairn.pipeline.reading.steps import strip_headers
+from cairn.pipeline.reading.tools import READ_TOOLS
 from cairn.project_files import ProjectFile, manifest_kind
 from cairn.transcripts.model import Role
 
 MAX_TASKS, TASK_CHARS, FACT_CHARS = 24, 160, 1_600
-READ_TOOLS = frozenset({"read", "read_file", "view", "open", "cat", "readfile"})
 _PRINTERS = frozenset({"cat", "sed", "head", "bat", "nl", "less", "more", "type", "view"})
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|:\s)")  # `cat -n`'s and `nl`'s numbers (`12\t`, `12: `)
 

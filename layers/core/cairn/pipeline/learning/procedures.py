@@ -9,25 +9,23 @@ Failures of the final command on the way count against the procedure.
 from __future__ import annotations
 
 from cairn.domain.models import MemoryKind
-from cairn.pipeline.models import Candidate, EventDoc
-from cairn.pipeline.reading.shell import (
-    VERIFYING,
-    ShellCall,
-    is_agent_mechanics_error,
-    is_learnable_command,
-    shell_calls,
-)
+from cairn.domain.vocabulary import TITLE_CHARS, Tag
+from cairn.pipeline.models import Candidate
+from cairn.pipeline.reading.commands import VERIFYING, is_learnable_command
+from cairn.pipeline.reading.failures import real_failure
+from cairn.pipeline.reading.session import SessionReading
+from cairn.pipeline.reading.shell import ShellCall
 
 MIN_STEPS = 2
 MAX_STEPS = 8
 
 
-def mine_procedures(events: list[EventDoc]) -> list[Candidate]:
+def mine_procedures(reading: SessionReading) -> list[Candidate]:
     out: list[Candidate] = []
     for thread in (False, True):
         calls = [
             c
-            for c in shell_calls([e for e in events if e.is_sidechain is thread])
+            for c in reading.thread_calls(thread)
             if c.category and is_learnable_command(c.command) and c.result is not None
         ]
         out.extend(_sequences(calls))
@@ -40,7 +38,7 @@ def _sequences(calls: list[ShellCall]) -> list[Candidate]:
     failures: dict[str, int] = {}
     for c in calls:
         if c.failed:
-            if not is_agent_mechanics_error(c.result.text if c.result else ""):
+            if real_failure(c):
                 failures[c.key] = failures.get(c.key, 0) + 1
             continue
         if steps and steps[-1].category == c.category and c.category not in VERIFYING:
@@ -60,9 +58,9 @@ def _procedure(steps: list[ShellCall], failures: int) -> Candidate:
     last = steps[-1]
     return Candidate(
         kind=MemoryKind.PROCEDURE,
-        title=f"Steps to {last.category}: {last.key}"[:300],
+        title=f"Steps to {last.category}: {last.key}"[:TITLE_CHARS],
         content=f"Steps that worked, ending with a successful {last.category}: {numbered}",
-        tags=["procedure", last.category or "command"],
+        tags=[Tag.PROCEDURE, last.category or Tag.COMMAND],
         confidence=0.6,
         details={"steps": commands, "success_count": 1, "failure_count": failures, "mined": True},
         line_start=steps[0].call.line_no,

@@ -12,10 +12,12 @@ from __future__ import annotations
 import re
 
 from cairn.domain.models import MemoryKind
+from cairn.domain.vocabulary import TITLE_CHARS, Tag
 from cairn.pipeline.learning.extractor import ExtractContext, Extraction
 from cairn.pipeline.models import Candidate, CandidateLink, ChunkDoc, EventDoc
+from cairn.pipeline.reading.commands import VERIFYING, is_learnable_command, is_probe, step_keys
+from cairn.pipeline.reading.failures import real_failure
 from cairn.pipeline.reading.shell import (
-    VERIFYING,
     Resolution,
     Resolutions,
     ShellCall,
@@ -24,14 +26,10 @@ from cairn.pipeline.reading.shell import (
     edited_path,
     first_error_line,
     in_checkout,
-    is_agent_mechanics_error,
     is_edit,
-    is_learnable_command,
-    is_probe,
     is_shell,
     shell_calls,
     shown_command,
-    step_keys,
 )
 from cairn.pipeline.reading.steps import one_line
 from cairn.transcripts.model import Role
@@ -228,7 +226,7 @@ def _commands_that_worked(calls: list[ShellCall]) -> list[Candidate]:
         out.append(
             Candidate(
                 kind=MemoryKind.PROCEDURE,
-                title=f"{_VERB[category]}: {key}"[:300],
+                title=f"{_VERB[category]}: {key}"[:TITLE_CHARS],
                 content=f"{_VERB[category]} with `{key}`",
                 tags=[category, "command"],
                 confidence=0.6,
@@ -259,11 +257,8 @@ def errors_and_fixes(
     pairs: dict[str, tuple[ShellCall, ShellCall, Resolution]] = {}  # by command: latest failure, fix
     for call in calls:
         if call.failed:
-            if (
-                is_learnable_command(call.command)
-                and not is_probe(call.command)  # `ls missing/` then creating it is exploring
-                and not is_agent_mechanics_error(call.result.text if call.result else "")
-            ):
+            # `ls missing/` then creating it is exploring, not an error and its fix
+            if is_learnable_command(call.command) and real_failure(call):
                 resolutions.failed(call)
         elif call.ok:
             for r in resolutions.succeeded(call):
@@ -287,9 +282,9 @@ def errors_and_fixes(
         out.append(
             Candidate(
                 kind=MemoryKind.EPISODE,
-                title=f"`{shown}` failed: {error}"[:300],
+                title=f"`{shown}` failed: {error}"[:TITLE_CHARS],
                 content=f"`{shown}` failed with: {error}",
-                tags=["error", failed.category or "command"],
+                tags=[Tag.ERROR, failed.category or Tag.COMMAND],
                 confidence=0.6,
                 details={"outcome": "fixed", "error": error, "command": failed.key},
                 ref=ref,
@@ -301,7 +296,7 @@ def errors_and_fixes(
             out.append(
                 Candidate(
                     kind=MemoryKind.PROCEDURE,
-                    title=f"Fix for `{brief}`: {error}"[:300],
+                    title=f"Fix for `{brief}`: {error}"[:TITLE_CHARS],
                     content=f'When `{brief}` fails with "{error}": '
                     + "; ".join(steps)
                     + ("" if how.variant else "; then it succeeds"),
@@ -408,7 +403,7 @@ def _tool_facts(events: list[EventDoc], calls: list[ShellCall]) -> list[Candidat
                     kind=MemoryKind.FACT,
                     content=f"Installed versions: {listed}",
                     title="Installed package versions",
-                    tags=["versions"],
+                    tags=[Tag.VERSIONS],
                     confidence=0.7,
                     details={"source": "tool", "command": c.key, "versions": dict(versions)},
                     **_span(c),

@@ -18,40 +18,24 @@ The chunk extractors see a slice of the session; some things only make sense who
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from cairn.domain.models import MemoryKind
-from cairn.pipeline.learning.manifests import manifest_facts
+from cairn.domain.vocabulary import TITLE_CHARS, Tag
 from cairn.pipeline.models import Candidate, EventDoc
-from cairn.pipeline.reading.git_state import git_state
-from cairn.pipeline.reading.shell import argv, core_steps, is_learnable_command, is_probe, shell_calls
+from cairn.pipeline.reading.commands import argv, core_steps, is_learnable_command, purpose_of
+from cairn.pipeline.reading.session import SessionReading
 from cairn.pipeline.reading.steps import strip_headers
-from cairn.pipeline.reading.turns import turns
-from cairn.project_files import ProjectFile
+from cairn.pipeline.reading.tools import PLAN_TOOLS
+from cairn.search.analyzer import analyze
 from cairn.transcripts.model import Role
 
-OPEN_TAG = "open"  # an episode of what was left to do: unfinished todos, a summary's pending work
-TAKEN_UP_TAG = "taken-up"  # a summary's pending work the session went on with: history, not a to-do
+# an item of 3+ terms, 80 % of them in one request, says that request again (a quote, a close paraphrase)
+RETOLD_MIN_TERMS, RETOLD_SHARE = 3, 0.8
 SECTION_CHARS = 1_400
 MAX_CHECKS, CHECK_CHARS = 10, 160
 MIN_SECTION_CHARS = 40
 MAX_SECTIONS = 12
-PLAN_TOOLS = frozenset({"exitplanmode"})
-TODO_TOOLS = frozenset({"todowrite", "update_plan"})
-
-# what a verification step is for, from the words of its command or its description
-_PURPOSES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("format", re.compile(r"(?:^|[^a-z])(?:fmt|format\w*)(?:$|[^a-z])")),
-    ("lint", re.compile(r"lint")),
-    ("type-check", re.compile(r"type-?check|(?:^|\s)tsc(?:\s|$)|--noemit")),
-    ("test", re.compile(r"test|(?:^|[^a-z])spec(?:$|[^a-z])")),
-    ("check", re.compile(r"(?:^|[^a-z])check(?:$|[^a-z])")),
-    ("build", re.compile(r"(?:^|[^a-z])(?:build|compile)(?:$|[^a-z])")),
-)
-# git and its forge CLI act on the repository (commit, push, pr create), never check the project; the
-# look-arounds (`ls`, `cat`, `test -f`, `--help`) are `shell.is_probe`'s
-_NOT_A_CHECK = re.compile(r"^(?:git|gh)\b")
-_PATH_LIKE = re.compile(r"/|\.\w{1,5}$")
 
 _COMMIT = re.compile(r"^\[([^\]\s]+)(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
 _PUSH = re.compile(r"^\s*(?:([0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40})|\* \[new branch\])\s+(\S+) -> (\S+)", re.M)
@@ -65,51 +49,11 @@ _CHECK_WORDS = re.compile(r"verif|test", re.I)
 _ERROR_WORDS = re.compile(r"error|fix|problem", re.I)
 
 
-def session_signals(events: Sequence[EventDoc], project_files: Sequence[ProjectFile] = ()) -> list[Candidate]:
-    """Memories that need the whole session to see: checks, git activity, plans, summaries, todos,
-    and the tasks of the project's manifests (those it read, those the capture hook sent)."""
-    events = list(events)
-    out: list[Candidate] = []
-    for make in (_checks, _git_activity, _git_history, _plans, _summaries, _todos, _outcome):
-        out.extend(make(events))
-    out.extend(manifest_facts(events, project_files))
-    return out
-
-
 # --- checks ----------------------------------------------------------------------------------------
-def purpose_of(command: str, description: str = "") -> str | None:
-    """What a verification command is for, or None when it is not one (exploration, git, help)."""
-    command = command.strip()
-    if not command or _NOT_A_CHECK.search(command) or is_probe(command):
-        return None  # a look around (`printenv`, `entire status`) checks nothing of the project
-    words = " ".join(_named_words(command))
-    for name, pattern in _PURPOSES:
-        if pattern.search(words.lower()):
-            return name
-    # the agent's description names the purpose of an opaque command (`./ci.sh`: "Run the test
-    # suite"); its verb "check" means "look at" there, not the project's checks
-    for name, pattern in _PURPOSES:
-        if name != "check" and pattern.search(description.lower()):
-            return name
-    return None
-
-
-def _named_words(command: str) -> list[str]:
-    """The words that say what a command does: not its environment (`SESSION=test cmd`), not a
-    quoted script or payload (`sh -c '…'`, `'{"id": "test"}'`), not a path (`nl test/app.ts`)."""
-    tokens = argv(command)
-    while tokens and _ASSIGNMENT.match(tokens[0]):
-        tokens = tokens[1:]
-    return [t for t in tokens if not _PATH_LIKE.search(t) and " " not in t and not _ASSIGNMENT.match(t)]
-
-
-_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
-
-
-def _checks(events: list[EventDoc]) -> list[Candidate]:
+def checks(reading: SessionReading) -> list[Candidate]:
     seen: dict[str, tuple[str, EventDoc]] = {}
     runs: dict[str, list[str]] = {}
-    for call in shell_calls(events):
+    for call in reading.shell_calls:
         if not call.ok or call.call.is_sidechain or not is_learnable_command(call.command):
             continue
         description = ""
@@ -134,7 +78,7 @@ def _checks(events: list[EventDoc]) -> list[Candidate]:
             kind=MemoryKind.PROCEDURE,
             title="Project checks: " + ", ".join(dict.fromkeys(p for p, _ in seen.values())),
             content=f"Checks run and passing in this project, in the order the session ran them:{listed}",
-            tags=["checks", "command"],
+            tags=[Tag.CHECKS, Tag.COMMAND],
             confidence=0.65,
             details={"source": "tool", "steps": list(seen), "success_count": 1, "failure_count": 0},
             line_start=first,
@@ -174,13 +118,13 @@ _LOGGED = re.compile(r"^(?:commit )?([0-9a-f]{7,40})(?: \([^)]*\))?(?: (.+))?$")
 MAX_LOGGED = 10
 
 
-def _git_history(events: list[EventDoc]) -> list[Candidate]:
+def git_history(reading: SessionReading) -> list[Candidate]:
     """The repository's latest commits as the session's last `git log` listed them: what came before
     the session's own work ("what was the last commit before the fix?"), which its git episode, made
     of what the session did, does not say. A later listing replaces it (`about`)."""
     listed: tuple[list[str], EventDoc, EventDoc] | None = None
     own: set[str] = set()  # the session's own commits: its git episode's
-    for call in shell_calls(events):
+    for call in reading.shell_calls:
         if call.result is not None:
             own.update(m.group(2)[:7] for m in _COMMIT.finditer(call.result.text or ""))
         steps = core_steps(call.command)
@@ -237,38 +181,52 @@ def _push(commits: str | None, src: str, dst: str) -> str:
     return f"{what} to {dst}" if commits else f"{what} {dst}"
 
 
-def _git_activity(events: list[EventDoc]) -> list[Candidate]:
-    branches: list[str] = []
-    commits: list[tuple[str, str]] = []  # (branch, `hash` subject)
-    pushes: list[str] = []
-    reviews: list[str] = []
-    lines: list[int] = []
+@dataclass
+class _GitSeen:
+    """What git said during a session: branches made, commits, pushes, reviews opened, the lines that
+    said so, and where its last `git status` was."""
+
+    branches: list[str] = field(default_factory=list)
+    commits: list[tuple[str, str]] = field(default_factory=list)  # (branch, `hash` subject)
+    pushes: list[str] = field(default_factory=list)
+    reviews: list[str] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
     status_at: tuple[int, int] | None = None
-    for call in shell_calls(events):
+
+
+def _git_seen(reading: SessionReading) -> _GitSeen:
+    seen = _GitSeen()
+    for call in reading.shell_calls:
         if not call.ok or call.result is None:
             continue
         output = call.result.text or ""
         if "git status" in call.command:
-            status_at = (call.call.line_no, call.result.last_line)
-        found = False
-        for m in _NEW_BRANCH.finditer(call.command):
-            branches.append(m.group(1))
-            found = True
-        for m in _COMMIT.finditer(output):
-            commits.append((m.group(1), f"`{m.group(2)}` {m.group(3).strip()[:120]}"))
-            found = True
-        for m in _PUSH.finditer(output):
-            pushes.append(_push(*m.groups()))
-            found = True
-        for m in _REVIEW_URL.finditer(output + " " + call.command):
-            reviews.append(m.group(0).rstrip(".,"))
-            found = True
-        if found:
-            lines.extend((call.call.line_no, call.result.last_line))
-    for e in events:  # the agent's own record of a pull request it opened (Claude Code's pr-link)
+            seen.status_at = (call.call.line_no, call.result.last_line)
+        before = (len(seen.branches), len(seen.commits), len(seen.pushes), len(seen.reviews))
+        seen.branches += [m.group(1) for m in _NEW_BRANCH.finditer(call.command)]
+        seen.commits += [
+            (m.group(1), f"`{m.group(2)}` {m.group(3).strip()[:120]}") for m in _COMMIT.finditer(output)
+        ]
+        seen.pushes += [_push(*m.groups()) for m in _PUSH.finditer(output)]
+        seen.reviews += [m.group(0).rstrip(".,") for m in _REVIEW_URL.finditer(output + " " + call.command)]
+        if before != (len(seen.branches), len(seen.commits), len(seen.pushes), len(seen.reviews)):
+            seen.lines.extend((call.call.line_no, call.result.last_line))
+    for e in reading.events:  # the agent's own record of a pull request it opened (Claude Code's pr-link)
         if e.role is Role.SYSTEM and (m := _REVIEW_URL.search(e.text)):
-            reviews.append(m.group(0).rstrip(".,"))
-            lines.extend((e.line_no, e.last_line))
+            seen.reviews.append(m.group(0).rstrip(".,"))
+            seen.lines.extend((e.line_no, e.last_line))
+    return seen
+
+
+def git_activity(reading: SessionReading) -> list[Candidate]:
+    seen = _git_seen(reading)
+    branches, commits, pushes, reviews, lines = (
+        seen.branches,
+        seen.commits,
+        seen.pushes,
+        seen.reviews,
+        seen.lines,
+    )
     parts = []
     if branches:
         parts.append("branch " + ", ".join(f"`{b}`" for b in dict.fromkeys(branches)))
@@ -281,11 +239,11 @@ def _git_activity(events: list[EventDoc]) -> list[Candidate]:
         parts.append("pushed " + "; ".join(dict.fromkeys(pushes)))
     if reviews:
         parts.append("review " + ", ".join(dict.fromkeys(reviews)))
-    if status_at and (
-        state := git_state(events)
+    if seen.status_at and (
+        state := reading.git_state
     ):  # the handoff says it too, but leaves recall once delivered
         parts.append(f"at the end, git status: {state}")
-        lines.extend(status_at)
+        lines.extend(seen.status_at)
     if not parts:
         return []
     return [
@@ -333,20 +291,22 @@ def _plan_texts(events: list[EventDoc]) -> list[EventDoc]:
     return plans
 
 
-def _plans(events: list[EventDoc]) -> list[Candidate]:
+def plans(reading: SessionReading) -> list[Candidate]:
     out = []
-    for e in _plan_texts(events):
+    for e in _plan_texts(reading.events):
         title = _title_of(e.text)
         for place, (heading, body) in enumerate(sections(e.text)[:MAX_SECTIONS]):
             if len(body) < MIN_SECTION_CHARS:
                 continue
             kind = MemoryKind.PROCEDURE if _CHECK_WORDS.search(heading) else MemoryKind.DECISION
-            out.append(_section(kind, f"Plan {title}: {heading}", body, e, ["plan"], 0.6, place))
+            out.append(_section(kind, f"Plan {title}: {heading}", body, e, [Tag.PLAN], 0.6, place))
     return out
 
 
-def _summaries(events: list[EventDoc]) -> list[Candidate]:
+def summaries(reading: SessionReading) -> list[Candidate]:
+    events = reading.events
     out = []
+    requests = [set(analyze(t.request.text)) for t in reading.turns]
     for i, e in enumerate(events):
         if e.role is not Role.SUMMARY:
             continue
@@ -361,11 +321,23 @@ def _summaries(events: list[EventDoc]) -> list[Candidate]:
             # history, not a fact about the project) and errors are episodes
             episode = planned or _ERROR_WORDS.search(heading)
             kind = MemoryKind.EPISODE if episode else MemoryKind.FACT
-            tags = ["summary"]
+            tags = [Tag.SUMMARY]
             if planned:
-                tags.append(OPEN_TAG if pending else TAKEN_UP_TAG)
+                tags.append(Tag.OPEN if pending else Tag.TAKEN_UP)
+            elif _retells(body, requests):
+                tags.append(Tag.RETOLD)
             out.append(_section(kind, f"Session summary: {heading}", body, e, tags, 0.55, place))
     return out
+
+
+def _retells(body: str, requests: list[set[str]]) -> bool:
+    """Whether a summary's section retells the conversation (the user's messages, what was asked):
+    most of its items say again what one of the session's requests said."""
+    items = [set(analyze(ln)) for ln in body.splitlines() if len(set(analyze(ln))) >= RETOLD_MIN_TERMS]
+    if not items or not requests:
+        return False
+    said = sum(any(len(item & r) >= RETOLD_SHARE * len(item) for r in requests) for item in items)
+    return said * 2 >= len(items)
 
 
 def _title_of(text: str) -> str:
@@ -385,7 +357,7 @@ def _section(
         body = body[: SECTION_CHARS - 1].rstrip() + "…"
     return Candidate(
         kind=kind,
-        title=title[:300],
+        title=title[:TITLE_CHARS],
         content=body,
         tags=tags,
         confidence=confidence,
@@ -398,26 +370,12 @@ def _section(
 
 
 # --- todos -----------------------------------------------------------------------------------------
-def _todos(events: list[EventDoc]) -> list[Candidate]:
-    lists = [
-        e
-        for e in events
-        if e.role is Role.TOOL_CALL
-        and not e.is_sidechain
-        and (e.tool_name or "").lower() in TODO_TOOLS
-        and isinstance(e.tool_input, dict)
-    ]
+def todos(reading: SessionReading) -> list[Candidate]:
+    lists = [t for t in reading.todo_lists if not t.event.is_sidechain]
     if not lists:
         return []
-    last = lists[-1]
-    items = last.tool_input.get("todos") or last.tool_input.get("plan") or []  # type: ignore[union-attr]
-    open_items = [
-        str(i.get("content") or i.get("step"))[:200]
-        for i in (items if isinstance(items, list) else [])
-        if isinstance(i, dict)
-        and i.get("status") not in ("completed", "done")
-        and (i.get("content") or i.get("step"))
-    ]
+    last = lists[-1].event
+    open_items = list(lists[-1].open_items)
     if not open_items:
         return []
     return [
@@ -425,7 +383,7 @@ def _todos(events: list[EventDoc]) -> list[Candidate]:
             kind=MemoryKind.EPISODE,
             title="Unfinished todos: " + open_items[0][:120],
             content="Left unfinished on the session's todo list: " + "; ".join(open_items),
-            tags=["todo", OPEN_TAG],
+            tags=[Tag.TODO, Tag.OPEN],
             confidence=0.6,
             details={"source": "todo", "items": open_items},
             line_start=last.line_no,
@@ -437,11 +395,11 @@ def _todos(events: list[EventDoc]) -> list[Candidate]:
 MIN_ACCOUNT_CHARS = 200  # "Done." is no account of anything
 
 
-def _outcome(events: list[EventDoc]) -> list[Candidate]:
+def outcome(reading: SessionReading) -> list[Candidate]:
     """What came of the session's last request, in the agent's own account: its reply that closed the
     work (no tool call after it), such as the root cause it found and the fix it committed. The
     handoff says what was asked last; this says how it ended."""
-    session_turns = turns(events)
+    session_turns = reading.turns
     last = session_turns[-1] if session_turns else None
     reply = last.closing_reply if last else None
     # an answer with no work before it is no account of work done; "Done." is no account at all

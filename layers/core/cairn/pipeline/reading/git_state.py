@@ -9,9 +9,9 @@ keeps it after the handoff is delivered, so "was it pushed?" still has an answer
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from cairn.pipeline.models import EventDoc
-from cairn.pipeline.reading.shell import shell_calls
+from cairn.pipeline.reading.shell import ShellCall
 
 _GIT_STATE = re.compile(
     r"(ahead \d+|behind \d+|Your branch is (?:ahead|behind)|have diverged"
@@ -21,11 +21,11 @@ _GIT_STATE = re.compile(
 )
 
 
-def git_state(events: list[EventDoc]) -> str | None:
+def git_state(calls: Sequence[ShellCall]) -> str | None:
     """What the session's last `git status` said of uncommitted or unpushed work, in git's words,
     less what a later commit or push settled (a commit leaves untracked files and unpushed commits)."""
     settled: list[str] = []
-    for c in reversed(shell_calls(events)):
+    for c in reversed(calls):
         if not c.ok:
             continue
         if re.search(r"\bgit (?:stash|reset|checkout|switch|rebase|merge)\b", c.command):

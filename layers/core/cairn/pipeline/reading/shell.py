@@ -1,9 +1,9 @@
-"""Shell tool calls in a transcript: which calls ran a command, what the command was, what kind of step.
+"""Shell tool calls in a transcript: which calls ran a command, what the command was, whether it worked,
+which later run made a failure good; and what edits wrote.
 
-Agents name their shell tool differently (Claude Code `Bash`, Codex `shell`/`exec_command`/`local_shell`,
-Gemini CLI `run_shell_command`)
-and pass the command as a string, a JSON string or an argv list. The learning stages ask only: which
-command, did it succeed, and is it a test/build/run/... step or mere exploration (ls, cat, grep).
+Agents name their shell tool differently (`reading.tools` lists each agent's names) and pass the
+command as a string, a JSON string or an argv list. What kind of command it is (a probe, a test or
+build step, a check) is `reading.commands`'s.
 """
 
 from __future__ import annotations
@@ -16,83 +16,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from cairn.pipeline.models import EventDoc
+from cairn.pipeline.reading.commands import REDIRECTS, argv, categorise, command_key, core_steps, step_keys
+from cairn.pipeline.reading.tools import EDIT_TOOLS, SHELL_TOOLS, calls_tool
 from cairn.transcripts.model import Role
-
-SHELL_TOOLS = frozenset(
-    {
-        "bash",
-        "shell",
-        "exec_command",
-        "local_shell",
-        "shell_command",
-        "container.exec",
-        "run_shell_command",
-        "run_terminal_cmd",
-        "terminal",
-        "execute_command",
-    }
-)
-EDIT_TOOLS = frozenset(
-    {
-        "edit",
-        "multiedit",
-        "write",
-        "apply_patch",
-        "str_replace_based_edit_tool",
-        "notebookedit",
-        "replace",  # Gemini CLI
-        "write_file",  # Gemini CLI
-        "create",  # Copilot CLI: a new file ({"path", "file_text"})
-    }
-)
-MAX_COMMAND_CHARS = 300
-
-_CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern))
-    for name, pattern in (
-        (
-            "scaffold",
-            r"\b(create-next-app|create-react-app|create-vite|npm create|npm init|pnpm create|yarn create"
-            r"|cargo new|cargo init|rails new|django-admin startproject|uv init|poetry new)\b",
-        ),
-        (
-            "test",
-            r"\b(pytest|tox|nox|jest|vitest|mocha|rspec|phpunit|go test|cargo test|ctest|npm (?:run )?test"
-            r"|pnpm (?:run )?test|yarn test|bun test|make test|mvn test|gradlew? test"
-            r"|python3? -m (?:pytest|unittest)"
-            r"|dotnet test)\b",
-        ),
-        (
-            "typecheck",
-            r"\b(tsc|mypy|pyright|ruff|eslint|flake8|pylint|clippy|golangci-lint|npm run lint"
-            r"|pnpm (?:run )?lint|yarn lint|cargo check)\b",
-        ),
-        (
-            "build",
-            r"\b(npm run build|pnpm (?:run )?build|yarn build|next build|vite build|webpack|cargo build"
-            r"|go build|mvn (?:package|install)|gradlew? build|python3? -m build|docker build|cdk synth"
-            r"|make)\b",
-        ),
-        (
-            "run",
-            r"\b(npm run dev|npm start|pnpm (?:run )?dev|pnpm start|yarn dev|yarn start|next dev|uvicorn"
-            r"|gunicorn|flask run|manage\.py runserver|cargo run|go run|docker compose up|docker-compose up"
-            r"|rails s(?:erver)?)\b",
-        ),
-        (
-            "deploy",
-            r"\b(alembic upgrade|prisma migrate|manage\.py migrate|cdk deploy|terraform apply"
-            r"|kubectl apply|serverless deploy|sam deploy)\b",
-        ),
-        (
-            "install",
-            r"\b(npm (?:install|i|ci)|pnpm (?:add|install|i)|yarn add|yarn install|pip3? install"
-            r"|uv (?:add|sync|pip install)|poetry (?:add|install)|cargo add|go get|bundle install)\b",
-        ),
-    )
-)
-# steps that run, build or verify something: what "a command that worked" means
-VERIFYING = frozenset({"test", "typecheck", "build", "run", "deploy"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,11 +45,11 @@ class ShellCall:
 
 
 def is_shell(event: EventDoc) -> bool:
-    return event.role is Role.TOOL_CALL and (event.tool_name or "").lower() in SHELL_TOOLS
+    return calls_tool(event, SHELL_TOOLS)
 
 
 def is_edit(event: EventDoc) -> bool:
-    return event.role is Role.TOOL_CALL and (event.tool_name or "").lower() in EDIT_TOOLS
+    return calls_tool(event, EDIT_TOOLS)
 
 
 def command_of(event: EventDoc) -> str | None:
@@ -219,50 +145,6 @@ def in_checkout(path: str, roots: tuple[str, ...]) -> str:
     return path
 
 
-def categorise(command: str) -> str | None:
-    for name, pattern in _CATEGORIES:
-        if pattern.search(command):
-            return name
-    return None
-
-
-def command_key(command: str) -> str:
-    """Two runs of "the same command" compare equal: whitespace folded."""
-    return " ".join(command.split())
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_STEP_SPLIT = re.compile(r"\s*(?:&&|;|\|\||\n)\s*")
-# read-only probes: their failing says "not there", it is no error a fix follows (POSIX utilities and
-# git's read-only subcommands, which every stack's sessions use to look around)
-_PROBES = _words(
-    """ls cat head tail grep egrep rg ag find fd sed awk wc which type command echo printf pwd stat file
-    tree nl less more test [ true false sleep date env printenv whoami uname du df ps readlink realpath
-    basename dirname cut sort uniq xargs jq diff cmp"""
-)
-_GIT_PROBES = _words(
-    """status log diff show branch rev-parse ls-files ls-remote remote describe blame config rev-list
-    merge-base cat-file for-each-ref show-ref tag reflog grep"""
-)
-_ASKS_ABOUT = frozenset({"--help", "-h", "--version", "-V", "help", "version"})
-_READ_VERBS = _words(
-    "status list ls show view info get describe inspect log logs whoami where which search ps history"
-)
-
-
-def step_keys(command: str) -> list[str]:
-    """The keys of the commands a line chains (`a && b; c`): `mise trust && mise run fmt` runs
-    `mise run fmt` as much as the line `mise run fmt` does."""
-    return [command_key(s) for s in _STEP_SPLIT.split(command) if s.strip()]
-
-
-_REDIRECTS = re.compile(r"\s*\d?>&\d|\s*\d?>\s*/dev/null")  # how output was shown, not what ran
-_CD = re.compile(r"^\s*cd(?:\s|$)")
-
-
 _ABS_CD = re.compile(r"""^\s*cd\s+["']?([/~][^&;|]*?)["']?\s*&&\s*""")  # the folder: group 1
 _PAGED = re.compile(r"\s*\|\s*(?:tail|head)(?:\s+-n\s*\d+|\s+-\d+)?(?=\s*(?:$|&&|;|\|\|))")  # `| tail -3`
 
@@ -271,7 +153,7 @@ def shown_command(command: str) -> str:
     """A command as a reader would run it again: without a leading `cd` into the session's own
     checkout (an absolute folder, not the reader's) and without how its output was shown (`2>&1`,
     `| tail -3`). `cd web && bun test` keeps its `cd`: where it ran is part of what ran."""
-    return command_key(_PAGED.sub("", _REDIRECTS.sub("", _ABS_CD.sub("", command)))) or command_key(command)
+    return command_key(_PAGED.sub("", REDIRECTS.sub("", _ABS_CD.sub("", command)))) or command_key(command)
 
 
 BRIEF_CHARS = 80
@@ -289,17 +171,6 @@ def brief_command(command: str, limit: int = BRIEF_CHARS) -> str:
     if len(shown) <= limit:
         return shown
     return shown[:limit].rsplit(" ", 1)[0].rstrip() + " …"
-
-
-def core_steps(command: str) -> list[str]:
-    """What a line ran, step by step, without how its output was shown (`2>&1`, `| tail -5`) and
-    without moving around (`cd web`): `cd web && bun run test 2>&1 | tail -3` ran `bun run test`."""
-    out = []
-    for step in _STEP_SPLIT.split(command):
-        core = command_key(_REDIRECTS.sub("", step.split(" | ")[0]))
-        if core and not _CD.match(core):
-            out.append(core)
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,15 +246,6 @@ def _same_action_elsewhere(tried: list[str], done: list[str]) -> bool:
     return bool(names) and tried[1] in done[1:] and all(n in given for n in names)
 
 
-def argv(command: str) -> list[str]:
-    """The line's words as the shell splits them, how its output was shown and its `cd`s left out."""
-    line = " && ".join(core_steps(command))
-    try:
-        return shlex.split(line)
-    except ValueError:
-        return line.split()
-
-
 def rerun_at(command: str, key: str) -> int | None:
     """Where `command` runs the command `key` again: 0 when it is the same line, the index of its first
     step when the line chains it after other steps (`git remote set-url … && git fetch origin`), None
@@ -395,49 +257,6 @@ def rerun_at(command: str, key: str) -> int | None:
         if steps[i : i + len(wanted)] == wanted:
             return i
     return None
-
-
-def is_probe(command: str) -> bool:
-    """A read-only look around (`ls x`, `grep -r y`, `git rev-parse --verify z`), judged by its first
-    step (`cd` aside): a probe that fails found nothing, which is no error a later success fixes."""
-    steps = core_steps(command)
-    words = steps[0].split() if steps else []
-    while words and "=" in words[0] and not words[0].startswith("-"):  # `FOO=1 cmd`
-        words = words[1:]
-    if not words:
-        return True
-    head = words[0].rsplit("/", 1)[-1]
-    if head == "git":
-        return _is_git_probe(words[1:])
-    if head in _PROBES or _ASKS_ABOUT.intersection(words[1:]):
-        return True
-    return _reads(words[1:4])
-
-
-def _reads(args: list[str]) -> bool:
-    """`gh pr view 12`, `kubectl get pods`, `npm ls`, `tmux list-windows`: a read-only verb among the
-    first names given, or leading the subcommand's compound name (not a later name: `npm install
-    list-it` installs)."""
-    named = [w for w in args if not w.startswith("-")][:2]
-    return bool(_READ_VERBS.intersection([*named, *(w.split("-", 1)[0] for w in named[:1])]))
-
-
-def _is_git_probe(args: list[str]) -> bool:
-    named = [w for w in args if not w.startswith("-")]
-    if named and named[0] not in _GIT_PROBES:
-        return _reads(args[:3])  # `git worktree list`, `git stash show`
-    if not named:
-        return False
-    if named[0] in ("remote", "config", "branch", "tag"):  # these also change things when given names
-        return len(named) == 1 or bool(
-            {"--get", "--get-all", "--get-regexp", "--list", "-l", "-v"} & set(args)
-        )
-    return True
-
-
-def is_learnable_command(command: str) -> bool:
-    """Short, single-line commands only: heredocs and scripts are one-offs, not procedures."""
-    return len(command) <= MAX_COMMAND_CHARS and "\n" not in command and "<<" not in command
 
 
 def shell_calls(events: list[EventDoc]) -> list[ShellCall]:

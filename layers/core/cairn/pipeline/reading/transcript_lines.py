@@ -13,7 +13,7 @@ from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import KeyScope, Principal
 from cairn.domain.ports import BlobStore, SessionRepository
 from cairn.pipeline import keys as k
-from cairn.pipeline.stages.ingest import join_parts
+from cairn.pipeline.reading.parts import join_parts
 from cairn.redaction import redact
 from cairn.services.memories import require
 

@@ -1,4 +1,4 @@
-"""Consolidate a session's candidates into memories: dedup, contradictions, embed/index, graph, promote.
+"""Consolidation, the one place candidates become memories: dedup, contradictions, index, graph, promote.
 
 Order matters. An exact duplicate (same kind and normalised content in the project) is merged first;
 then a candidate that reverses a current decision/preference supersedes it (checked before the
@@ -11,19 +11,16 @@ of the same session changes nothing.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Scope, content_hash
-from cairn.pipeline import keys as k
-from cairn.pipeline.learning.signals import session_signals
-from cairn.pipeline.models import Candidate, CandidatesDoc, ChunkResult, ConsolidateResult, EventsDoc
+from cairn.domain.vocabulary import Tag
+from cairn.pipeline.deps import PipelineDeps, pipeline_principal
+from cairn.pipeline.models import Candidate, EventsDoc
 from cairn.pipeline.remembering.contradictions import contradicts
-from cairn.pipeline.remembering.excerpts import store_excerpts
-from cairn.pipeline.stages.ingest import PipelineDeps, candidates_key, pipeline_principal
 from cairn.redaction import redact, redact_value
 from cairn.services.memories import MemoryPatch, NewMemory
 
@@ -50,53 +47,6 @@ class Outcome:
     refs: dict[str, str] = field(default_factory=dict)  # candidate ref -> memory id
 
 
-def consolidate(deps: PipelineDeps, chunked: ChunkResult) -> ConsolidateResult:
-    session = deps.session(chunked)
-    out_key = k.stage_key(session, "consolidate", k.digest(chunked.chunk_keys))
-    base = {
-        "team_id": chunked.team_id,
-        "session_id": chunked.session_id,
-        "force": chunked.force,
-        "events_key": chunked.events_key,
-        "output_key": out_key,
-    }
-    if not deps.fresh(chunked, out_key):
-        done = json.loads(deps.blobs.get(out_key))
-        return ConsolidateResult(**base, **done["counts"])
-    events = deps.read(chunked.events_key, EventsDoc)
-    batch: list[Candidate] = []
-    for chunk_key in chunked.chunk_keys:
-        batch.extend(deps.read(candidates_key(session, chunk_key), CandidatesDoc).candidates)
-    batch.extend(session_signals(events.events, events.project_files))  # what only the whole session shows
-    run = _Consolidation(deps, session, events)
-    outcome = run.apply(_merge_batch(_versions_together([redacted(c) for c in batch])))
-    excerpts = store_excerpts(deps, session, events)
-    counts = {
-        "created": len(outcome.created),
-        "merged": len(outcome.merged),
-        "superseded": len(outcome.superseded),
-        "relations": outcome.relations,
-        "promoted": len(outcome.promoted),
-        "excerpts": excerpts.excerpts,
-        "excerpt_chars": excerpts.chars,
-    }
-    deps.blobs.put(
-        out_key,
-        json.dumps(
-            {
-                "counts": counts,
-                "created": outcome.created,
-                "merged": outcome.merged,
-                "superseded": outcome.superseded,
-                "promoted": outcome.promoted,
-                "refs": outcome.refs,
-            }
-        ).encode(),
-        "application/json",
-    )
-    return ConsolidateResult(**base, **counts)
-
-
 def redacted(c: Candidate) -> Candidate:
     """Defence in depth: clients redact before upload, but a memory must never carry a secret regardless."""
     content, title = redact(c.content), redact(c.title or "")
@@ -110,14 +60,11 @@ def _identity(c: Candidate) -> tuple[str, str]:
     return c.kind.value, content_hash(c.kind, c.content)
 
 
-VERSIONS_TAG = "versions"  # what extract_rules puts on the versions an installer reported
-
-
 def _versions_together(batch: list[Candidate]) -> list[Candidate]:
     """One fact of the versions a session installed, not one per install command (a later install
     of the same package wins): three "Installed versions" facts of one session said one thing."""
     found = sorted(
-        (c for c in batch if c.kind is MemoryKind.FACT and VERSIONS_TAG in c.tags),
+        (c for c in batch if c.kind is MemoryKind.FACT and Tag.VERSIONS in c.tags),
         key=lambda c: c.line_start or 0,
     )
     if len(found) < 2:
@@ -134,6 +81,12 @@ def _versions_together(batch: list[Candidate]) -> list[Candidate]:
         }
     )
     return [c for c in batch if not any(c is f for f in found)] + [combined]
+
+
+def prepared(batch: list[Candidate]) -> list[Candidate]:
+    """The chunks' candidates made ready to consolidate: redacted, one fact of the installed versions,
+    one candidate per (kind, content)."""
+    return _merge_batch(_versions_together([redacted(c) for c in batch]))
 
 
 def _merge_batch(batch: list[Candidate]) -> list[Candidate]:
@@ -159,7 +112,9 @@ def _merge_batch(batch: list[Candidate]) -> list[Candidate]:
     return list(merged.values())
 
 
-class _Consolidation:
+class Consolidation:
+    """One batch of a session's candidates into memories (see the module's docstring for the order)."""
+
     def __init__(self, deps: PipelineDeps, session, events: EventsDoc) -> None:
         self.deps = deps
         self.session = session
@@ -396,7 +351,7 @@ class _Consolidation:
                         content=memory.content,
                         scope=Scope.TEAM,
                         title=memory.title,
-                        tags=(*memory.tags, "promoted"),
+                        tags=(*memory.tags, Tag.PROMOTED),
                         confidence=min(CONFIDENCE_CAP, max(m.confidence for m in group)),
                         details={"promoted_from": [m.id for m in group], "projects": projects},
                         provenance=replace(memory.provenance),

@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.domain.models import MemoryFilter, MemoryKind, Provenance, Session, content_hash
+from cairn.domain.vocabulary import Tag
+from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.models import EventsDoc
 from cairn.pipeline.reading.steps import Excerpt, build_excerpts
-from cairn.pipeline.stages.ingest import PipelineDeps, pipeline_principal
 from cairn.services.memories import NewMemory
 
 EXCERPT_CONFIDENCE = 0.3  # what was said, not what was learned: below every extracted memory
-EXCERPT_TAG = "transcript"
 LIST_PAGE = 500
 
 
@@ -79,7 +79,7 @@ def _new_memory(session: Session, events: EventsDoc, x: Excerpt) -> NewMemory:
         content=x.text,
         project=session.project,
         title=title,
-        tags=(EXCERPT_TAG,),
+        tags=(Tag.TRANSCRIPT,),
         confidence=EXCERPT_CONFIDENCE,
         details={"session_lines": [x.line_start, x.line_end], "step": x.index},
         provenance=Provenance(

@@ -1,4 +1,4 @@
-"""Reflect on a whole session: a reflection memory, the next handoff, unresolved errors, mined procedures.
+"""A session's reflection memory and the handoff to the next session, from its one reading.
 
 The handoff is what the next session of the project is told first: the last request and those before it, what
 the agent reported as each one's outcome, the next steps (the agent's own open todo/plan items and "next
@@ -9,105 +9,37 @@ session never piles them up.
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
-from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Scope, content_hash
-from cairn.pipeline import keys as k
-from cairn.pipeline.learning.procedures import mine_procedures
-from cairn.pipeline.learning.rules import errors_and_fixes
-from cairn.pipeline.models import Candidate, ConsolidateResult, EventDoc, EventsDoc, ReflectResult
-from cairn.pipeline.reading.git_state import git_state
-from cairn.pipeline.reading.shell import (
-    Resolutions,
-    checkouts,
-    edited_path,
-    first_error_line,
-    is_agent_mechanics_error,
-    is_edit,
-    is_learnable_command,
-    is_probe,
-    shell_calls,
-    shown_command,
-)
-from cairn.pipeline.reading.turns import PLACEHOLDER, Turn, turns
-from cairn.pipeline.remembering.consolidation import _Consolidation
-from cairn.pipeline.stages.ingest import PipelineDeps, pipeline_principal
+from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Scope, content_hash
+from cairn.domain.vocabulary import STILL_FAILING, TITLE_CHARS
+from cairn.pipeline.deps import PipelineDeps, pipeline_principal
+from cairn.pipeline.reading.failures import errors_fixed
+from cairn.pipeline.reading.session import SessionReading
+from cairn.pipeline.reading.shell import edited_path, is_edit, shown_command
+from cairn.pipeline.reading.turns import PLACEHOLDER, Turn
 from cairn.services.handoffs import HandoffNote, HandoffService
 from cairn.services.memories import NewMemory
 from cairn.transcripts.model import Role
 
-PLAN_TOOLS = frozenset({"todowrite", "update_plan"})
 _NEXT_HEADING = re.compile(r"^\s*#*\s*\**\s*next steps?\b.*$", re.I | re.M)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
 MAX_ITEMS = 8
 
 
-def reflect(deps: PipelineDeps, done: ConsolidateResult) -> ReflectResult:
-    session = deps.session(done)
-    out_key = k.stage_key(session, "reflect", k.chunk_id_of(done.events_key))
-    base = {
-        "team_id": done.team_id,
-        "session_id": done.session_id,
-        "force": done.force,
-        "output_key": out_key,
-    }
-    if not deps.fresh(done, out_key):
-        return ReflectResult(**base, **json.loads(deps.blobs.get(out_key)))
-    doc = deps.read(done.events_key, EventsDoc)
-    events = doc.events
-    consolidation = _Consolidation(deps, session, doc)
-    mined = mine_procedures(events)
-    # an error in one chunk and its fix in a later one are paired here, over the whole session; a pair
-    # found within one chunk comes out identical and merges with itself
-    roots = checkouts(events, doc.cwd)
-    fixed = errors_and_fixes(events, shell_calls(events), roots)
-    unresolved = unresolved_errors(events)
-    episodes = [
-        Candidate(
-            kind=MemoryKind.EPISODE,
-            content=f"`{shown_command(u['command'])}` still fails with: {u['error']}",
-            title=f"Unresolved: `{shown_command(u['command'])}`"[:300],
-            tags=["error", "unresolved"],
-            confidence=0.6,
-            details={
-                "outcome": "unresolved",
-                "error": u["error"],
-                "command": u["command"],
-                "attempts": u["attempts"],
-            },
-            line_start=u["line_start"],
-            line_end=u["line_end"],
-        )
-        for u in unresolved
-    ]
-    consolidation.apply(mined + fixed + episodes)
-    summary = summarise(events, unresolved)
-    reflection = _once_per_session(
-        deps,
-        session,
-        MemoryKind.REFLECTION,
-        reflection_text(session, summary),
-        {
-            k2: summary[k2]
-            for k2 in ("requests", "tools", "files_edited", "errors_fixed", "unresolved_errors")
-        },
-    )
-    handoff = _handoff(deps, session, summary, unresolved)
-    result = {"reflection_id": reflection.id, "handoff_id": handoff.id, "procedures": len(mined)}
-    deps.blobs.put(out_key, json.dumps(result).encode(), "application/json")
-    return ReflectResult(**base, **result)
-
-
-def _once_per_session(deps: PipelineDeps, session, kind: MemoryKind, content: str, details: dict) -> Memory:
+def save_once_per_session(
+    deps: PipelineDeps, session, kind: MemoryKind, content: str, details: dict
+) -> Memory:
+    """One reflection per session: a later part's supersedes the earlier one; the same one is kept."""
     caller = pipeline_principal(session)
     new = NewMemory(
         kind=kind,
         content=content,
         project=session.project,
         confidence=0.7,
-        title=f"{kind.value.capitalize()} of session {session.id}"[:300],
+        title=f"{kind.value.capitalize()} of session {session.id}"[:TITLE_CHARS],
         details={**details, "session_id": session.id},
         provenance=consolidation_provenance(session),
     )
@@ -127,8 +59,8 @@ def _once_per_session(deps: PipelineDeps, session, kind: MemoryKind, content: st
     return deps.memories.remember(caller, new)
 
 
-def _handoff(
-    deps: PipelineDeps, session, summary: dict[str, Any], unresolved: list[dict[str, Any]]
+def save_handoff(
+    deps: PipelineDeps, session, summary: dict[str, Any], unresolved: Sequence[dict[str, Any]]
 ) -> Memory:
     """The session's handoff, saved the way agents save theirs (one waiting per project and agent)."""
     content = handoff_text(summary, unresolved)
@@ -157,49 +89,15 @@ def _handoff(
     return HandoffService(deps.memories, deps.clock).save_handoff(caller, note)
 
 
-def consolidation_provenance(session):
-    from cairn.domain.models import Provenance
-
+def consolidation_provenance(session) -> Provenance:
     last = session.transcript_keys[-1] if session.transcript_keys else None
     return Provenance(session_id=session.id, transcript_key=last, agent=session.agent)
 
 
-# --- what happened ----------------------------------------------------------------------------
-def unresolved_errors(events: list[EventDoc]) -> list[dict[str, Any]]:
-    """Commands whose last run in the session failed (errors about the agent's tool protocol aside)."""
-    last: dict[str, Any] = {}
-    attempts: dict[str, int] = {}
-    resolutions = Resolutions()
-    for c in shell_calls(events):
-        if c.ok:  # `mise trust && mise run fmt` working resolves an earlier failed `mise run fmt`
-            for failure in (r.failure for r in resolutions.succeeded(c)):
-                last[failure.key] = c
-        if c.result is None or not is_learnable_command(c.command):
-            continue
-        if c.failed and is_agent_mechanics_error(c.result.text):
-            continue
-        attempts[c.key] = attempts.get(c.key, 0) + (1 if c.failed else 0)
-        last[c.key] = c
-        if c.failed:
-            resolutions.failed(c)
-    out = []
-    for key, c in last.items():
-        if c.failed and not is_probe(c.command):
-            out.append(
-                {
-                    "command": key,
-                    "error": first_error_line(c.result.text),
-                    "attempts": attempts[key],
-                    "line_start": c.call.line_no,
-                    "line_end": c.result.last_line,
-                }
-            )
-    return out[:MAX_ITEMS]
-
-
-def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[str, Any]:
-    session_turns = turns(events)
-    requests = [t.request.text.strip() for t in session_turns]
+def summarise(reading: SessionReading) -> dict[str, Any]:
+    """What the reflection and the handoff say of a session, from its one reading."""
+    events = reading.events
+    requests = [t.request.text.strip() for t in reading.turns]
     tools: dict[str, int] = {}
     for e in events:
         if e.role is Role.TOOL_CALL and e.tool_name and not PLACEHOLDER.match(e.tool_name):
@@ -216,17 +114,6 @@ def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[
             and p not in files
         ):
             files.append(p)
-    fixed: list[str] = []
-    resolutions = Resolutions()
-    for c in shell_calls(events):
-        if (
-            c.failed
-            and not is_probe(c.command)
-            and not is_agent_mechanics_error(c.result.text if c.result else "")
-        ):
-            resolutions.failed(c)  # exploration (ls, cat, grep) failing is not an error worth remembering
-        elif c.ok:
-            fixed += [r.failure.key for r in resolutions.succeeded(c) if r.failure.key not in fixed]
     main_replies = [e for e in events if e.role is Role.ASSISTANT and not e.is_sidechain]
     last_reply = main_replies[-1].text if main_replies else ""
     return {
@@ -235,14 +122,14 @@ def summarise(events: list[EventDoc], unresolved: list[dict[str, Any]]) -> dict[
         # what led up to the last request: the next session resumes a thread, not one message
         # ("continue", "yes, do it" say nothing on their own)
         "asked_before": [r[:200] for r in requests[:-1] if len(r.split()) >= 3][-MAX_ITEMS:],
-        "reported": reported(session_turns)[-MAX_ITEMS:],
+        "reported": reported(reading.turns)[-MAX_ITEMS:],
         "tools": dict(sorted(tools.items(), key=lambda kv: -kv[1])[:12]),
         "files_edited": files[:20],
-        "errors_fixed": fixed[:MAX_ITEMS],
-        "unresolved_errors": [u["command"] for u in unresolved],
-        "next_steps": next_steps(events, last_reply),
+        "errors_fixed": errors_fixed(reading.shell_calls)[:MAX_ITEMS],
+        "unresolved_errors": [u["command"] for u in reading.unresolved],
+        "next_steps": next_steps(reading, last_reply),
         "open_questions": open_questions(last_reply),
-        "git_state": git_state(events),
+        "git_state": reading.git_state,
     }
 
 
@@ -251,7 +138,7 @@ _CODE_SPAN = re.compile(r"`[^`\n]+`")
 REPORTED_CHARS = 300
 
 
-def reported(session_turns: list[Turn]) -> list[str]:
+def reported(session_turns: Sequence[Turn]) -> list[str]:
     """What the agent reported as each request's outcome, in order: the first sentence of the reply
     that closed the request which names something exactly (inline code: a file, a function, a value,
     a command) and says something of it (three words beside the code). Agents everywhere write such
@@ -284,24 +171,12 @@ def _sentences(text: str) -> list[str]:
     return out
 
 
-def next_steps(events: list[EventDoc], last_reply: str) -> list[str]:
-    """Open items of the agent's last plan/todo list, then the "next steps" it wrote in its last reply."""
+def next_steps(reading: SessionReading, last_reply: str) -> list[str]:
+    """Open items of the agent's last todo list, then the "next steps" it wrote in its last reply."""
     steps: list[str] = []
-    plans = [
-        e
-        for e in events
-        if e.role is Role.TOOL_CALL
-        and (e.tool_name or "").lower() in PLAN_TOOLS
-        and isinstance(e.tool_input, dict)
-    ]
-    main_plans = [e for e in plans if not e.is_sidechain] or plans
-    if main_plans:
-        items = main_plans[-1].tool_input.get("todos") or main_plans[-1].tool_input.get("plan") or []  # type: ignore[union-attr]
-        for item in items if isinstance(items, list) else []:
-            if isinstance(item, dict) and item.get("status") not in ("completed", "done"):
-                text = item.get("content") or item.get("step")
-                if text:
-                    steps.append(str(text)[:200])
+    lists = [t for t in reading.todo_lists if not t.event.is_sidechain] or list(reading.todo_lists)
+    if lists:
+        steps.extend(lists[-1].open_items)
     if m := _NEXT_HEADING.search(last_reply):
         for line in last_reply[m.end() :].splitlines():
             if b := _BULLET.match(line):
@@ -325,13 +200,13 @@ def reflection_text(session, s: dict[str, Any]) -> str:
         parts.append("Fixed failures of: " + ", ".join(f"`{c}`" for c in s["errors_fixed"][:4]) + ".")
     if s["unresolved_errors"]:
         failing = ", ".join(f"`{shown_command(c)}`" for c in s["unresolved_errors"][:4])
-        parts.append(f"Still failing: {failing}.")
+        parts.append(f"{STILL_FAILING} {failing}.")
     if s["tools"]:
         parts.append("Tools: " + ", ".join(f"{n}×{c}" for n, c in list(s["tools"].items())[:6]) + ".")
     return " ".join(parts)
 
 
-def handoff_text(s: dict[str, Any], unresolved: list[dict[str, Any]]) -> str:
+def handoff_text(s: dict[str, Any], unresolved: Sequence[dict[str, Any]]) -> str:
     parts = []
     if s["last_request"]:
         parts.append(f"Last request: {s['last_request'][:300]}")
@@ -343,5 +218,5 @@ def handoff_text(s: dict[str, Any], unresolved: list[dict[str, Any]]) -> str:
         parts.append("Open questions: " + " ".join(s["open_questions"]))
     if unresolved:  # the commands; each error is in the handoff's details and an episode of its own
         failing = "; ".join(f"`{shown_command(u['command'])[:80]}`" for u in unresolved)
-        parts.append(f"Still failing: {failing}")
+        parts.append(f"{STILL_FAILING} {failing}")
     return "\n".join(parts) or "Nothing left open in this session."

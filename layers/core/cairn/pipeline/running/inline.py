@@ -15,15 +15,16 @@ import threading
 from typing import Any
 
 from cairn.domain.ports import TeamRepository
+from cairn.domain.vocabulary import UNFINISHED_STATUSES, SessionStatus
+from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.models import ExtractInput, SessionRef
-from cairn.pipeline.remembering.consolidation import consolidate
-from cairn.pipeline.remembering.reflection import reflect
 from cairn.pipeline.running.log_lines import learned_line
-from cairn.pipeline.stages.ingest import PipelineDeps, chunk, extract, parse
+from cairn.pipeline.stages.consolidate import consolidate
+from cairn.pipeline.stages.ingest import chunk, extract, parse
+from cairn.pipeline.stages.reflect import reflect
 from cairn.pipeline.stages.status import failure, finish, mark
 
 log = logging.getLogger(__name__)
-UNFINISHED = frozenset({"received", "processing"})
 
 
 def run_stages(deps: PipelineDeps, ref: SessionRef) -> dict[str, Any]:
@@ -37,7 +38,7 @@ def run_stages(deps: PipelineDeps, ref: SessionRef) -> dict[str, Any]:
         chunked = chunk(deps, parsed)
         stats["chunk"] = {"chunks": len(chunked.chunk_keys)}
         stage = "extract"
-        extracted = [extract(deps, ExtractInput(**_ref(ref), chunk_key=key)) for key in chunked.chunk_keys]
+        extracted = [extract(deps, ExtractInput(**ref.ref(), chunk_key=key)) for key in chunked.chunk_keys]
         stats["extract"] = {
             "candidates": sum(e.candidates for e in extracted),
             "extractors": sorted({e.extractor for e in extracted}),
@@ -55,10 +56,6 @@ def run_stages(deps: PipelineDeps, ref: SessionRef) -> dict[str, Any]:
         exc.stage = stage  # type: ignore[attr-defined]
         raise
     return stats
-
-
-def _ref(ref: SessionRef) -> dict[str, Any]:
-    return {"team_id": ref.team_id, "session_id": ref.session_id, "force": ref.force}
 
 
 class InlinePipelineRunner:
@@ -86,7 +83,7 @@ class InlinePipelineRunner:
     def run(self, team_id: str, session_id: str, force: bool = False):
         """Learn from a session now, in this thread; returns the session with its final status."""
         ref = SessionRef(team_id=team_id, session_id=session_id, force=force)
-        before = mark(self.deps, ref, "processing")
+        before = mark(self.deps, ref, SessionStatus.PROCESSING)
         if before is None:
             return None
         try:
@@ -100,11 +97,11 @@ class InlinePipelineRunner:
                 exc,
                 exc_info=not hasattr(exc, "code"),
             )
-            return mark(self.deps, ref, "failed", error=failure(stage, exc))
+            return mark(self.deps, ref, SessionStatus.FAILED, error=failure(stage, exc))
         after = finish(self.deps, ref, before.transcript_keys, **stats, error=None)
         if after is not None:
             log.info(learned_line(after))
-        if after is not None and after.status == "received":
+        if after is not None and after.status == SessionStatus.RECEIVED:
             self.start(team_id, session_id)  # a part arrived meanwhile: learn again with it
         return after
 
@@ -114,7 +111,7 @@ class InlinePipelineRunner:
         queued = 0
         for team in teams.list_teams():
             for session in self.deps.sessions.iter_team(team.id):
-                if session.status in UNFINISHED and session.transcript_keys:
+                if session.status in UNFINISHED_STATUSES and session.transcript_keys:
                     self.start(team.id, session.id)
                     queued += 1
         return queued

@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.domain.errors import InvalidInput
+from cairn.domain.vocabulary import SessionStatus
 from cairn.pipeline import keys as k
+from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.models import ChunkResult, ConsolidateResult, ExtractInput, ParseResult, SessionRef
-from cairn.pipeline.remembering.consolidation import consolidate
-from cairn.pipeline.remembering.reflection import reflect
-from cairn.pipeline.stages.ingest import PipelineDeps, chunk, extract, parse
+from cairn.pipeline.stages.consolidate import consolidate
+from cairn.pipeline.stages.ingest import chunk, extract, parse
+from cairn.pipeline.stages.reflect import reflect
 from cairn.pipeline.stages.status import mark
 from cairn.services.uploads import UploadService, parse_transcript_key
 
@@ -30,7 +32,7 @@ def _ref(state: dict[str, Any]) -> SessionRef:
 def parse_stage(deps: PipelineDeps, uploads: UploadService, state: dict[str, Any]) -> dict[str, Any]:
     ref = _ref(state)
     uploads.part_stored(state["source"]["key"])  # S3 took the upload itself: record the part now
-    if mark(deps, ref, "processing") is None:
+    if mark(deps, ref, SessionStatus.PROCESSING) is None:
         raise InvalidInput("no session recorded for this upload", session_id=ref.session_id)
     return parse(deps, ref).model_dump(mode="json")
 
@@ -76,7 +78,7 @@ def reflect_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
         ),
         "reflect": result.model_dump(include={"reflection_id", "handoff_id", "procedures"}),
     }
-    mark(deps, _ref(state), "learned", **stats, error=None)
+    mark(deps, _ref(state), SessionStatus.LEARNED, **stats, error=None)
     return result.model_dump(mode="json")
 
 
@@ -91,7 +93,7 @@ def fail_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
     mark(
         deps,
         ref,
-        "failed",
+        SessionStatus.FAILED,
         error={
             "stage": "pipeline",
             "code": str(error.get("Error") or "error"),

@@ -16,8 +16,8 @@ from typing import Any
 from cairn.domain.errors import InvalidInput, Unavailable
 from cairn.domain.models import utcnow
 from cairn.pipeline import keys as k
+from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.models import SessionRef
-from cairn.pipeline.stages.ingest import PipelineDeps
 
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 

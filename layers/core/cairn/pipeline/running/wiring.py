@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.learning.extractor import Extractor
 from cairn.pipeline.learning.rules import RuleExtractor
 from cairn.pipeline.reading.transcript_lines import TranscriptReader
 from cairn.pipeline.running.inline import InlinePipelineRunner
-from cairn.pipeline.stages.ingest import PipelineDeps
 from cairn.services.uploads import UploadService
 
 

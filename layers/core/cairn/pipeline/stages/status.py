@@ -1,4 +1,4 @@
-"""Session status through the pipeline: received → processing → learned | failed, with per-stage stats."""
+"""Session status (`domain.vocabulary.SessionStatus`) through the pipeline, with per-stage stats."""
 
 from __future__ import annotations
 
@@ -7,17 +7,18 @@ from typing import Any
 
 from cairn.domain.errors import CairnError
 from cairn.domain.models import Session
+from cairn.domain.vocabulary import SessionStatus
+from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.models import SessionRef
-from cairn.pipeline.stages.ingest import PipelineDeps
 
 
-def mark(deps: PipelineDeps, ref: SessionRef, status: str, **stats: Any) -> Session | None:
+def mark(deps: PipelineDeps, ref: SessionRef, status: SessionStatus, **stats: Any) -> Session | None:
     """Set the status (and merge stats) atomically: a part recorded meanwhile keeps its place."""
 
     def set_status(session: Session | None) -> Session | None:
         if session is None:
             return None
-        merged = {} if status == "processing" else dict(session.stats)
+        merged = {} if status == SessionStatus.PROCESSING else dict(session.stats)
         merged.update(stats)
         return replace(session, status=status, stats=merged, updated_at=deps.clock())
 
@@ -32,7 +33,7 @@ def finish(
     def settle(session: Session | None) -> Session | None:
         if session is None:
             return None
-        status = "learned" if session.transcript_keys == learned_from else "received"
+        status = SessionStatus.LEARNED if session.transcript_keys == learned_from else SessionStatus.RECEIVED
         merged = {**session.stats, **stats}
         return replace(session, status=status, stats=merged, updated_at=deps.clock())
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 
 from cairn.pipeline import keys as k
+from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.models import SessionRef
-from cairn.pipeline.stages.ingest import PipelineDeps, candidates_key
 
 
 def queued(deps: PipelineDeps, ref: SessionRef) -> list[str]:
@@ -26,7 +26,7 @@ def requeue(deps: PipelineDeps, ref: SessionRef) -> int:
     entries = queued(deps, ref)
     for entry in entries:
         record = json.loads(deps.blobs.get(entry))
-        deps.blobs.delete(candidates_key(session, record["chunk_key"]))
+        deps.blobs.delete(k.candidates_key(session, record["chunk_key"]))
         deps.blobs.delete(entry)
     if entries:
         for stage in ("consolidate", "reflect"):

@@ -1,0 +1,277 @@
+"""Multi-session project memory benchmark: the protocol of benchmarks/data/multi-session-dev/PROTOCOL.md.
+
+One fresh local store (SQLite, the real embedder), one project. The sessions of `set.json` are ingested
+oldest first, each as its own session through the path `cairn ingest` takes (coding_eval.ingest_session:
+client-side redaction and gzip, a presigned upload, the zero-LLM pipeline), and each is learned before the
+next goes in. After the last one:
+
+- recall hit@10: each answerable question through the MCP `recall` tool (limit 10, project-scoped); the JSON
+  an agent is shown holds any `must_contain` string (case-insensitive; also counted on the whole texts of
+  the same hits, what `get` would open). For `superseded` and `closed_item`
+  also: walking the shown hits in rank order, the first that holds any `must_contain` or `must_not_contain`
+  string holds a `must_contain` one; otherwise it is a stale-rank failure (and a miss);
+- block: the session-start block (budget 1,500 tokens, no question); each `in_context` question is a hit when
+  the block holds a `must_contain` string and no `must_not_contain` string;
+- negatives pass when recall shows no hit (nothing, or "nothing relevant");
+- tokens shown per recall (p50/max), memories by kind, ingest time, memories per session.
+
+Ends with one JSON line. A set elsewhere (same layout) is run with --set DIR; a session file may be kept
+gzipped as `<file>.gz`.
+
+    .venv/bin/python benchmarks/multi_session_eval.py [--set DIR] [--verbose]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cairn.bootstrap import build_container, shared_embedder  # noqa: E402
+from cairn.domain.models import KeyScope, MemoryFilter, Principal  # noqa: E402
+from cairn.settings import Settings  # noqa: E402
+from coding_eval import CONTEXT_BUDGET, ROOT, contains_any, ingest_session, mcp_recall  # noqa: E402
+
+DATA = ROOT / "benchmarks" / "data" / "multi-session-dev"
+AGENTS = {
+    "claude-code": "claude-code",
+    "codex": "codex",
+    "copilot": "copilot-cli",
+    "gemini-cli": "gemini-cli",
+}
+STALE_RULE_KINDS = ("superseded", "closed_item")
+
+
+def _read(path: Path) -> bytes:
+    """The transcript's bytes, from the plain file or its gzipped copy."""
+    if path.is_file():
+        return path.read_bytes()
+    gz = path.with_name(path.name + ".gz")
+    if gz.is_file():
+        return gzip.decompress(gz.read_bytes())
+    raise SystemExit(f"no such file: {path} (nor {gz.name})")
+
+
+def _stale_first(hits: list[dict], q: dict) -> bool:
+    """True when the first shown hit naming the current or the replaced value names only the replaced one."""
+    current, stale = q.get("must_contain") or [], q.get("must_not_contain") or []
+    for hit in hits:
+        shown = json.dumps(hit, ensure_ascii=False, default=str)
+        if contains_any(shown, current):
+            return False
+        if stale and contains_any(shown, stale):
+            return True
+    return False
+
+
+def evaluate(set_dir: Path, verbose: bool = False, store: Path | None = None) -> dict:
+    spec = json.loads((set_dir / "set.json").read_text())
+    with tempfile.TemporaryDirectory() as scratch:
+        home = store or Path(scratch)
+        if store is not None and (store / LEARNED).is_file():
+            # recall records each hit's use, which moves the recency prior: every run reads a fresh copy
+            home = Path(scratch) / "store"
+            shutil.copytree(store, home)
+        container = build_container(Settings(mode="local", home=home), embedder=shared_embedder())
+        try:
+            return _evaluate(container, set_dir, spec, verbose, (store / LEARNED) if store else None)
+        finally:
+            if container.runner is not None:
+                container.runner.close()
+            container.close()
+
+
+LEARNED = "multi-session-eval.json"  # in a kept store: the team and the ingest figures, so it is not redone
+
+
+def _evaluate(container, set_dir: Path, spec: dict, verbose: bool, learned: Path | None) -> dict:
+    project = spec["project"]
+    agent = AGENTS.get(spec["sessions"][-1]["agent"], spec["sessions"][-1]["agent"])
+    if learned is not None and learned.is_file():
+        kept = json.loads(learned.read_text())
+        team_id, per_session, ingest_s = kept["team"], kept["per_session"], kept["ingest_s"]
+    else:
+        team, _, _ = container.keys.create_team("bench", "dev")
+        team_id, per_session, ingest_s = team.id, [], 0.0
+        caller = Principal(team_id, "dev", "k", frozenset({KeyScope.WRITE}))
+        for s in spec["sessions"]:
+            raw = _read(set_dir / s["file"])
+            t0 = time.perf_counter()
+            ingest_session(container, caller, AGENTS.get(s["agent"], s["agent"]), s["id"], project, [raw])
+            took = time.perf_counter() - t0
+            ingest_s += took
+            per_session.append({"session": s["id"][:8], "seconds": round(took, 2)})
+            if verbose:
+                print(f"  ingested {s['id'][:8]} in {took:.1f} s", flush=True)
+        if learned is not None:
+            learned.write_text(
+                json.dumps({"team": team_id, "per_session": per_session, "ingest_s": ingest_s})
+            )
+    caller = Principal(team_id, "dev", "k", frozenset({KeyScope.WRITE}))
+    flt = MemoryFilter(project=project)
+    memories = [m for m in container.pipeline.memory_repo.iter_team(team_id) if flt.admits(m)]
+    by_kind = Counter(m.kind.value for m in memories)
+    from_session = Counter(m.provenance.session_id for m in memories)
+    for row, s in zip(per_session, spec["sessions"], strict=True):
+        row["memories"] = from_session.get(s["id"], 0)
+
+    recall = mcp_recall(container, team_id, project)
+    # a preview: the handoff stays pending, so a kept store shows the same block on every run
+    block = container.context.assemble(caller, project, agent, CONTEXT_BUDGET, consume=False)
+
+    rows = []
+    recall_tokens = []
+    for q in spec["questions"]:
+        text, tokens, hits, found = recall(q["question"])
+        if q["kind"] == "negative":
+            rows.append({"id": q["id"], "kind": "negative", "passed": not hits, "shown": len(hits)})
+            continue
+        recall_tokens.append(tokens)
+        mc, mnc = q["must_contain"], q.get("must_not_contain") or []
+        stale = q["kind"] in STALE_RULE_KINDS and _stale_first(hits, q)
+        hit = contains_any(text, mc) and not stale
+        in_store = any(contains_any(m.content + " " + (m.title or ""), mc) for m in memories)
+        in_hits = any(contains_any(m.content, mc) for m in found)
+        cause = None
+        if not hit:
+            cause = (
+                "stale value ranked first"
+                if stale
+                else "cut from the snippet"
+                if in_hits
+                else "ranked below 10"
+                if in_store
+                else "never extracted"
+            )
+        row = {"id": q["id"], "kind": q["kind"], "recall": hit, "stale": stale, "cause": cause}
+        row["full_text"] = in_hits  # the same hits, their whole texts counted (what `get` would open)
+        if q.get("in_context"):
+            row["block"] = contains_any(block.markdown, mc) and not (
+                mnc and contains_any(block.markdown, mnc)
+            )
+            if not row["block"]:
+                row["block_cause"] = (
+                    "stale value in the block"
+                    if mnc and contains_any(block.markdown, mnc)
+                    else "not in the block"
+                )
+        rows.append(row)
+    return _report(rows, by_kind, block, recall_tokens, ingest_s, per_session, memories, verbose, spec)
+
+
+def _report(rows, by_kind, block, recall_tokens, ingest_s, per_session, memories, verbose, spec) -> dict:
+    answerable = [r for r in rows if r["kind"] != "negative"]
+    negatives = [r for r in rows if r["kind"] == "negative"]
+    in_context = [r for r in answerable if "block" in r]
+    per_kind: dict[str, float] = {}
+    for kind in sorted({r["kind"] for r in answerable}):
+        of_kind = [r["recall"] for r in answerable if r["kind"] == kind]
+        per_kind[kind] = round(sum(of_kind) / len(of_kind), 3)
+    out = {
+        "hit_at_10": round(sum(r["recall"] for r in answerable) / max(len(answerable), 1), 3),
+        "hit_at_10_full_text": round(sum(r["full_text"] for r in answerable) / max(len(answerable), 1), 3),
+        "per_kind": per_kind,
+        "stale_rank_failures": [r["id"] for r in answerable if r["stale"]],
+        "block_hits": sum(r["block"] for r in in_context),
+        "block_questions": len(in_context),
+        "block_tokens": block.tokens,
+        "negatives_passed": sum(r["passed"] for r in negatives),
+        "negatives": len(negatives),
+        "recall_tokens_p50": int(statistics.median(recall_tokens)) if recall_tokens else 0,
+        "recall_tokens_max": max(recall_tokens, default=0),
+        "memories": len(memories),
+        "memories_by_kind": dict(sorted(by_kind.items())),
+        "ingest_s": round(ingest_s, 1),
+        "per_session": per_session,
+        "misses": {r["id"]: r["cause"] for r in answerable if not r["recall"]},
+        "block_misses": {r["id"]: r["block_cause"] for r in in_context if not r["block"]},
+        "negatives_failed": [r["id"] for r in negatives if not r["passed"]],
+    }
+    if verbose:
+        questions = {q["id"]: q for q in spec["questions"]}
+        print("\n-- session-start block\n" + block.markdown)
+        print("\n-- recall misses")
+        for qid, cause in out["misses"].items():
+            print(f"  {qid} [{questions[qid]['kind']}] {cause}: {questions[qid]['question']}")
+        print("-- block misses")
+        for qid, cause in out["block_misses"].items():
+            print(f"  {qid} [{questions[qid]['kind']}] {cause}: {questions[qid]['must_contain']}")
+        kinds_by_session: dict[str, Counter] = defaultdict(Counter)
+        for m in memories:
+            kinds_by_session[(m.provenance.session_id or "-")[:8]][m.kind.value] += 1
+        print("-- memories per session")
+        for row in per_session:
+            print(f"  {row['session']} {row['seconds']:6.1f} s  {dict(kinds_by_session[row['session']])}")
+    return out
+
+
+def _print(r: dict) -> None:
+    print(
+        f"\n  hit@10 {r['hit_at_10']:.2f} (full texts {r['hit_at_10_full_text']:.2f})   "
+        f"stale-rank failures {len(r['stale_rank_failures'])}   "
+        f"block {r['block_hits']}/{r['block_questions']} ({r['block_tokens']} tokens)   "
+        f"negatives {r['negatives_passed']}/{r['negatives']}"
+    )
+    print(
+        f"  recall output tokens p50 {r['recall_tokens_p50']} max {r['recall_tokens_max']}   "
+        f"ingest {r['ingest_s']:.1f} s   memories {r['memories']} {r['memories_by_kind']}"
+    )
+    print("  per kind: " + "  ".join(f"{k} {v:.2f}" for k, v in r["per_kind"].items()))
+    print("  per session: " + "  ".join(f"{s['session']} {s['memories']}" for s in r["per_session"]))
+    if r["misses"]:
+        print("  recall misses: " + ", ".join(f"{k} ({v})" for k, v in r["misses"].items()))
+    if r["negatives_failed"]:
+        print("  negatives answered: " + ", ".join(r["negatives_failed"]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--set", type=Path, default=DATA, help="a set folder: set.json + sessions/")
+    parser.add_argument("--verbose", action="store_true", help="the block, each miss with its cause")
+    parser.add_argument(
+        "--store",
+        type=Path,
+        help="keep the learned store in this folder and reuse it on the next run (recall and block only: "
+        "a change to learning needs a fresh folder)",
+    )
+    args = parser.parse_args()
+    if not (args.set / "set.json").is_file():
+        parser.error(f"no set.json in {args.set}")
+    shared_embedder().embed(["warm up"])
+    if args.store:
+        args.store.mkdir(parents=True, exist_ok=True)
+    r = evaluate(args.set, args.verbose, args.store)
+    _print(r)
+    summary = {"benchmark": "multi_session_eval", "mode": "zero-llm", "set": args.set.name} | {
+        k: r[k]
+        for k in (
+            "hit_at_10",
+            "hit_at_10_full_text",
+            "stale_rank_failures",
+            "block_hits",
+            "block_questions",
+            "block_tokens",
+            "negatives_passed",
+            "negatives",
+            "recall_tokens_p50",
+            "recall_tokens_max",
+            "memories",
+            "ingest_s",
+        )
+    }
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""A session read once: its events and everything the learners and the reflection ask of them.
+
+`read_session` runs each reader over the whole session exactly once (shell calls paired with their
+results, turns, the folders it worked in, git's last word, todo lists, the errors it never fixed);
+every session-level learner and the reflection take the one `SessionReading` and never re-read the
+raw events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cairn.pipeline.models import EventDoc, EventsDoc
+from cairn.pipeline.reading.failures import unresolved_errors
+from cairn.pipeline.reading.git_state import git_state
+from cairn.pipeline.reading.shell import ShellCall, checkouts, shell_calls
+from cairn.pipeline.reading.todos import TodoList, todo_lists
+from cairn.pipeline.reading.turns import Turn, turns
+from cairn.project_files import ProjectFile
+
+
+@dataclass(frozen=True, slots=True)
+class SessionReading:
+    events: list[EventDoc]
+    cwd: str | None
+    project_files: tuple[ProjectFile, ...]
+    shell_calls: tuple[ShellCall, ...]  # every thread's, in order, each with its result
+    turns: tuple[Turn, ...]
+    checkouts: tuple[str, ...]  # the folders it worked in, deepest first
+    git_state: str | None  # what its last `git status` left unsettled
+    todo_lists: tuple[TodoList, ...]
+    unresolved: tuple[dict[str, Any], ...]  # commands whose last run failed for real
+
+    def thread_calls(self, sidechain: bool) -> list[ShellCall]:
+        """The shell calls of the main thread (False) or of the sub-agents (True)."""
+        return [c for c in self.shell_calls if c.call.is_sidechain is sidechain]
+
+
+def read_session(doc: EventsDoc) -> SessionReading:
+    return read_events(doc.events, doc.cwd, doc.project_files)
+
+
+def read_events(
+    events: Sequence[EventDoc], cwd: str | None = None, project_files: Sequence[ProjectFile] = ()
+) -> SessionReading:
+    events = list(events)
+    calls = tuple(shell_calls(events))
+    return SessionReading(
+        events=events,
+        cwd=cwd,
+        project_files=tuple(project_files),
+        shell_calls=calls,
+        turns=tuple(turns(events)),
+        checkouts=checkouts(events, cwd),
+        git_state=git_state(calls),
+        todo_lists=todo_lists(events),
+        unresolved=tuple(unresolved_errors(calls)),
+    )

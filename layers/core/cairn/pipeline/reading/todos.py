@@ -1,0 +1,36 @@
+"""The agent's todo lists (Claude Code `TodoWrite`, Codex `update_plan`, ...) and what each left open."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cairn.pipeline.models import EventDoc
+from cairn.pipeline.reading.tools import TODO_TOOLS, calls_tool
+
+ITEM_CHARS = 200
+DONE = ("completed", "done")
+
+
+@dataclass(frozen=True, slots=True)
+class TodoList:
+    event: EventDoc  # the tool call that wrote the list
+    open_items: tuple[str, ...]  # its items not completed, in order
+
+
+def todo_lists(events: Sequence[EventDoc]) -> tuple[TodoList, ...]:
+    """Every todo list the session wrote, in order (each call rewrites the whole list)."""
+    return tuple(
+        TodoList(e, _open_items(e.tool_input))  # type: ignore[arg-type]
+        for e in events
+        if calls_tool(e, TODO_TOOLS) and isinstance(e.tool_input, dict)
+    )
+
+
+def _open_items(tool_input: dict) -> tuple[str, ...]:
+    items = tool_input.get("todos") or tool_input.get("plan") or []
+    return tuple(
+        str(i.get("content") or i.get("step"))[:ITEM_CHARS]
+        for i in (items if isinstance(items, list) else [])
+        if isinstance(i, dict) and i.get("status") not in DONE and (i.get("content") or i.get("step"))
+    )
