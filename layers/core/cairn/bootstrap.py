@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -98,22 +98,30 @@ def shared_embedder() -> Embedder:
 
 
 def build_container(
-    settings: Settings | None = None, embedder: Embedder | None = None, reconcile: bool = True
+    settings: Settings | None = None,
+    embedder: Embedder | None = None,
+    reconcile: bool = True,
+    previous: Sequence[Embedder] = (),
 ) -> Container:
-    """`reconcile=False` leaves a local store's index drift for `cairn reindex --check` to report."""
+    """`reconcile=False` leaves a local store's index drift for `cairn reindex --check` to report.
+    `previous`: older models this process can still load, so that after a model change a local store
+    keeps serving its old vectors (queries embedded with their model) until `cairn reindex` swaps."""
     settings = settings or Settings()
     if settings.mode == "aws":
         return _build_aws(settings, embedder or shared_embedder())
-    return _build_local(settings, embedder or shared_embedder(), reconcile)
+    return _build_local(settings, embedder or shared_embedder(), reconcile, previous)
 
 
-def _build_local(settings: Settings, embedder: Embedder, reconcile: bool = True) -> Container:
+def _build_local(
+    settings: Settings, embedder: Embedder, reconcile: bool = True, previous: Sequence[Embedder] = ()
+) -> Container:
     from cairn.adapters.cached_embedder import CachingEmbedder
     from cairn.adapters.local.blobs import FilesystemBlobStore
     from cairn.adapters.local.db import SqliteDatabase
     from cairn.adapters.local.index_audit import SqliteIndexAudit
     from cairn.adapters.local.repositories import sqlite_repositories
     from cairn.adapters.local.search import SqliteSearchIndex
+    from cairn.adapters.serving_embedder import ServingEmbedder
 
     settings.home.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase(settings.db_path)
@@ -121,8 +129,9 @@ def _build_local(settings: Settings, embedder: Embedder, reconcile: bool = True)
     repos = sqlite_repositories(db)
     container = _assemble(
         settings,
-        # the index keeps every vector under its model and text: nothing is ever embedded twice
-        CachingEmbedder(embedder, index),
+        # the index keeps every vector under its model and text: nothing is ever embedded twice; and
+        # queries and writes use the model whose vectors it serves (the old one until a reindex swaps)
+        CachingEmbedder(ServingEmbedder(embedder, index.active_version, previous), index),
         memories=repos.memories,
         relations=repos.relations,
         sessions=repos.sessions,
@@ -133,6 +142,7 @@ def _build_local(settings: Settings, embedder: Embedder, reconcile: bool = True)
         closers=(db.close,),
         unit=db.transaction,  # a memory and its index entries commit as one
         audit=SqliteIndexAudit(db),
+        target=CachingEmbedder(embedder, index),
     )
     # a store written by an older version (memory and index were two commits) may hold memories a
     # crash left unindexed: mend that before serving
@@ -167,6 +177,7 @@ def _assemble(
     unit: Callable[[], AbstractContextManager[Any]] | None = None,
     audit: IndexAudit | None = None,
     quotas: TeamQuotas | None = None,
+    target: Embedder | None = None,
 ) -> Container:
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
@@ -206,7 +217,7 @@ def _assemble(
         teams=teams,
         blobs=blobs,
         embedder=embedder,
-        reindex=ReindexService(teams, memories, index, indexer, audit),
+        reindex=ReindexService(teams, memories, index, indexer, audit, target=target),
         context=ContextService(memories, recall, sessions),
         indexer=indexer,
         closers=closers,
@@ -237,7 +248,10 @@ def build_metrics(settings: Settings) -> Metrics:
 def _warm_local(container: Container, index: SqliteSearchIndex) -> None:
     """The ONNX session and every team's search view, made before anyone asks: at 100k records the
     first recall after a start otherwise pays ~4 s building the view, and ~0.2 s creating the session."""
-    container.embedder.embed_query("warm up")
+    try:
+        container.embedder.embed_query("warm up")
+    except LookupError:  # the served vectors' model is not loadable here: recall is by keywords
+        log.warning("the search index serves a model this process cannot load; run `cairn reindex`")
     for team in container.teams.list_teams():
         index.warm(team.id)
 

@@ -24,7 +24,6 @@ RECENT = 4096  # vectors kept in process, as float32 (~6 MB at 384-d; as lists o
 class CachingEmbedder:
     def __init__(self, inner: Embedder, cache: VectorCache | None = None, recent: int = RECENT) -> None:
         self.inner = inner
-        self.version = inner.version
         self.dimension = inner.dimension
         self._cache = cache
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -32,8 +31,14 @@ class CachingEmbedder:
         self._lock = threading.Lock()
         self.embedded = 0  # texts that went to the model (for tests and benchmarks)
 
+    @property
+    def version(self) -> str:
+        # read through: a `ServingEmbedder` changes model when a reindex swaps the served vectors
+        return self.inner.version
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        keys = [vector_key(self.version, t) for t in texts]
+        version = self.inner.version
+        keys = [vector_key(version, t) for t in texts]
         found: dict[str, list[float]] = {}
         with self._lock:
             for key in keys:
@@ -46,6 +51,8 @@ class CachingEmbedder:
         todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
         if todo:
             vectors = self.inner.embed(list(todo.values()))
+            if self.inner.version != version:  # the served model changed meanwhile: not under these keys
+                return self.embed(texts)
             self.embedded += len(todo)
             found.update(zip(todo, vectors, strict=True))
         with self._lock:

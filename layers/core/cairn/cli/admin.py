@@ -6,6 +6,7 @@ OpenSearch endpoint in the environment they act on a deployed environment; by de
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 import typer
@@ -74,18 +75,52 @@ def reindex(
     repair: Annotated[
         bool, typer.Option("--repair", help="Index only what is missing or stale, drop what is orphaned")
     ] = False,
+    status: Annotated[
+        bool, typer.Option("--status", help="Which model's vectors are served, built, and stamped")
+    ] = False,
 ) -> None:
-    """Rebuild the search index from the source of truth, or check and mend it (--check, --repair)."""
-    container = _container(reconcile=not (check or repair))
+    """Rebuild the search index from the source of truth, or check and mend it (--check, --repair).
+
+    After a model change the old vectors keep serving recall while the new ones are built; a run that
+    is stopped (even kill -9) resumes where it stopped when started again."""
+    container = _container(reconcile=not (check or repair or status))
     try:
+        if status:
+            _status(container)
+            return
         if check or repair:
             _check(container, team or None, repair)
             return
-        counted = ProgressCount("reindexing", "memories")
-        report = container.reindex.rebuild(team or None, progress=counted.add)
+        shown = ReindexProgress("re-embedding" if container.reindex.model_change() else "reindexing")
+        try:
+            report = container.reindex.rebuild(team or None, progress=shown.add, total=shown.start)
+        finally:
+            shown.stop()
     finally:
         container.close()
-    out.print(f"reindexed {report.memories} memories of {report.teams} teams")
+    if report.swapped:
+        resumed = f", resuming after {report.resumed_batches} batches" if report.resumed_batches else ""
+        out.print(f"re-embedded {report.memories} memories with {report.version}{resumed}; now served")
+    else:
+        out.print(f"reindexed {report.memories} memories of {report.teams} teams")
+
+
+def _status(container) -> None:
+    state = container.reindex.status()
+    counts = state.index
+    if state.model:
+        out.print(f"configured model: {state.model}")
+    if counts is not None:
+        out.print(f"served vectors: {counts.served} of {counts.docs} entries, model {counts.active or '-'}")
+        if counts.building:
+            out.print(
+                f"building: {counts.staged} of {counts.docs} entries embedded with {counts.building}"
+                f" ({counts.batches} batches committed); `cairn reindex` resumes it"
+            )
+        elif state.model and counts.active and counts.active != state.model:
+            out.print("model changed: `cairn reindex` re-embeds (the old vectors serve until it ends)")
+    for version, n in sorted(state.stamps.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
+        out.print(f"memories with embedding_version {version or '(none yet)'}: {n}")
 
 
 def _check(container, teams: list[str] | None, repair: bool) -> None:
@@ -110,13 +145,61 @@ def _check(container, teams: list[str] | None, repair: bool) -> None:
         out.print("index and memories agree")
 
 
-class ProgressCount:
-    """Counts on stderr as work goes (a line each `every` items), readable in a log or a pipe."""
+class ReindexProgress:
+    """A progress bar with rate and ETA on a terminal; on a pipe or in a log, a line every `every`
+    items with the same figures."""
 
-    def __init__(self, doing: str, unit: str, every: int = 1000) -> None:
-        self.doing, self.unit, self.every, self.done = doing, unit, every, 0
+    def __init__(self, doing: str, unit: str = "memories", every: int = 1000) -> None:
+        self.doing, self.unit, self.every = doing, unit, every
+        self.done, self.todo, self._began = 0, None, time.monotonic()
+        self._bar = None
+        self._task = None
+
+    def start(self, done: int, todo: int) -> None:
+        self.todo, self._began = todo, time.monotonic()
+        if done:
+            err.print(f"{self.doing}: resuming, {done} {self.unit} done before")
+        if err.is_terminal:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TaskProgressColumn(),
+                TextColumn("{task.fields[rate]}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=err,
+            )
+            self._task = self._bar.add_task(self.doing, total=todo, rate="")
+            self._bar.start()
 
     def add(self, n: int) -> None:
         before, self.done = self.done, self.done + n
-        if before // self.every != self.done // self.every:
-            err.print(f"{self.doing}: {self.done} {self.unit}…")
+        rate = self.done / max(time.monotonic() - self._began, 1e-6)
+        if self._bar is not None:
+            self._bar.update(self._task, advance=n, rate=f"{rate:.0f}/s")
+            return
+        if before // self.every != self.done // self.every or (self.todo and self.done >= self.todo):
+            left = f", ETA {_clock((self.todo - self.done) / rate)}" if self.todo and rate else ""
+            of = f"/{self.todo}" if self.todo else ""
+            err.print(f"{self.doing}: {self.done}{of} {self.unit}, {rate:.0f}/s{left}")
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

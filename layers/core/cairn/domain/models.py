@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -270,6 +270,17 @@ class IndexedMemory:
     # what the vector was computed from (`vector_key`): lets an index hand a known vector back instead
     # of the text being embedded again
     text_key: str | None = None
+
+
+class ModelVector(list[float]):
+    """A query vector that names the model that made it: an index that keeps models apart compares it
+    only with vectors of the same model (a query embedded just before a swap of served models)."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, values: Iterable[float], version: str) -> None:
+        super().__init__(values)
+        self.version = version
 
 
 def vector_key(model_version: str, text: str) -> str:

@@ -291,3 +291,60 @@ def usage_key(team_id: str) -> str:
     the usage plan meters and throttles by it. Not a secret: with the API key source AUTHORIZER, API
     Gateway takes it only from the authorizer's answer, never from a client; alphanumeric, 20+ chars."""
     return "cairnquota" + "".join(c for c in team_id if c.isalnum())
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDoc:
+    """An index entry that lacks the next model's vector: its memory, and which write of it (an entry
+    rewritten since it was listed is not the one the vector was made for)."""
+
+    memory_id: str
+    rowid: int
+    written: int
+
+
+@dataclass(frozen=True, slots=True)
+class BuildProgress:
+    version: str
+    batches: int  # batches committed so far (a resumed build keeps those a killed run committed)
+    staged: int
+    resumed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class VersionCounts:
+    active: str | None  # the model whose vectors k-NN searches
+    building: str | None  # the model a reindex is building, until the swap
+    docs: int
+    served: int  # docs with a vector of `active`
+    staged: int  # docs with a vector of `building` for their current write
+    batches: int
+
+
+@runtime_checkable
+class VersionedIndex(Protocol):
+    """An index that keeps each model's vectors apart: k-NN searches only the active model's, a model
+    change builds the next model's beside them, and one swap makes them the served set."""
+
+    def active_version(self) -> str | None: ...
+
+    def begin_version(self, version: str) -> BuildProgress: ...
+
+    def unstaged(self, team_id: str, version: str, limit: int, after: int = 0) -> list[PendingDoc]: ...
+
+    def unstaged_count(self, version: str) -> int: ...
+
+    def stage(self, version: str, entries: Sequence[tuple[PendingDoc, IndexedMemory]]) -> int: ...
+
+    def swap(self, version: str) -> bool: ...
+
+    def version_counts(self) -> VersionCounts: ...
+
+
+@runtime_checkable
+class EmbeddingStamps(Protocol):
+    """A memory store that can stamp and count `embedding_version` in bulk (local: one UPDATE per team)."""
+
+    def stamp_embedding_version(self, team_id: str, version: str) -> int: ...
+
+    def embedding_versions(self, team_id: str) -> dict[str | None, int]: ...

@@ -5,15 +5,17 @@ The memory service calls it with each write in local mode (`prepare` outside the
 calls `index` from the DynamoDB stream. The index is derived data, so re-running it over the same
 memories is harmless. All of a call's texts go to the embedder at once (it sorts them by length and
 spreads the batches over the cores); each vector carries its `vector_key`, so an embedder that caches
-(`CachingEmbedder`) never computes it again.
+(`CachingEmbedder`) never computes it again. Each entry's memory is stamped with the `embedding_version`
+that made its vector: the local index files it in that model's set, OpenSearch stores it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from cairn.domain.models import IndexedMemory, Memory, vector_key
-from cairn.domain.ports import Embedder, SearchIndex
+from cairn.domain.ports import Embedder, SearchIndex, VersionedIndex
 
 
 class MemoryIndexer:
@@ -32,14 +34,28 @@ class MemoryIndexer:
         if not memories:
             return []
         texts = [m.search_text() for m in memories]
-        vectors = self._embedder.embed(texts)
-        version = self._embedder.version
+        while True:  # the model that made the vectors, read on both sides of a swap of served models
+            version = self._embedder.version
+            vectors = self._embedder.embed(texts)
+            if self._embedder.version == version:
+                break
         return [
-            IndexedMemory(memory=m, vector=tuple(v), text_key=vector_key(version, t))
+            IndexedMemory(
+                memory=replace(m, embedding_version=version), vector=tuple(v), text_key=vector_key(version, t)
+            )
             for m, v, t in zip(memories, vectors, texts, strict=True)
         ]
 
     def write(self, docs: Sequence[IndexedMemory]) -> None:
+        """Upsert `docs`; ones embedded with a model the index stopped serving meanwhile (a reindex
+        swapped models between `prepare` and this write) are embedded again with the served one."""
+        if docs and isinstance(self._index, VersionedIndex):
+            active = self._index.active_version()
+            stale = {d.memory.id for d in docs if d.memory.embedding_version not in (None, active)}
+            if stale and self._embedder.version == active:
+                redone = self.prepare([d.memory for d in docs if d.memory.id in stale])
+                again = {d.memory.id: d for d in redone}
+                docs = [again.get(d.memory.id, d) for d in docs]
         self._index.upsert(docs)
 
     def remove(self, team_id: str, memory_ids: Sequence[str]) -> None:

@@ -17,7 +17,7 @@ import base64
 import json
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
 
@@ -123,8 +123,12 @@ class PortabilityService:
         docs: list[Any] = []
         if self._indexer:
             version = self._model or ""
-            docs = [
-                IndexedMemory(m, carried[m.id], vector_key(version, m.search_text()))
+            docs = [  # stamped with the model its vector is of: the index files it by that
+                IndexedMemory(
+                    replace(m, embedding_version=version or None),
+                    carried[m.id],
+                    vector_key(version, m.search_text()),
+                )
                 for m in fresh
                 if m.id in carried
             ]

@@ -6,6 +6,14 @@ are gone; vectors the index already holds for the same model and text are reused
 so a rebuild with an unchanged model embeds nothing. An index that cannot list its entries is cleared
 first instead. `check` reports where index and memories disagree and `repair` mends exactly that; local
 mode repairs at every start-up.
+
+After a model change (the embedder's version differs from the vectors an index that keeps models apart,
+`VersionedIndex`, serves), `rebuild` builds the new model's vectors beside the served ones instead:
+batch by batch, each committed with the build's progress, so a killed run resumes where it stopped;
+recall keeps comparing queries with the old model's complete set meanwhile. Writes made during the build
+are caught up in further passes, and one transaction swaps the new set in once every entry has its
+vector (`swap` refuses while any lacks one). Every memory is then stamped with the served model's
+`embedding_version`.
 """
 
 from __future__ import annotations
@@ -14,21 +22,38 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import islice
 
+from cairn.domain.errors import InvalidInput
 from cairn.domain.ports import (
+    BuildProgress,
+    Embedder,
+    EmbeddingStamps,
     IndexAudit,
     IndexDrift,
     ListableIndex,
     MemoryRepository,
     SearchIndex,
     TeamRepository,
+    VersionCounts,
+    VersionedIndex,
 )
+from cairn.services.indexing import MemoryIndexer
 from cairn.services.memories import Indexer
 
 
 @dataclass(frozen=True, slots=True)
 class ReindexReport:
     teams: int
-    memories: int
+    memories: int  # memories embedded (or looked up) by this run
+    version: str | None = None  # the model whose vectors are served after it
+    swapped: bool = False  # a model change: the new model's vectors were swapped in
+    resumed_batches: int = 0  # batches a killed run had committed, not done again
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexStatus:
+    index: VersionCounts | None  # None: the index does not keep models apart (AWS)
+    stamps: dict[str | None, int]  # memories per `embedding_version` (None: not stamped yet)
+    model: str | None  # the configured model's version
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,22 +73,50 @@ class ReindexService:
         index: SearchIndex,
         indexer: Indexer,
         audit: IndexAudit | None = None,
+        target: Embedder | None = None,
     ) -> None:
         self._teams = teams
         self._memories = memories
         self._index = index
         self._indexer = indexer
         self._audit = audit
+        # the configured model, which a model change builds with (the served one may still be older)
+        self._target = target
+
+    def status(self) -> ReindexStatus:
+        stamps: dict[str | None, int] = {}
+        if isinstance(self._memories, EmbeddingStamps):
+            for team in self._teams.list_teams():
+                for version, n in self._memories.embedding_versions(team.id).items():
+                    stamps[version] = stamps.get(version, 0) + n
+        counts = self._index.version_counts() if isinstance(self._index, VersionedIndex) else None
+        return ReindexStatus(counts, stamps, self._target.version if self._target is not None else None)
+
+    def model_change(self) -> bool:
+        """Whether the configured model differs from the one whose vectors the index serves."""
+        if self._target is None or not isinstance(self._index, VersionedIndex):
+            return False
+        active = self._index.active_version()
+        return active is not None and active != self._target.version
 
     def rebuild(
         self,
         team_ids: list[str] | None = None,
         batch_size: int = 512,
         progress: Callable[[int], None] | None = None,
+        total: Callable[[int, int], None] | None = None,
     ) -> ReindexReport:
+        """`progress` is told each batch's size as it commits; `total` (done already, to do) once the
+        work is known."""
+        if self.model_change():
+            if team_ids:
+                raise InvalidInput("a model change re-embeds every team: run the reindex without --team")
+            return self._change_model(batch_size, progress, total)
         teams = team_ids or [t.id for t in self._teams.list_teams()]
+        if total is not None and isinstance(self._index, ListableIndex):
+            total(0, sum(len(self._index.indexed(t)) for t in teams))
         listing = self._index.indexed if isinstance(self._index, ListableIndex) else None
-        total = 0
+        count = 0
         for team_id in teams:
             if listing is None:
                 self._index.clear_team(team_id)
@@ -72,14 +125,60 @@ class ReindexService:
             while batch := list(islice(rows, batch_size)):
                 self._indexer.index(batch)
                 seen.update(m.id for m in batch)
-                total += len(batch)
+                count += len(batch)
                 if progress:
                     progress(len(batch))
             if listing is not None:
                 gone = sorted(set(listing(team_id)) - seen)
                 if gone:
                     self._index.remove(team_id, gone)
-        return ReindexReport(teams=len(teams), memories=total)
+        version = self._index.active_version() if isinstance(self._index, VersionedIndex) else None
+        if version is not None:
+            self._stamp(teams, version)
+        return ReindexReport(teams=len(teams), memories=count, version=version)
+
+    def _change_model(
+        self,
+        batch_size: int,
+        progress: Callable[[int], None] | None,
+        total: Callable[[int, int], None] | None,
+    ) -> ReindexReport:
+        assert self._target is not None and isinstance(self._index, VersionedIndex)
+        index, version = self._index, self._target.version
+        build: BuildProgress = index.begin_version(version)
+        self.repair()  # entries of memories gone are dropped, missing ones added (with the served model)
+        indexer = MemoryIndexer(index, self._target, batch_size)
+        if total is not None:
+            total(build.staged, index.unstaged_count(version))
+        done = 0
+        while True:
+            teams = [t.id for t in self._teams.list_teams()]
+            for team_id in teams:
+                after = 0
+                while pending := index.unstaged(team_id, version, batch_size, after):
+                    after = pending[-1].rowid
+                    found = self._memories.get_many(team_id, [p.memory_id for p in pending])
+                    gone = [p.memory_id for p in pending if p.memory_id not in found]
+                    if gone:  # deleted since they were listed
+                        index.remove(team_id, gone)
+                    kept = [p for p in pending if p.memory_id in found]
+                    docs = indexer.prepare([found[p.memory_id] for p in kept])
+                    index.stage(version, list(zip(kept, docs, strict=True)))
+                    done += len(pending)
+                    if progress:
+                        progress(len(pending))
+            # writes made meanwhile (filed with the served model) are listed again by the next pass
+            if index.swap(version):
+                break
+        self._stamp(teams, version)
+        return ReindexReport(
+            teams=len(teams), memories=done, version=version, swapped=True, resumed_batches=build.batches
+        )
+
+    def _stamp(self, teams: list[str], version: str) -> None:
+        if isinstance(self._memories, EmbeddingStamps):
+            for team_id in teams:
+                self._memories.stamp_embedding_version(team_id, version)
 
     @property
     def can_check(self) -> bool:

@@ -31,6 +31,7 @@ from cairn.adapters.local import search_ivf
 from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.search_segments import TeamView, build_segment
 from cairn.domain.models import Candidates, IndexedMemory, MemoryFilter
+from cairn.domain.ports import BuildProgress, PendingDoc, VersionCounts
 from cairn.search.analyzer import analyzed_text, query_terms
 
 _SCHEMA = """
@@ -61,6 +62,29 @@ CREATE TABLE IF NOT EXISTS search_generation (
     team_id TEXT PRIMARY KEY,
     generation INTEGER NOT NULL
 );
+-- the vectors of the model a reindex is building, beside the served ones until the swap: keyed by the
+-- doc's rowid and stamped with the doc's `written`, so a doc rewritten since (or deleted) shows as not done
+CREATE TABLE IF NOT EXISTS search_vectors_next (
+    rowid INTEGER PRIMARY KEY,   -- = search_docs.rowid
+    team_id TEXT NOT NULL,
+    version TEXT NOT NULL,
+    written INTEGER NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    text_key TEXT
+);
+CREATE INDEX IF NOT EXISTS search_vectors_next_key ON search_vectors_next (text_key);
+CREATE INDEX IF NOT EXISTS search_vectors_next_team ON search_vectors_next (team_id);
+-- which model's vectors `search_vectors` holds (the served set), which one is being built, and the
+-- build's progress, committed with each batch of its vectors
+CREATE TABLE IF NOT EXISTS search_model (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    active TEXT,
+    building TEXT,
+    batches INTEGER NOT NULL DEFAULT 0,
+    staged INTEGER NOT NULL DEFAULT 0
+);
+INSERT OR IGNORE INTO search_model (id) VALUES (1);
 """
 # the generation that wrote each row: what a view at an older generation has not seen yet
 _UPGRADE = """
@@ -104,10 +128,15 @@ class SqliteSearchIndex:
         if not docs:
             return
         with self._db.transaction() as conn:
+            active = _active(conn)
+            if active is None:  # the first vectors written fix the served model
+                active = next((d.memory.embedding_version for d in docs if d.vector is not None), None)
+                if active is not None:
+                    conn.execute("UPDATE search_model SET active = ? WHERE id = 1", (active,))
             written = {team_id: self._bump(conn, team_id) for team_id in {d.memory.team_id for d in docs}}
             for doc in docs:
                 self._delete(conn, doc.memory.team_id, doc.memory.id)
-                self._insert(conn, doc, written[doc.memory.team_id])
+                self._insert(conn, doc, written[doc.memory.team_id], active)
 
     def remove(self, team_id: str, memory_ids: Sequence[str]) -> None:
         if not memory_ids:
@@ -124,6 +153,7 @@ class SqliteSearchIndex:
                 (team_id,),
             )
             conn.execute("DELETE FROM search_vectors WHERE team_id = ?", (team_id,))
+            conn.execute("DELETE FROM search_vectors_next WHERE team_id = ?", (team_id,))
             conn.execute("DELETE FROM search_docs WHERE team_id = ?", (team_id,))
             self._bump(conn, team_id)
 
@@ -142,18 +172,123 @@ class SqliteSearchIndex:
         a text, nothing of who wrote it, and the vector never leaves this process)."""
         found: dict[str, list[float]] = {}
         with self._db.read() as conn:
-            for start in range(0, len(keys), 500):
-                rows = conn.execute(
-                    "SELECT text_key, vector FROM search_vectors"
-                    " WHERE text_key IN (SELECT value FROM json_each(?))",
-                    (json.dumps(list(keys[start : start + 500])),),
-                )
-                for key, blob in rows:
-                    found[key] = np.frombuffer(blob, dtype=np.float32).tolist()
+            for sql in _CACHED:  # served and next model's sets: a key names its model, so no mix-up
+                for start in range(0, len(keys), 500):
+                    rows = conn.execute(sql, (json.dumps(list(keys[start : start + 500])),))
+                    for key, blob in rows:
+                        found[key] = np.frombuffer(blob, dtype=np.float32).tolist()
         return found
 
+    # -- a model change: the next model's vectors are built beside the served ones, then swapped in ------
+
+    def active_version(self) -> str | None:
+        """`VersionedIndex`: the model whose vectors k-NN searches (None: no vector stored yet)."""
+        with self._db.read() as conn:
+            return _active(conn)
+
+    def begin_version(self, version: str) -> BuildProgress:
+        """Start building `version`'s vectors, or resume the build of it a killed run left: its staged
+        vectors and batch count stay; those of any other model are dropped."""
+        with self._db.transaction() as conn:
+            row = conn.execute("SELECT building, batches, staged FROM search_model WHERE id = 1").fetchone()
+            if row[0] != version:
+                conn.execute("DELETE FROM search_vectors_next WHERE version != ?", (version,))
+                conn.execute(
+                    "UPDATE search_model SET building = ?, batches = 0, staged = 0 WHERE id = 1", (version,)
+                )
+                return BuildProgress(version, 0, 0, resumed=False)
+            return BuildProgress(version, row[1], row[2], resumed=True)
+
+    def unstaged(self, team_id: str, version: str, limit: int, after: int = 0) -> list[PendingDoc]:
+        """The team's docs (by rowid past `after`) without a vector of `version` for their current write."""
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT d.memory_id, d.rowid, d.written FROM search_docs d"
+                " LEFT JOIN search_vectors_next s"
+                "   ON s.rowid = d.rowid AND s.written = d.written AND s.version = ?"
+                " WHERE d.team_id = ? AND d.rowid > ? AND s.rowid IS NULL ORDER BY d.rowid LIMIT ?",
+                (version, team_id, after, limit),
+            ).fetchall()
+        return [PendingDoc(r[0], r[1], r[2]) for r in rows]
+
+    def unstaged_count(self, version: str) -> int:
+        with self._db.read() as conn:
+            return int(conn.execute(_UNSTAGED_COUNT, (version,)).fetchone()[0])
+
+    def stage(self, version: str, entries: Sequence[tuple[PendingDoc, IndexedMemory]]) -> int:
+        """One batch of `version`'s vectors and the build's progress, in one transaction (a kill -9
+        keeps or loses both). A doc rewritten or removed since it was listed is skipped: it lists again."""
+        with self._db.transaction() as conn:
+            staged = 0
+            for pending, doc in entries:
+                if doc.vector is None:
+                    continue
+                cur = conn.execute(
+                    "INSERT OR REPLACE INTO search_vectors_next"
+                    " (rowid, team_id, version, written, dim, vector, text_key)"
+                    " SELECT rowid, team_id, ?, written, ?, ?, ? FROM search_docs"
+                    " WHERE rowid = ? AND written = ? AND memory_id = ?",
+                    (
+                        version,
+                        len(doc.vector),
+                        np.asarray(doc.vector, dtype=np.float32).tobytes(),
+                        doc.text_key,
+                        pending.rowid,
+                        pending.written,
+                        pending.memory_id,
+                    ),
+                )
+                staged += cur.rowcount
+            conn.execute(
+                "UPDATE search_model SET batches = batches + 1, staged = staged + ?"
+                " WHERE id = 1 AND building = ?",
+                (staged, version),
+            )
+            return staged
+
+    def swap(self, version: str) -> bool:
+        """Serve `version`'s vectors, in one transaction: only when every doc of every team has one for
+        its current write (else False: writes came in; stage those and call again). The old model's
+        vectors go; every doc is re-stamped, so each process's views rebuild on their next search."""
+        with self._db.transaction() as conn:
+            if conn.execute("SELECT building FROM search_model WHERE id = 1").fetchone()[0] != version:
+                return False
+            if conn.execute(_UNSTAGED_COUNT, (version,)).fetchone()[0]:
+                return False
+            conn.execute("DELETE FROM search_vectors")
+            conn.execute(
+                "INSERT INTO search_vectors (rowid, team_id, dim, vector, text_key)"
+                " SELECT s.rowid, s.team_id, s.dim, s.vector, s.text_key FROM search_vectors_next s"
+                " JOIN search_docs d ON d.rowid = s.rowid AND d.written = s.written WHERE s.version = ?",
+                (version,),
+            )
+            conn.execute("DELETE FROM search_vectors_next")
+            conn.execute(
+                "UPDATE search_model SET active = ?, building = NULL, batches = 0, staged = 0 WHERE id = 1",
+                (version,),
+            )
+            for (team_id,) in conn.execute("SELECT DISTINCT team_id FROM search_docs").fetchall():
+                written = self._bump(conn, team_id)
+                conn.execute("UPDATE search_docs SET written = ? WHERE team_id = ?", (written, team_id))
+            return True
+
+    def version_counts(self) -> VersionCounts:
+        """`VersionedIndex`: how many docs have a vector of each model, served and being built."""
+        with self._db.read() as conn:
+            active, building, batches = conn.execute(
+                "SELECT active, building, batches FROM search_model WHERE id = 1"
+            ).fetchone()
+            docs = int(conn.execute("SELECT count(*) FROM search_docs").fetchone()[0])
+            served = int(conn.execute("SELECT count(*) FROM search_vectors").fetchone()[0])
+            staged = 0
+            if building is not None:
+                staged = docs - int(conn.execute(_UNSTAGED_COUNT, (building,)).fetchone()[0])
+        return VersionCounts(active, building, docs, served, staged, batches)
+
     @staticmethod
-    def _insert(conn: sqlite3.Connection, doc: IndexedMemory, written: int) -> None:
+    def _insert(conn: sqlite3.Connection, doc: IndexedMemory, written: int, active: str | None) -> None:
+        """The doc, and its vector in the set of the model that made it: the served set, or (a write
+        made with the model a reindex is building) the next one. Vectors of two models never share a set."""
         m = doc.memory
         vector = None if doc.vector is None else np.asarray(doc.vector, dtype=np.float32)
         cur = conn.execute(
@@ -172,10 +307,17 @@ class SqliteSearchIndex:
                 written,
             ),
         )
-        if vector is not None:
+        version = m.embedding_version or active
+        if vector is not None and version == active:
             conn.execute(
                 "INSERT INTO search_vectors (rowid, team_id, dim, vector, text_key) VALUES (?, ?, ?, ?, ?)",
                 (cur.lastrowid, m.team_id, len(vector), vector.tobytes(), doc.text_key),
+            )
+        elif vector is not None:
+            conn.execute(
+                "INSERT INTO search_vectors_next (rowid, team_id, version, written, dim, vector, text_key)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (cur.lastrowid, m.team_id, version, written, len(vector), vector.tobytes(), doc.text_key),
             )
         head = analyzed_text(" ".join([m.title or "", *m.tags]))
         conn.execute(
@@ -191,6 +333,7 @@ class SqliteSearchIndex:
         if row is not None:
             conn.execute("DELETE FROM search_fts WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM search_vectors WHERE rowid = ?", (row[0],))
+            conn.execute("DELETE FROM search_vectors_next WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM search_docs WHERE rowid = ?", (row[0],))
 
     @staticmethod
@@ -225,7 +368,9 @@ class SqliteSearchIndex:
         view = self._view(team_id)
         if terms:
             lexical = tuple(view.bm25(terms, flt, k_lexical))
-        if query is not None:
+        made_by = getattr(query_vector, "version", None)  # a `ModelVector` names its model
+        if query is not None and (made_by is None or view.version is None or made_by == view.version):
+            # (a query embedded just before a swap of models skips the k-NN leg, never compares across)
             semantic = tuple(view.knn(query, flt, k_semantic))
         return Candidates(lexical=lexical, semantic=semantic)
 
@@ -285,13 +430,30 @@ class SqliteSearchIndex:
             threshold = max(_MERGE_MIN, _MERGE_AT * live)
             if dead > threshold or small > threshold:
                 return _whole(conn, team_id, generation)
+            version = _active(conn)
         return TeamView(
             generation,
             (*view.segments, *fresh),
             (*alive, *(np.ones(len(f), bool) for f in fresh)),
             view.base,
             view.centroids,
+            version,
         )
+
+
+_CACHED = (
+    "SELECT text_key, vector FROM search_vectors WHERE text_key IN (SELECT value FROM json_each(?))",
+    "SELECT text_key, vector FROM search_vectors_next WHERE text_key IN (SELECT value FROM json_each(?))",
+)
+_UNSTAGED_COUNT = (
+    "SELECT count(*) FROM search_docs d LEFT JOIN search_vectors_next s"
+    " ON s.rowid = d.rowid AND s.written = d.written AND s.version = ? WHERE s.rowid IS NULL"
+)
+
+
+def _active(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT active FROM search_model WHERE id = 1").fetchone()
+    return row[0] if row else None
 
 
 def _count(conn: sqlite3.Connection, team_id: str, since: int) -> int:
@@ -325,6 +487,7 @@ def _whole(conn: sqlite3.Connection, team_id: str, generation: int) -> TeamView:
         tuple(np.ones(len(s), bool) for s in segments),
         len(segments),
         centroids,
+        _active(conn),
     )
 
 

@@ -228,6 +228,7 @@ class TeamView:
     alive: tuple[np.ndarray, ...]
     base: int = 1  # the first `base` segments were built whole; the rest were caught up since
     centroids: np.ndarray | None = None  # a large team's vector clusters (`search_ivf`), unit rows
+    version: str | None = None  # the model of the vectors it holds (the served one when it was read)
     masks: dict[MemoryFilter, tuple[np.ndarray, ...]] = field(default_factory=dict)
 
     @property

@@ -306,6 +306,24 @@ class SqliteMemoryRepository:
                 (dt_out(at), team_id, json.dumps(list(dict.fromkeys(memory_ids)))),
             )
 
+    def stamp_embedding_version(self, team_id: str, version: str) -> int:
+        """`EmbeddingStamps`: every memory of the team stamped with the model its vector comes from."""
+        with self._db.transaction() as conn:
+            return conn.execute(
+                "UPDATE memories SET data = json_set(data, '$.embedding_version', ?)"
+                " WHERE team_id = ? AND json_extract(data, '$.embedding_version') IS NOT ?",
+                (version, team_id, version),
+            ).rowcount
+
+    def embedding_versions(self, team_id: str) -> dict[str | None, int]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT json_extract(data, '$.embedding_version'), count(*) FROM memories"
+                " WHERE team_id = ? GROUP BY 1",
+                (team_id,),
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
     def iter_team(self, team_id: str) -> Iterator[Memory]:
         # keyset batches so the shared connection is not held while the caller consumes items
         cursor: str | None = None
