@@ -6,7 +6,7 @@ to an agent. This ingests the dev sets exactly as `cairn ingest` does (a fresh l
 zero-LLM pipeline) and lists each memory the gate withholds, with its kind, source and cue:
 
 - the three coding-dev transcripts (`coding_eval.DEV_SETS`), one store each;
-- the multi-session set (`<shared>/bench/multi-session-dev/set.json`), its sessions in order, one store.
+- the multi-session set (`benchmarks/data/multi-session-dev/set.json`), its sessions in order, one store.
 
     .venv/bin/python benchmarks/trust_gate.py [--multi-session DIR] [--skip-coding]
 """
@@ -30,8 +30,7 @@ from cairn.services.trust import label, withheld  # noqa: E402
 from cairn.services.uploads import UploadRequest  # noqa: E402
 from cairn.settings import Settings  # noqa: E402
 from coding_eval import DEV_SETS, _agent_of, _parts  # noqa: E402
-
-MULTI = ROOT.parent.parent / "shared" / "bench" / "multi-session-dev"
+from multi_session_eval import AGENTS, DATA, _read  # noqa: E402
 
 
 def gate(name: str, sessions: list[tuple[str, str, list[Path]]], project: str) -> dict:
@@ -43,7 +42,7 @@ def gate(name: str, sessions: list[tuple[str, str, list[Path]]], project: str) -
             caller = Principal(team.id, "dev", "k", frozenset({KeyScope.WRITE}))
             for agent, session_id, parts in sessions:
                 for number, part in enumerate(parts, start=1):
-                    data = prepare(part.read_bytes()).data
+                    data = prepare(_read(part)).data  # the set's sessions are kept gzipped
                     target = container.uploads.request_upload(
                         caller, UploadRequest(agent, session_id, project, number, len(data))
                     )
@@ -75,7 +74,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--multi-session", type=Path, default=MULTI)
+    parser.add_argument("--multi-session", type=Path, default=DATA)
     parser.add_argument("--skip-coding", action="store_true")
     args = parser.parse_args()
     reports = []
@@ -87,7 +86,7 @@ def main() -> None:
     if spec.exists():
         data = json.loads(spec.read_text())
         sessions = [
-            (_agent_of(args.multi_session / s["file"]), s["id"], [args.multi_session / s["file"]])
+            (AGENTS.get(s["agent"], s["agent"]), s["id"], [args.multi_session / s["file"]])
             for s in data["sessions"]
         ]
         reports.append(gate(args.multi_session.name, sessions, data["project"]))
