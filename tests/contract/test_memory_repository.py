@@ -301,11 +301,12 @@ def test_listing_agrees_with_memory_filter_admits_across_filter_combinations(sto
         [None, frozenset({Scope.PERSONAL}), frozenset({Scope.PROJECT, Scope.TEAM})],
         [None, frozenset({"perf"})],
         [None, "ses-1"],
+        [None, frozenset({"proj-2"}), frozenset({"proj-1", "proj-9"})],
     )
     everything = sorted(catalogue.values(), key=lambda m: (m.created_at, m.id), reverse=True)
     # a fixed sample keeps the suite fast over slower backends while still mixing every option
     for combo in random.Random(20250301).sample(list(options), 60):
-        project, team_scope, member, superseded, kinds, scopes, tags, session = combo
+        project, team_scope, member, superseded, kinds, scopes, tags, session, projects = combo
         flt = MemoryFilter(
             project=project,
             include_team_scope=team_scope,
@@ -315,6 +316,7 @@ def test_listing_agrees_with_memory_filter_admits_across_filter_combinations(sto
             scopes=scopes,
             tags=tags,
             session_id=session,
+            projects=projects,
         )
         expected = [m.id for m in everything if flt.admits(m)]
         assert ids(list_all(stores.memories, TEAM_A, flt, limit=4)) == expected, flt

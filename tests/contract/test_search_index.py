@@ -226,6 +226,9 @@ FILTERS = {
     "tags": MemoryFilter(tags=frozenset({"ops", "absent"})),
     "session": MemoryFilter(session_id="sess-1"),
     "superseded-included": MemoryFilter(include_superseded=True),
+    # a key limited to projects: theirs and memories of no project, never another project's
+    "key-projects": MemoryFilter(projects=frozenset({"elsewhere", "absent"}), member="alice"),
+    "key-projects-none": MemoryFilter(projects=frozenset()),
     "everything-narrow": MemoryFilter(
         project="proj", kinds=frozenset({MemoryKind.FACT}), member="bob", include_superseded=True
     ),

@@ -67,6 +67,25 @@ def test_a_key_read_back_equals_the_key_stored_in_every_field(stores):
     assert stores.teams.key_by_hash(key.key_hash) == key
 
 
+def test_a_key_limited_to_projects_reads_back_with_exactly_those_projects(stores):
+    limited = api_key(projects=frozenset({"github.com/acme/shop", "gitlab.com/acme/billing"}))
+    nowhere = api_key(key_hash="hash-empty", projects=frozenset())
+    stores.teams.add_key(limited)
+    stores.teams.add_key(nowhere)
+    assert stores.teams.get_key(TEAM_A, limited.id).projects == limited.projects
+    assert stores.teams.key_by_hash(limited.key_hash) == limited
+    assert stores.teams.get_key(TEAM_A, nowhere.id).projects == frozenset()
+    assert {k.id: k.projects for k in stores.teams.list_keys(TEAM_A)}[limited.id] == limited.projects
+
+
+def test_a_key_keeps_its_projects_when_its_use_is_recorded_and_when_it_is_revoked(stores):
+    key = api_key(projects=frozenset({"github.com/acme/shop"}))
+    stores.teams.add_key(key)
+    stores.teams.touch_key(key, BASE + timedelta(hours=1))
+    stores.teams.put_key(replace(stores.teams.get_key(TEAM_A, key.id), revoked_at=BASE + timedelta(hours=2)))
+    assert stores.teams.get_key(TEAM_A, key.id).projects == frozenset({"github.com/acme/shop"})
+
+
 def test_adding_a_key_whose_id_exists_raises_conflict(stores):
     key = api_key()
     stores.teams.add_key(key)

@@ -230,10 +230,12 @@ def encode_key(k: ApiKey) -> dict[str, Any]:
         "expires_at": dt_out(k.expires_at),
         "revoked_at": dt_out(k.revoked_at),
         "last_used_at": dt_out(k.last_used_at),
+        "projects": None if k.projects is None else sorted(k.projects),
     }
 
 
 def decode_key(d: dict[str, Any]) -> ApiKey:
+    d = {"projects": None, **d}  # keys stored before keys could be limited to projects reach them all
     _check_keys(d, ApiKey, "api key")
     try:
         return ApiKey(
@@ -248,6 +250,7 @@ def decode_key(d: dict[str, Any]) -> ApiKey:
             expires_at=dt_in(d["expires_at"]),
             revoked_at=dt_in(d["revoked_at"]),
             last_used_at=dt_in(d["last_used_at"]),
+            projects=None if d["projects"] is None else frozenset(str(p) for p in d["projects"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidInput(f"api key record is malformed: {exc}") from exc

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
+from cairn.domain.errors import Forbidden
 from cairn.domain.vocabulary import SessionStatus
 
 T = TypeVar("T")
@@ -77,9 +78,14 @@ class ApiKey:
     expires_at: datetime | None = None
     revoked_at: datetime | None = None
     last_used_at: datetime | None = None
+    # the projects this key reaches; None: every project of the team (`Principal.projects`)
+    projects: frozenset[str] | None = None
 
     def allows(self, needed: KeyScope) -> bool:
         return any(_SCOPE_RANK[s] >= _SCOPE_RANK[needed] for s in self.scopes)
+
+    def principal(self) -> Principal:
+        return Principal(self.team_id, self.member, self.id, self.scopes, self.projects)
 
     def is_active(self, now: datetime) -> bool:
         if self.revoked_at is not None:
@@ -89,25 +95,60 @@ class ApiKey:
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: the team every query is confined to, and what the key may do."""
+    """Who is calling: the team every query is confined to, what the key may do, and the projects it
+    reaches (None: all of the team's).
+
+    A key limited to projects reads memories of those projects and memories of no project (team-global
+    ones, and the caller's own personal ones without a project): team-wide knowledge is what every
+    project of the team is meant to see. It writes only memories of its projects: never a team-global
+    memory, which every other project would read. Sessions of other projects (or of none) are unseen.
+    Something named by id that the key may not see answers NotFound, as for another team's, so its
+    existence does not leak; a project named outright answers Forbidden, whether it exists or not."""
 
     team_id: str
     member: str
     key_id: str
     scopes: frozenset[KeyScope]
+    projects: frozenset[str] | None = None
 
     def allows(self, needed: KeyScope) -> bool:
         return any(_SCOPE_RANK[s] >= _SCOPE_RANK[needed] for s in self.scopes)
 
     # What a caller may see is decided here, for every service and so every surface: a restriction of a
-    # key (to some projects, say) is added to these two and holds everywhere.
+    # key (to some projects, say) is added to these and holds everywhere.
     def confine(self, flt: MemoryFilter) -> MemoryFilter:
-        """`flt` narrowed to what this caller may see: no other member's personal memories."""
-        return replace(flt, member=self.member)
+        """`flt` narrowed to what this caller may see: no other member's personal memories, and for a
+        key limited to projects, those projects' memories and team-global ones. A filter naming a
+        project outside the key's is refused (Forbidden)."""
+        if self.projects is None:
+            return replace(flt, member=self.member)
+        if flt.project is not None:
+            self.check_project(flt.project)
+        return replace(flt, member=self.member, projects=self.projects)
 
     def sees(self, memory: Memory) -> bool:
         """Whether this caller may see `memory` (of its team): `confine`'s rule for one memory."""
-        return memory.scope is not Scope.PERSONAL or memory.owner == self.member
+        if memory.scope is Scope.PERSONAL and memory.owner != self.member:
+            return False
+        return self.projects is None or memory.project is None or memory.project in self.projects
+
+    def reaches(self, project: str | None) -> bool:
+        """Whether this key reaches `project`: always for an unlimited key; None (no project, a session
+        never tied to one) only for an unlimited key."""
+        return self.projects is None or project in self.projects
+
+    def check_project(self, project: str | None) -> None:
+        """Forbidden unless this key reaches `project`: a project a request names, to read or write, or
+        the project of a memory to be written (so a limited key never writes a team-global memory)."""
+        if not self.reaches(project):
+            raise Forbidden(self._outside(project))
+
+    def _outside(self, project: str | None) -> str:
+        what = f"project {project!r}" if project is not None else "team-wide memories or sessions"
+        return f"this key is limited to the projects {', '.join(sorted(self.projects or ()))}: not {what}"
+
+    def sees_session(self, session: Session) -> bool:
+        return self.reaches(session.project)
 
 
 SAID_BY = frozenset({"user", "agent", "tool", "mixed"})
@@ -225,6 +266,8 @@ class MemoryFilter:
     tags: frozenset[str] | None = None
     session_id: str | None = None
     include_superseded: bool = False
+    # a key limited to projects (`Principal.confine`): these projects' memories and those of no project
+    projects: frozenset[str] | None = None
 
     def admits(self, m: Memory) -> bool:
         """The one definition of the filter; adapters that push it down must agree with this."""
@@ -240,6 +283,8 @@ class MemoryFilter:
             in_project = m.project == self.project
             if not (in_project or (self.include_team_scope and m.scope is Scope.TEAM)):
                 return False
+        if self.projects is not None and m.project is not None and m.project not in self.projects:
+            return False
         if self.tags and not self.tags.intersection(m.tags):
             return False
         return not (self.session_id and m.provenance.session_id != self.session_id)

@@ -110,7 +110,7 @@ class KeyService:
             raise Unauthenticated("this API key has expired")
         if record_use:
             self._note_use(key, now)
-        return Principal(team_id=key.team_id, member=key.member, key_id=key.id, scopes=key.scopes)
+        return key.principal()
 
     def _note_use(self, key: ApiKey, now: datetime) -> None:
         if key.last_used_at is not None and now - key.last_used_at < LAST_USED_RESOLUTION:
@@ -126,7 +126,7 @@ class KeyService:
         key = self._teams.get_key(team_id, key_id)
         if key is None or not key.is_active(self._clock()):
             raise Unauthenticated("this API key is no longer active")
-        return Principal(team_id=key.team_id, member=key.member, key_id=key.id, scopes=key.scopes)
+        return key.principal()
 
     def _issue(
         self, team_id: str, member: str, name: str, scopes: frozenset[KeyScope], ttl: timedelta | None

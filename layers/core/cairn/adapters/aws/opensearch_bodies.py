@@ -143,6 +143,9 @@ def filter_clauses(team_id: str, flt: MemoryFilter) -> list[dict[str, Any]]:
         if flt.include_team_scope:
             options.append({"term": {"scope": Scope.TEAM.value}})
         clauses.append(_any_of(options))
+    if flt.projects is not None:
+        no_project = {"bool": {"must_not": [{"exists": {"field": "project"}}]}}
+        clauses.append(_any_of([{"terms": {"project": sorted(flt.projects)}}, no_project]))
     if flt.tags:
         clauses.append({"terms": {"tags": sorted(flt.tags)}})
     if flt.session_id:

@@ -141,6 +141,8 @@ class Segment:
             if flt.include_team_scope:
                 in_project |= self.scope.equals(Scope.TEAM.value)
             mask &= in_project
+        if flt.projects is not None:
+            mask &= self.project.equals(None) | self.project.among(flt.projects)
         if flt.tags:
             mask &= np.fromiter((bool(flt.tags & t) for t in self.tags), dtype=bool, count=len(self.tags))
         if flt.session_id:

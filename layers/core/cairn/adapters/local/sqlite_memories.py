@@ -165,6 +165,8 @@ def _memory_where(params: dict[str, Any]) -> list[str]:
         where.append(
             "(project = :project OR scope = 'team')" if params["include_team_scope"] else "project = :project"
         )
+    if params["projects"] is not None:
+        where.append("(project IS NULL OR project IN (SELECT value FROM json_each(:projects)))")
     if params["tags"] is not None:
         where.append(
             "EXISTS (SELECT 1 FROM json_each(data, '$.tags') AS t"
@@ -186,7 +188,7 @@ def _filter_params(flt: MemoryFilter | None) -> dict[str, Any]:
     if flt is None:
         return {
             "include_superseded": True, "kinds": None, "scopes": None, "unfiltered": True, "member": None,
-            "project": None, "include_team_scope": True, "tags": None, "session_id": None,
+            "project": None, "include_team_scope": True, "tags": None, "session_id": None, "projects": None,
         }  # fmt: skip
     return {
         "include_superseded": flt.include_superseded,
@@ -198,6 +200,7 @@ def _filter_params(flt: MemoryFilter | None) -> dict[str, Any]:
         "include_team_scope": flt.include_team_scope,
         "tags": _json_set(flt.tags),
         "session_id": flt.session_id or None,
+        "projects": None if flt.projects is None else json.dumps(sorted(flt.projects)),
     }
 
 
