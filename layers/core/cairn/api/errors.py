@@ -26,6 +26,7 @@ STATUS_BY_ERROR: dict[type[e.CairnError], int] = {
     e.InvalidInput: 400,
     e.Unauthenticated: 401,
     e.Forbidden: 403,
+    e.OutsideProjects: 403,  # a project named outside the key's: 403 whether it exists or not
     e.NotFound: 404,
     e.Conflict: 409,
     e.PayloadTooLarge: 413,
@@ -49,7 +50,10 @@ class ErrorBody(BaseModel):
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "Bad request: malformed JSON or an invalid value."},
     401: {"model": ErrorBody, "description": "No API key, or an unknown, revoked or expired one."},
-    403: {"model": ErrorBody, "description": "The key lacks the scope this needs."},
+    403: {
+        "model": ErrorBody,
+        "description": "The key lacks the scope, or the project is not one of its own.",
+    },
     404: {"model": ErrorBody, "description": "Not found (or not visible to the key's team)."},
     409: {"model": ErrorBody, "description": "Conflicts with the current state."},
     413: {"model": ErrorBody, "description": "The request body is larger than the server accepts."},

@@ -33,6 +33,7 @@ RPC_CODE_BY_ERROR: dict[type[e.CairnError], int] = {
     e.InvalidInput: INVALID_PARAMS,
     e.Unauthenticated: UNAUTHENTICATED,
     e.Forbidden: FORBIDDEN,
+    e.OutsideProjects: FORBIDDEN,
     e.NotFound: NOT_FOUND,
 }
 

@@ -19,8 +19,8 @@ from cairn.api.schemas import KeyIn, MemoryIn, MemoryPatchIn, RelationIn, Search
 from cairn.domain import codec
 from cairn.domain.details import bounded
 from cairn.domain.errors import InvalidInput
-from cairn.domain.models import ApiKey, KeyScope, Memory, MemoryFilter, MemoryKind, Principal, Scope
-from cairn.services.memories import require
+from cairn.domain.models import ApiKey, Memory, MemoryFilter, MemoryKind, Principal, Scope
+from cairn.services.sessions import visible_sessions
 
 router = APIRouter(prefix="/v1")
 Caller = Annotated[Principal, Depends(principal)]
@@ -53,6 +53,7 @@ def whoami(caller: Caller) -> dict:
         "member": caller.member,
         "key_id": caller.key_id,
         "scopes": sorted(s.value for s in caller.scopes),
+        "projects": None if caller.projects is None else sorted(caller.projects),
     }
 
 
@@ -160,8 +161,7 @@ def list_sessions(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> dict:
-    require(caller, KeyScope.READ)
-    page = _c(request).sessions.list(caller.team_id, project, limit, cursor)
+    page = visible_sessions(caller, _c(request).sessions, project, limit, cursor)
     return {"items": [codec.encode_session(s) for s in page.items], "next_cursor": page.next_cursor}
 
 
@@ -169,7 +169,12 @@ def list_sessions(
 @router.post("/admin/keys", status_code=201)
 def create_key(body: KeyIn, caller: Caller, request: Request) -> dict:
     key, secret = _c(request).keys.create_key(
-        caller, body.member, body.name, frozenset(body.scopes), body.expires_in()
+        caller,
+        body.member,
+        body.name,
+        frozenset(body.scopes),
+        body.expires_in(),
+        None if body.projects is None else frozenset(body.projects),
     )
     return {"key": _key_out(key), "secret": secret}
 

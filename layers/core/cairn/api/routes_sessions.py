@@ -9,9 +9,10 @@ from pydantic import BaseModel, ConfigDict
 
 from cairn.api.auth import principal
 from cairn.domain import codec
-from cairn.domain.errors import NotFound, Unavailable
+from cairn.domain.errors import Unavailable
 from cairn.domain.models import KeyScope, Principal
 from cairn.services.memories import require
+from cairn.services.sessions import visible_session
 from cairn.services.uploads import check_session_id
 
 router = APIRouter(prefix="/v1")
@@ -25,12 +26,8 @@ class ReprocessIn(BaseModel):
 
 @router.get("/sessions/{session_id}")
 def get_session(session_id: str, caller: Caller, request: Request) -> dict:
-    require(caller, KeyScope.READ)
     check_session_id(session_id)
-    session = request.app.state.container.sessions.get(caller.team_id, session_id)
-    if session is None:
-        raise NotFound(f"no session {session_id}")
-    return codec.encode_session(session)
+    return codec.encode_session(visible_session(caller, request.app.state.container.sessions, session_id))
 
 
 @router.post("/sessions/{session_id}/reprocess", status_code=202)
@@ -38,9 +35,8 @@ def reprocess(session_id: str, caller: Caller, request: Request, body: Reprocess
     require(caller, KeyScope.WRITE)
     check_session_id(session_id)
     container = request.app.state.container
-    session = container.sessions.get(caller.team_id, session_id)
-    if session is None:
-        raise NotFound(f"no session {session_id}")
+    session = visible_session(caller, container.sessions, session_id)
+    caller.check_project(session.project)
     if container.runner is None:
         raise Unavailable("no pipeline runner is configured on this server")
     container.runner.start(caller.team_id, session_id, force=bool(body and body.force))

@@ -123,6 +123,10 @@ class KeyIn(Strict):
     name: str = Field(default="default", min_length=1, max_length=100)
     scopes: list[KeyScope] = Field(default_factory=lambda: [KeyScope.READ, KeyScope.WRITE], min_length=1)
     expires_in_days: int | None = Field(default=None, ge=1, le=3650)
+    # the projects the key reaches (reads and writes only those); absent or null: every project
+    projects: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
+        default=None, min_length=1, max_length=100
+    )
 
     def expires_in(self) -> timedelta | None:
         return timedelta(days=self.expires_in_days) if self.expires_in_days else None

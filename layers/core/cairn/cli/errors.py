@@ -91,6 +91,8 @@ def _api(exc: ApiError) -> str:
     if exc.status == 429:
         return f"{over_quota_line(exc.retry_after)} ({exc.message})"
     hint = _HINTS.get(exc.status, "")
+    if exc.code == "outside_projects":
+        hint = " — this key is limited to other projects; use a key for this project (`cairn apikey list`)"
     if exc.status >= 500:
         hint = " — see the server's log"
     return f"{exc.message} ({exc.status} {exc.code}){hint}"

@@ -142,6 +142,8 @@ def status(as_json: AsJson = False, url: Url = None, key: Key = None) -> None:
     out.print(f"server  {client.url} ({health['mode']}, v{health['version']})")
     out.print(f"team    {me['team_id']}  member {esc(me['member'])}  key {me['key_id']}")
     out.print(f"scopes  {','.join(me['scopes'])}")
+    if me.get("projects") is not None:
+        out.print(f"limited to {esc(', '.join(me['projects']))}")
     out.print(f"project {esc(project)}")
 
 
@@ -153,13 +155,23 @@ def apikey_create(
         list[str] | None, typer.Option("--scope", help="read, write or admin (repeatable)")
     ] = None,
     expires_days: Annotated[int | None, typer.Option(help="Expire after N days")] = None,
+    project: Annotated[
+        list[str] | None,
+        typer.Option("--project", help="Limit the key to this project (repeatable; default: every project)"),
+    ] = None,
     as_json: AsJson = False,
     url: Url = None,
     key: Key = None,
 ) -> None:
-    """Create a key; its secret is printed once."""
+    """Create a key; its secret is printed once. With --project it reads and writes only those projects."""
     scopes = scope or ["read", "write"]
-    body = {"member": member, "name": name, "scopes": scopes, "expires_in_days": expires_days}
+    body = {
+        "member": member,
+        "name": name,
+        "scopes": scopes,
+        "expires_in_days": expires_days,
+        "projects": project or None,
+    }
     res = _client(url, key).request("POST", "/v1/admin/keys", json=body)
     if as_json:
         print_json(res)
@@ -177,9 +189,10 @@ def apikey_list(as_json: AsJson = False, url: Url = None, key: Key = None) -> No
     for k in res["items"]:
         state = f"revoked {k['revoked_at'][:19]}" if k["revoked_at"] else "active"
         expires = f"expires {k['expires_at'][:19]}" if k["expires_at"] else "no expiry"
+        projects = "all projects" if k.get("projects") is None else ",".join(k["projects"])
         out.print(
             f"{k['id']}  {esc(k['member'])}  {esc(k['name'])}  {k['prefix']}…  "
-            f"{','.join(k['scopes'])}  {expires}  {state}"
+            f"{','.join(k['scopes'])}  {esc(projects)}  {expires}  {state}"
         )
     if not res["items"]:
         out.print("[dim]no keys[/dim]")

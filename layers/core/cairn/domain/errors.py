@@ -28,6 +28,12 @@ class Forbidden(CairnError):
     code = "forbidden"
 
 
+class OutsideProjects(Forbidden):
+    """A request names a project its key is not limited to (reads and writes alike)."""
+
+    code = "outside_projects"
+
+
 class Conflict(CairnError):
     code = "conflict"
 

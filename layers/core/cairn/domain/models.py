@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
-from cairn.domain.errors import Forbidden
+from cairn.domain.errors import OutsideProjects
 from cairn.domain.vocabulary import SessionStatus
 
 T = TypeVar("T")
@@ -141,7 +141,7 @@ class Principal:
         """Forbidden unless this key reaches `project`: a project a request names, to read or write, or
         the project of a memory to be written (so a limited key never writes a team-global memory)."""
         if not self.reaches(project):
-            raise Forbidden(self._outside(project))
+            raise OutsideProjects(self._outside(project))
 
     def _outside(self, project: str | None) -> str:
         what = f"project {project!r}" if project is not None else "team-wide memories or sessions"

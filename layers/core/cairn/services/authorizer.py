@@ -6,6 +6,7 @@ API Gateway caches the answer per key for every route, so the policy allows the 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -62,6 +63,8 @@ def authorize(event: Mapping[str, Any], keys: KeyService) -> dict[str, Any]:
             "member": caller.member,
             "key_id": caller.key_id,
             "scopes": ",".join(sorted(s.value for s in caller.scopes)),
+            # API Gateway context values are strings: the projects as a JSON list, "" for every project
+            "projects": "" if caller.projects is None else json.dumps(sorted(caller.projects)),
         },
         # the team's API Gateway key value: its usage plan meters and throttles the team on its own
         "usageIdentifierKey": usage_key(caller.team_id),

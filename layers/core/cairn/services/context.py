@@ -126,6 +126,7 @@ class ContextService:
         handoff stays pending and no memory's use is recorded."""
         require(caller, KeyScope.READ)
         project = _check_project(project)
+        caller.check_project(project)
         agent = normalise_agent(agent)
         _check_budget(budget_tokens)
         prompt = (prompt or "").strip()[:MAX_PROMPT_CHARS] or None
@@ -204,6 +205,7 @@ class ContextService:
         """A few memories relevant to one prompt (the user-prompt hook); empty when nothing matches."""
         require(caller, KeyScope.READ)
         project = _check_project(project)
+        caller.check_project(project)
         _check_budget(budget_tokens)
         if not 1 <= limit <= 10:
             raise InvalidInput("limit must be between 1 and 10")

@@ -14,6 +14,7 @@ from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.models import KeyScope, Memory, MemoryFilter, Principal, Relation, Session
 from cairn.domain.ports import SessionRepository
 from cairn.services.memories import MemoryService, require
+from cairn.services.sessions import visible_sessions
 
 MAX_DEPTH = 3
 MAX_NODES = 100
@@ -85,10 +86,7 @@ class ExplorationService:
     def sessions(
         self, caller: Principal, project: str | None = None, limit: int = 20, cursor: str | None = None
     ) -> tuple[list[Session], str | None]:
-        require(caller, KeyScope.READ)
-        if not 1 <= limit <= 200:
-            raise InvalidInput("limit must be between 1 and 200")
-        page = self._sessions.list(caller.team_id, project, limit, cursor)
+        page = visible_sessions(caller, self._sessions, project, limit, cursor)
         return list(page.items), page.next_cursor
 
     def timeline(self, caller: Principal, session_id: str, limit: int = 100) -> Timeline:
@@ -97,6 +95,8 @@ class ExplorationService:
         if not session_id.strip():
             raise InvalidInput("a session id is required")
         session = self._sessions.get(caller.team_id, session_id)
+        if session is not None and not caller.sees_session(session):
+            session = None  # of a project this key does not reach: as if never registered
         flt = MemoryFilter(session_id=session_id, include_superseded=True)
         page = self._memories.list(caller, flt, limit=limit)
         if session is None and not page.items:

@@ -72,13 +72,15 @@ class KeyService:
         name: str,
         scopes: frozenset[KeyScope],
         expires_in: timedelta | None = None,
+        projects: frozenset[str] | None = None,
     ) -> tuple[ApiKey, str]:
+        """A new key; with `projects`, one that reads and writes only those projects (`Principal`)."""
         self._require_admin(caller)
         if not scopes:
             raise InvalidInput("a key needs at least one scope")
         if expires_in is not None and not (timedelta(0) < expires_in <= _MAX_TTL):
             raise InvalidInput("expiry must be in the future and within 10 years")
-        return self._issue(caller.team_id, member, name, scopes, expires_in)
+        return self._issue(caller.team_id, member, name, scopes, expires_in, _check_projects(projects))
 
     def list_keys(self, caller: Principal) -> list[ApiKey]:
         self._require_admin(caller)
@@ -129,7 +131,13 @@ class KeyService:
         return key.principal()
 
     def _issue(
-        self, team_id: str, member: str, name: str, scopes: frozenset[KeyScope], ttl: timedelta | None
+        self,
+        team_id: str,
+        member: str,
+        name: str,
+        scopes: frozenset[KeyScope],
+        ttl: timedelta | None,
+        projects: frozenset[str] | None = None,
     ) -> tuple[ApiKey, str]:
         member, name = member.strip(), name.strip()
         if not member or len(member) > 100 or not name or len(name) > 100:
@@ -146,6 +154,7 @@ class KeyService:
             scopes=scopes,
             created_at=now,
             expires_at=now + ttl if ttl else None,
+            projects=projects,
         )
         self._teams.add_key(key)
         return key, secret
@@ -154,3 +163,20 @@ class KeyService:
     def _require_admin(caller: Principal) -> None:
         if not caller.allows(KeyScope.ADMIN):
             raise Forbidden("this needs an admin key")
+        # a key limited to projects could otherwise issue itself a key for every project
+        if caller.projects is not None:
+            raise Forbidden("managing keys needs an admin key for every project of the team")
+
+
+MAX_KEY_PROJECTS = 100
+
+
+def _check_projects(projects: frozenset[str] | None) -> frozenset[str] | None:
+    if projects is None:
+        return None
+    cleaned = frozenset(p.strip() for p in projects)
+    if not cleaned or "" in cleaned:
+        raise InvalidInput("a key limited to projects needs at least one project, none of them empty")
+    if len(cleaned) > MAX_KEY_PROJECTS or any(len(p) > 300 for p in cleaned):
+        raise InvalidInput(f"a key reaches at most {MAX_KEY_PROJECTS} projects of 300 characters each")
+    return cleaned

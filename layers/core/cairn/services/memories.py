@@ -172,7 +172,7 @@ class MemoryService:
 
     def update(self, caller: Principal, memory_id: str, patch: MemoryPatch) -> Memory:
         require(caller, KeyScope.WRITE)
-        current = self.get(caller, memory_id)
+        current = self.writable(caller, memory_id)
         changes: dict[str, Any] = {k: v for k, v in _patch_fields(patch).items() if v is not None}
         if "content" in changes:
             changes["content"] = _clean_content(changes["content"])
@@ -193,6 +193,7 @@ class MemoryService:
         """Store `memory` with `details` (which record its delivery) only if nobody delivered it first:
         the atomic step behind "a handoff is handed over once". None when another caller won."""
         require(caller, KeyScope.WRITE)
+        caller.check_project(memory.project)
         check_details(details)
         updated = replace(memory, details=dict(details), updated_at=self._clock())
         docs = self._indexer.prepare([updated]) if self._indexer else []
@@ -205,7 +206,7 @@ class MemoryService:
 
     def forget(self, caller: Principal, memory_id: str) -> None:
         require(caller, KeyScope.WRITE)
-        self.get(caller, memory_id)  # NotFound for other teams' or others' personal memories
+        self.writable(caller, memory_id)  # NotFound for other teams' or others' personal memories
         with self._unit():
             self._memories.delete(caller.team_id, memory_id)
             if self._indexer:
@@ -214,7 +215,7 @@ class MemoryService:
     def supersede(self, caller: Principal, old_id: str, new: NewMemory) -> tuple[Memory, Memory]:
         """Replace `old_id` by a new memory; the old one stays in history, closed and linked."""
         require(caller, KeyScope.WRITE)
-        old = self.get(caller, old_id)
+        old = self.writable(caller, old_id)
         if not old.is_current:
             raise InvalidInput(f"memory {old_id} is already superseded by {old.superseded_by}")
         now = self._clock()
@@ -254,8 +255,8 @@ class MemoryService:
             raise InvalidInput(f"unknown predicate {predicate!r}", allowed=sorted(PREDICATES))
         if source_id == target_id:
             raise InvalidInput("a memory cannot relate to itself")
-        self.get(caller, source_id)
-        self.get(caller, target_id)
+        self.writable(caller, source_id)
+        self.writable(caller, target_id)
         now = self._clock()
         relation = Relation(
             id=new_id("rel"),
@@ -273,6 +274,12 @@ class MemoryService:
     def unrelate(self, caller: Principal, relation_id: str) -> None:
         require(caller, KeyScope.WRITE)
         _check_id(relation_id, "rel")
+        if caller.projects is not None:  # a limited key unlinks only what it could have linked
+            relation = self._relations.get(caller.team_id, relation_id)
+            if relation is None or not self._visible(caller, relation.source_id, relation.target_id):
+                raise NotFound(f"no relation {relation_id}")
+            self.writable(caller, relation.source_id)
+            self.writable(caller, relation.target_id)
         if not self._relations.delete(caller.team_id, relation_id):
             raise NotFound(f"no relation {relation_id}")
 
@@ -284,6 +291,17 @@ class MemoryService:
         if memory is None or not caller.sees(memory):
             raise NotFound(f"no memory {memory_id}")
         return memory
+
+    def writable(self, caller: Principal, memory_id: str) -> Memory:
+        """The memory, if the caller may change it: NotFound if it may not see it, Forbidden if it may
+        see but not write it (a team-global memory, for a key limited to projects)."""
+        memory = self.get(caller, memory_id)
+        caller.check_project(memory.project)
+        return memory
+
+    def _visible(self, caller: Principal, *memory_ids: str) -> bool:
+        found = self._memories.get_many(caller.team_id, memory_ids)
+        return all(i in found and caller.sees(found[i]) for i in memory_ids)
 
     def list(
         self, caller: Principal, flt: MemoryFilter, limit: int = 50, cursor: str | None = None
@@ -302,7 +320,14 @@ class MemoryService:
         if direction not in ("in", "out", "both"):
             raise InvalidInput("direction must be in, out or both")
         self.get(caller, memory_id)
-        return self._relations.for_memory(caller.team_id, memory_id, direction)
+        relations = self._relations.for_memory(caller.team_id, memory_id, direction)
+        if caller.projects is None:
+            return relations
+        # a limited key sees a link only when it sees the memory at its other end
+        ends = {r.target_id if r.source_id == memory_id else r.source_id for r in relations}
+        found = self._memories.get_many(caller.team_id, sorted(ends))
+        seen = {i for i, m in found.items() if caller.sees(m)}
+        return [r for r in relations if (r.target_id if r.source_id == memory_id else r.source_id) in seen]
 
     # --- helpers ------------------------------------------------------------------------------
     def _build(self, caller: Principal, new: NewMemory) -> Memory:
@@ -311,6 +336,7 @@ class MemoryService:
         check_details(new.details)
         if new.scope is Scope.PROJECT and not new.project:
             raise InvalidInput("a project-scoped memory needs a project")
+        caller.check_project(None if new.scope is Scope.TEAM else new.project)
         now = self._clock()
         return Memory(
             id=new_id("mem"),

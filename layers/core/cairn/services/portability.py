@@ -25,7 +25,7 @@ import numpy as np
 
 from cairn.domain import codec
 from cairn.domain.details import check_details
-from cairn.domain.errors import Conflict, InvalidInput
+from cairn.domain.errors import Conflict, Forbidden, InvalidInput
 from cairn.domain.models import IndexedMemory, KeyScope, Memory, Principal, Relation, Session, vector_key
 from cairn.domain.ports import MemoryRepository, RelationRepository, SessionRepository, VectorCache
 from cairn.services.memories import Indexer, require
@@ -59,14 +59,20 @@ class PortabilityService:
         self._model = model
 
     def export_lines(self, caller: Principal) -> Iterator[str]:
+        """The team's sessions, memories and relations; for a key limited to projects, only those
+        projects' (no team-global memory, no session of another project or of none)."""
         require(caller, KeyScope.ADMIN)
         team = caller.team_id
+        exported: set[str] = set()
         for s in self._sessions.iter_team(team):
+            if not caller.reaches(s.project):
+                continue
             yield json.dumps({"type": "session", "record": codec.encode_session(s)}, sort_keys=True)
-        rows = self._memories.iter_team(team)
+        rows = (m for m in self._memories.iter_team(team) if caller.reaches(m.project))
         while chunk := list(islice(rows, _CHUNK)):
             known = self._known_vectors(chunk)
             for m in chunk:
+                exported.add(m.id)
                 line: dict[str, Any] = {"type": "memory", "record": codec.encode_memory(m)}
                 vector = known.get(m.id)
                 if vector is not None:
@@ -74,6 +80,8 @@ class PortabilityService:
                     line["vector"] = {"model": self._model, "f32": base64.b64encode(raw).decode()}
                 yield json.dumps(line, sort_keys=True)
         for r in self._relations.iter_team(team):
+            if caller.projects is not None and not {r.source_id, r.target_id} <= exported:
+                continue
             yield json.dumps({"type": "relation", "record": codec.encode_relation(r)}, sort_keys=True)
 
     def import_lines(self, caller: Principal, lines: Iterable[str]) -> ImportReport:
@@ -93,6 +101,8 @@ class PortabilityService:
                 raise InvalidInput(f"line {n}: {exc.message}", **exc.details) from exc
             if vector is not None and vector.get("model") == self._model and self._model:
                 carried[record["id"]] = _vector(vector, n)
+        if caller.projects is not None:
+            self._check_reach(caller, [obj for _, obj in records])
         counts = {"memory": 0, "relation": 0, "session": 0, "skipped": 0}
         memories = [obj for _, obj in records if isinstance(obj, Memory)]
         for start in range(0, len(memories), _CHUNK):
@@ -114,6 +124,22 @@ class PortabilityService:
                 continue
             counts[kind] += 1
         return ImportReport(counts["memory"], counts["relation"], counts["session"], counts["skipped"])
+
+    def _check_reach(self, caller: Principal, records: list[Memory | Relation | Session]) -> None:
+        """Forbidden, before anything is stored, when a key limited to projects imports a record of
+        another project (or of none), or a relation to a memory outside its projects."""
+        projects = {obj.id: obj.project for obj in records if isinstance(obj, Memory)}
+        for obj in records:
+            if isinstance(obj, (Memory, Session)):
+                caller.check_project(obj.project)
+        ends = {i for obj in records if isinstance(obj, Relation) for i in (obj.source_id, obj.target_id)}
+        stored = self._memories.get_many(caller.team_id, sorted(ends - set(projects)))
+        for end in ends:
+            # one answer whether the memory is of another project or absent: nothing leaks
+            known = end in projects or end in stored
+            project = projects[end] if end in projects else stored[end].project if known else None
+            if not known or not caller.reaches(project):
+                raise Forbidden(f"a relation names memory {end}, outside this key's projects")
 
     def _import_memories(self, chunk: list[Memory], carried: dict[str, tuple[float, ...]]) -> int:
         """Add the chunk's new memories and index them in one unit; their embedding (of the ones that

@@ -106,6 +106,7 @@ class UploadService:
         project = req.project.strip()
         if not project or len(project) > 300:
             raise InvalidInput("project must be 1-300 characters")
+        caller.check_project(project)
         if not 1 <= req.part <= MAX_PARTS:
             raise InvalidInput(f"part must be between 1 and {MAX_PARTS}")
         if req.content_type != TRANSCRIPT_CONTENT_TYPE:
@@ -131,6 +132,8 @@ class UploadService:
                     status=SessionStatus.RECEIVED,
                     updated_at=now,
                 )
+            if not caller.sees_session(existing):  # taken in a project this key does not reach: say no more
+                raise Conflict("this session id is already in use", session_id=session_id)
             if existing.project != project:
                 raise Conflict(
                     "this session was uploaded for another project",

@@ -41,12 +41,15 @@ def create_key(request: Request, post: Posted) -> Response:
     who, form = post
     scopes = frozenset(enum_param(KeyScope, s, "scope") for s in form.all("scope") if s)
     days = int_param(form.get("expires_days"), "expiry (days)", 1, 3650)
+    # one project per line or comma-separated; empty: the key reaches every project of the team
+    projects = frozenset(p.strip() for p in (form.get("projects") or "").replace(",", "\n").splitlines())
     key, secret = services(request).keys.create_key(
         who.principal,
         form.get("member"),
         form.get("name"),
         scopes,
         timedelta(days=days) if days else None,
+        (projects - {""}) or None,
     )
     return _keys_page(request, who, created=key, secret=secret)  # the secret is shown this once
 

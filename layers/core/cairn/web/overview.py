@@ -37,13 +37,13 @@ def project_counts(container: Any, caller: Principal) -> list[dict[str, Any]]:
     return rows
 
 
-_counts_cache: dict[tuple[str, str], tuple[float, list[dict[str, Any]]]] = {}
+_counts_cache: dict[tuple[str, str, str], tuple[float, list[dict[str, Any]]]] = {}
 
 
 def cached_project_counts(container: Any, caller: Principal) -> list[dict[str, Any]]:
     """`project_counts`, kept COUNTS_TTL_S per team member: a scan of the whole team's memories
     (~0.4 s at 10k locally) should not run on every visit. The UI's own changes drop it at once."""
-    key = (caller.team_id, caller.member)
+    key = (caller.team_id, caller.member, caller.key_id)  # a member's keys may reach different projects
     hit = _counts_cache.get(key)
     now = time.monotonic()
     if hit and now - hit[0] < COUNTS_TTL_S:

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from cairn.domain.errors import NotFound, Unavailable
+from cairn.domain.errors import Unavailable
 from cairn.domain.models import (
     KeyScope,
     MemoryFilter,
@@ -19,6 +19,7 @@ from cairn.domain.models import (
 )
 from cairn.domain.vocabulary import SessionStatus
 from cairn.services.memories import require
+from cairn.services.sessions import visible_session, visible_sessions
 from cairn.services.uploads import check_session_id
 from cairn.web.common import Posted, UiRoute, Who, base_path, int_param, redirect, render, services
 
@@ -29,8 +30,7 @@ router = APIRouter(route_class=UiRoute, include_in_schema=False)
 
 
 def list_sessions(container: Any, caller: Principal, project: str | None, limit: int, cursor: str | None):
-    require(caller, KeyScope.READ)
-    return container.sessions.list(caller.team_id, project, limit, cursor)
+    return visible_sessions(caller, container.sessions, project, limit, cursor)
 
 
 def session_view(s: Session) -> dict[str, Any]:
@@ -89,12 +89,8 @@ def sessions(request: Request, who: Who) -> Response:
 
 
 def _session(c: Any, caller: Principal, session_id: str) -> Session:
-    require(caller, KeyScope.READ)
     check_session_id(session_id)
-    session = c.sessions.get(caller.team_id, session_id)
-    if session is None:
-        raise NotFound(f"no session {session_id}")
-    return session
+    return visible_session(caller, c.sessions, session_id)
 
 
 @router.get("/ui/sessions/{session_id}")
@@ -118,7 +114,7 @@ def reprocess_session(session_id: str, request: Request, post: Posted) -> Respon
     who, form = post
     require(who.principal, KeyScope.WRITE)
     c = services(request)
-    _session(c, who.principal, session_id)
+    who.principal.check_project(_session(c, who.principal, session_id).project)
     if c.runner is None:
         raise Unavailable("no pipeline runner is configured on this server")
     c.runner.start(who.principal.team_id, session_id, force=form.get("force") == "1")

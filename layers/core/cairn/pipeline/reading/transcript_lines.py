@@ -16,6 +16,7 @@ from cairn.pipeline import keys as k
 from cairn.pipeline.reading.parts import join_parts
 from cairn.redaction import redact
 from cairn.services.memories import require
+from cairn.services.sessions import visible_session
 
 MAX_LINES = 200  # one request's window
 LINE_CHARS = 4_000  # one line as shown; the rest is cut with a note
@@ -56,9 +57,7 @@ class TranscriptReader:
         require(caller, KeyScope.READ)
         if line_start < 1 or (line_end is not None and line_end < line_start) or not 0 <= around <= 100:
             raise InvalidInput("lines must satisfy 1 <= line_start <= line_end, and 0 <= around <= 100")
-        session = self._sessions.get(caller.team_id, session_id)
-        if session is None:
-            raise NotFound(f"no session {session_id}")
+        session = visible_session(caller, self._sessions, session_id)
         parts = k.transcript_parts(self._blobs.list(k.prefix_of(session) + "transcript-"), session)
         if not parts:
             raise NotFound(f"session {session_id} has no stored transcript")
