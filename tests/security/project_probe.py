@@ -212,7 +212,7 @@ def rest_probes(world: World) -> dict[tuple[str, str], list[dict[str, Any]]]:
             send("DELETE", f"/v1/relations/{r}") for r in (b["relation"], world.a_b_relation)
         ],
         ("POST", "/v1/search"): [
-            send("POST", "/v1/search", {"query": f"{MARK} bravo deploys port"}),
+            send("POST", "/v1/search", {"query": "bravo deploys blue-green port"}),
             send("POST", "/v1/search", {"query": "bravo deploys blue-green port", "project": PROJECT_B}),
             send("POST", "/v1/search", {"query": "bravo release migration", "project": PROJECT_A}),
         ],
@@ -230,7 +230,7 @@ def rest_probes(world: World) -> dict[tuple[str, str], list[dict[str, Any]]]:
         ],
         ("GET", "/v1/context"): [
             get("/v1/context", project=PROJECT_B, agent="codex"),
-            get("/v1/context", project=PROJECT_B, prompt=f"{MARK} bravo"),
+            get("/v1/context", project=PROJECT_B, prompt="bravo deploys blue-green"),
             get("/v1/context", project=PROJECT_A, agent="codex", prompt="bravo deploys blue-green port"),
         ],
         ("GET", "/v1/context/prompt"): [
@@ -273,7 +273,7 @@ def mcp_probes(world: World) -> dict[str, list[dict[str, Any]]]:
             {"content": "mine in bravo", "kind": "preference", "scope": "personal", "project": PROJECT_B},
         ],
         "recall": [
-            {"query": f"{MARK} bravo deploys port"},
+            {"query": "bravo deploys blue-green port"},
             {"query": "bravo deploys blue-green port", "project": PROJECT_B},
             {"query": "bravo release migration", "project": PROJECT_A},
         ],
@@ -307,4 +307,59 @@ def mcp_probes(world: World) -> dict[str, list[dict[str, Any]]]:
             {"project": PROJECT_A, "prompt": "bravo deploy"},
         ],
         "feedback": [{"id": i, "signal": "helpful"} for i in (b["fact"], world.team_memory)],
+    }
+
+
+def ui_probes(world: World) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Per web UI route, the requests that reach for B's data (a POST's form gets the session's CSRF
+    token added by the test)."""
+    b = world.b
+    ids = (b["fact"], b["handoff"], world.team_memory)
+
+    def get(url: str, **params: Any) -> dict[str, Any]:
+        return {"method": "GET", "url": url, "params": params}
+
+    def post(url: str, **form: Any) -> dict[str, Any]:
+        return {"method": "POST", "url": url, "data": form}
+
+    return {
+        ("GET", "/"): [get("/")],
+        ("GET", "/ui/static/{name}"): [get("/ui/static/cairn.js")],
+        ("GET", "/ui/login"): [get("/ui/login")],
+        ("POST", "/ui/login"): [post("/ui/login", key="not a key")],
+        ("POST", "/ui/logout"): [post("/ui/logout")],
+        ("GET", "/ui/"): [get("/ui/")],
+        ("GET", "/ui/context"): [
+            get("/ui/context", project=PROJECT_B),
+            get("/ui/context", project=PROJECT_A),
+        ],
+        ("GET", "/ui/keys"): [get("/ui/keys")],
+        ("POST", "/ui/keys"): [post("/ui/keys", member="mallory", name="wide", scope="admin")],
+        ("POST", "/ui/keys/{key_id}/revoke"): [post(f"/ui/keys/{world.admin_key_id}/revoke")],
+        ("GET", "/ui/memories"): [
+            get("/ui/memories"),
+            get("/ui/memories", project=PROJECT_B),
+            get("/ui/memories", q="bravo deploys blue-green port"),
+            get("/ui/memories", session=B_SESSION, superseded="1"),
+        ],
+        ("GET", "/ui/memories/{memory_id}"): [get(f"/ui/memories/{i}") for i in ids],
+        ("POST", "/ui/memories/{memory_id}/edit"): [
+            post(f"/ui/memories/{i}/edit", content="hijacked", title="", tags="") for i in ids
+        ],
+        ("POST", "/ui/memories/{memory_id}/pin"): [post(f"/ui/memories/{i}/pin", pinned="1") for i in ids],
+        ("POST", "/ui/memories/{memory_id}/forget"): [post(f"/ui/memories/{i}/forget") for i in ids],
+        ("POST", "/ui/memories/{memory_id}/supersede"): [
+            post(f"/ui/memories/{i}/supersede", content="replaced", title="", tags="") for i in ids
+        ],
+        ("POST", "/ui/memories/{memory_id}/feedback"): [
+            post(f"/ui/memories/{i}/feedback", signal="helpful", note="") for i in ids
+        ],
+        ("GET", "/ui/sessions"): [get("/ui/sessions"), get("/ui/sessions", project=PROJECT_B)],
+        ("GET", "/ui/sessions/{session_id}"): [get(f"/ui/sessions/{B_SESSION}")],
+        ("POST", "/ui/sessions/{session_id}/reprocess"): [
+            post(f"/ui/sessions/{B_SESSION}/reprocess", force="1")
+        ],
+        ("GET", "/ui/sessions/{session_id}/transcript"): [
+            get(f"/ui/sessions/{B_SESSION}/transcript", line_start=1)
+        ],
     }

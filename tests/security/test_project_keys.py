@@ -10,6 +10,7 @@ limited key may hold; after every request, B's data, team-global memories and th
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from tests.security.project_probe import (
     rest_probes,
     seed,
     state,
+    ui_probes,
 )
 
 pytestmark = [pytest.mark.security, pytest.mark.integration, pytest.mark.slow]
@@ -99,7 +101,7 @@ def _aws() -> Iterator[Any]:
             opensearch_auth="none",
             dynamo_endpoint=moto_endpoint(),
             aws_region=REGION,
-            embedding_dim=384,
+            ui_secret="probe-" + "x" * 40,  # the stack's Secrets Manager secret, in AWS
         )
         yield build_container(settings, embedder=shared_embedder())
 
@@ -214,6 +216,77 @@ def test_a_limited_key_works_in_its_own_project_and_sees_team_wide_memories(serv
     assert "alpha builds with make" in exported and PROJECT_B not in exported
     whoami = call("GET", "/v1/whoami").json()
     assert whoami["projects"] == [PROJECT_A]
+
+
+# --- web UI -------------------------------------------------------------------------------------
+
+
+def _ui_routes(app) -> set[tuple[str, str]]:
+    """The web UI's routes (not in the OpenAPI document), walking included routers."""
+
+    def walk(routes):
+        for route in routes:
+            if hasattr(route, "original_router"):  # an included router (the UI adds its routes unprefixed)
+                yield from walk(route.original_router.routes)
+            elif getattr(route, "endpoint", None) is not None:
+                yield route
+
+    return {
+        (m, route.path)
+        for route in walk(app.routes)
+        if route.endpoint.__module__.startswith("cairn.web")
+        for m in route.methods - {"HEAD"}
+    }
+
+
+def _signed_in(served: Served, key: str) -> tuple[httpx.Client, str]:
+    """A browser-like client signed in to the UI with `key`, and its session's CSRF token."""
+    client = httpx.Client(base_url=served.url, timeout=60, follow_redirects=True)
+    form = client.get("/ui/login").text
+    login_csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
+    client.post("/ui/login", data={"csrf": login_csrf, "key": key})
+    page = client.get("/ui/")
+    assert page.status_code == 200, page.text[:300]
+    return client, re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+
+
+def test_every_web_ui_route_has_a_probe(served):
+    probes = set(ui_probes(served.world))
+    routes = _ui_routes(served.app)
+    assert routes - probes == set(), (
+        "UI routes without a project probe: add them to tests/security/project_probe.py"
+    )
+    assert probes - routes == set(), "probes of UI routes that no longer exist"
+
+
+def test_a_key_limited_to_one_project_reads_and_writes_nothing_of_another_in_the_web_ui(served):
+    world = served.world
+    before = state(served.container, world)
+    failures = []
+    for route, requests in sorted(ui_probes(world).items()):
+        client, csrf = _signed_in(served, world.limited)  # again per route: one of them signs out
+        try:
+            for probe in requests:
+                if probe["method"] == "POST":
+                    probe = {**probe, "data": {**probe["data"], "csrf": csrf}}
+                r = client.request(**probe)
+                found = leaks(r.text, _sent(probe), world)
+                if r.status_code >= 500 or found:
+                    failures.append(f"{route} {probe}: {r.status_code} leaks {found}: {r.text[:200]}")
+        finally:
+            client.close()
+        after = state(served.container, world)
+        if after != before:
+            failures.append(f"{route}: changed {_changed(before, after)}")
+            before = after
+    assert failures == [], "\n".join(failures)
+
+
+def test_the_ui_probe_sees_b_through_a_key_for_every_project(served):
+    client, _ = _signed_in(served, served.world.admin)
+    page = client.get(f"/ui/memories/{served.world.b['fact']}")
+    client.close()
+    assert page.status_code == 200 and MARK in page.text
 
 
 # --- MCP ----------------------------------------------------------------------------------------
