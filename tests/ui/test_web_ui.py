@@ -233,6 +233,27 @@ def test_an_admin_creates_a_key_shown_once_and_revoking_it_signs_its_sessions_ou
     assert carol.url.endswith("/ui/login")
 
 
+def test_an_admin_creates_a_key_limited_to_a_project_which_sees_only_that_project(
+    admin_page, open_page, stack
+):
+    admin_page.get_by_role("link", name="Keys", exact=True).click()
+    admin_page.get_by_label("Member").fill("dave")
+    admin_page.get_by_label("Name").fill("billing-bot")
+    admin_page.get_by_label("Projects").fill(OTHER_PROJECT)
+    admin_page.get_by_role("button", name="Create key").click()
+    secret = admin_page.locator("#new-secret").inner_text()
+    assert OTHER_PROJECT in admin_page.locator("tr", has_text="billing-bot").inner_text()
+
+    dave = open_page()
+    sign_in(dave, stack, secret)
+    dave.goto(stack.url + "/ui/memories")
+    listed = dave.locator("main").inner_text()
+    assert "Invoices are generated nightly" in listed and "Never commit secrets" in listed  # team-wide too
+    assert "payments stub" not in listed
+    dave.goto(stack.url + f"/ui/memories/{stack.memory_ids['stub']}")
+    assert "404" in dave.title()
+
+
 # --- confinement ---------------------------------------------------------------------------------------
 def test_a_read_only_key_sees_no_change_controls_and_its_forged_posts_are_refused(open_page, stack):
     page = open_page()
