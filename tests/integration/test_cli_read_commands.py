@@ -142,6 +142,18 @@ def test_apikey_list_json_has_every_key_and_no_hash(cli):
     assert all("key_hash" not in k for k in d["items"])
 
 
+def test_a_key_created_for_a_project_works_there_and_is_refused_elsewhere_with_a_hint(cli, monkeypatch):
+    made = doc(cli("apikey", "create", "--member", "bot", "--project", "cli-limited", "--json"))
+    assert made["key"]["projects"] == ["cli-limited"]
+    listed = cli("apikey", "list").stdout
+    assert "cli-limited" in listed and "all projects" in listed
+    monkeypatch.setenv("CAIRN_API_KEY", made["secret"])
+    assert remember(cli, "the limited bot remembers this", "cli-limited")["project"] == "cli-limited"
+    refused = cli("remember", "not here", "--kind", "fact", "--project", "cli-p", code=1)
+    assert "(403 outside_projects)" in refused.stderr and "use a key for this project" in refused.stderr
+    assert "limited to cli-limited" in cli("status").stdout
+
+
 def test_sessions_json_and_ingest_wait_shows_each_stage(cli, module_server, tmp_path):
     path = tmp_path / "s.jsonl"
     turns = [("user", "We decided to use Redis for the job queue."), ("assistant", "Noted: Redis for jobs.")]
