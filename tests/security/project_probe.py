@@ -110,17 +110,20 @@ def state(container, world: World) -> dict[str, Any]:
     relations, team-global memories) and the team's keys. Access counts of team-global memories, which
     the limited key may read, and keys' last use are left out."""
     out: dict[str, Any] = {}
-    for line in container.portability.export_lines(world.admin_principal):
-        record = json.loads(line)
-        kind, rec = record["type"], record["record"]
-        if kind == "memory" and rec["project"] == PROJECT_A:
-            continue
-        if kind == "session" and rec["project"] == PROJECT_A:
+    # the stores themselves, as export reads them, less the vector look-ups (slow over moto and osmem)
+    stores = container.portability
+    records = [
+        *(("session", codec.encode_session(s)) for s in stores._sessions.iter_team(world.team_id)),
+        *(("memory", codec.encode_memory(m)) for m in stores._memories.iter_team(world.team_id)),
+        *(("relation", codec.encode_relation(r)) for r in stores._relations.iter_team(world.team_id)),
+    ]
+    for kind, rec in records:
+        if kind in ("memory", "session") and rec["project"] == PROJECT_A:
             continue
         if kind == "memory" and rec["project"] is None:
             rec = {k: v for k, v in rec.items() if k not in ("access_count", "last_accessed_at")}
         out[f"{kind}:{rec['id']}"] = rec
-    keys = container.keys.list_keys(world.admin_principal)
+    keys = container.teams.list_keys(world.team_id)
     out["keys"] = sorted((k.id, k.revoked_at is None, k.projects is None) for k in keys)
     return out
 
@@ -158,6 +161,7 @@ def rest_probes(world: World) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """Per route, the requests (httpx `request` keyword arguments) that reach for B's data."""
     b = world.b
     b_memories = [b[k] for k in ("fact", "episode", "procedure", "reflection", "personal", "handoff")]
+    b_written = [b["fact"], b["handoff"]]  # writes go through one check (`writable`): two kinds suffice
     to_b = {"kind": "fact", "content": "written into bravo", "project": PROJECT_B}
     team_wide = {"kind": "fact", "content": "written team-wide", "scope": "team"}
     personal_b = {**to_b, "scope": "personal"}
@@ -185,10 +189,10 @@ def rest_probes(world: World) -> dict[tuple[str, str], list[dict[str, Any]]]:
         ("GET", "/v1/memories/{memory_id}"): [get(f"/v1/memories/{i}") for i in b_memories],
         ("PATCH", "/v1/memories/{memory_id}"): [
             send("PATCH", f"/v1/memories/{i}", {"content": "hijacked", "pinned": True})
-            for i in (*b_memories, world.team_memory)
+            for i in (*b_written, world.team_memory)
         ],
         ("DELETE", "/v1/memories/{memory_id}"): [
-            send("DELETE", f"/v1/memories/{i}") for i in (*b_memories, world.team_memory)
+            send("DELETE", f"/v1/memories/{i}") for i in (*b_written, world.team_memory)
         ],
         ("POST", "/v1/memories/{memory_id}/supersede"): [
             send("POST", f"/v1/memories/{i}/supersede", {"kind": "fact", "content": "replaced", "project": p})
@@ -266,6 +270,7 @@ def mcp_probes(world: World) -> dict[str, list[dict[str, Any]]]:
     """Per MCP tool, the arguments that reach for B's data."""
     b = world.b
     b_memories = [b[k] for k in ("fact", "episode", "procedure", "reflection", "personal", "handoff")]
+    b_written = [b["fact"], b["handoff"]]  # writes go through one check (`writable`): two kinds suffice
     return {
         "remember": [
             {"content": "written into bravo", "kind": "fact", "project": PROJECT_B},
@@ -278,8 +283,8 @@ def mcp_probes(world: World) -> dict[str, list[dict[str, Any]]]:
             {"query": "bravo release migration", "project": PROJECT_A},
         ],
         "get": [{"id": i} for i in b_memories],
-        "update": [{"id": i, "content": "hijacked"} for i in (*b_memories, world.team_memory)],
-        "forget": [{"id": i} for i in (*b_memories, world.team_memory)],
+        "update": [{"id": i, "content": "hijacked"} for i in (*b_written, world.team_memory)],
+        "forget": [{"id": i} for i in (*b_written, world.team_memory)],
         "supersede": [
             {"id": i, "content": "replaced", "reason": "probe"} for i in (b["fact"], world.team_memory)
         ],
