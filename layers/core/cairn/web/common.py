@@ -138,6 +138,11 @@ class Viewer:
     def is_admin(self) -> bool:
         return self.principal.allows(KeyScope.ADMIN)
 
+    @property
+    def manages_keys(self) -> bool:
+        """An admin key for every project (`KeyService`): a limited admin is not shown the keys page."""
+        return self.is_admin and self.principal.projects is None
+
 
 def viewer(request: Request) -> Viewer:
     """Dependency: the caller, from the session cookie, with the key checked again (revoked: signed out)."""

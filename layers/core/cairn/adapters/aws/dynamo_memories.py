@@ -42,6 +42,9 @@ def memory_pk(team_id: str, memory_id: str) -> str:
     return f"{team_id}#M#{memory_id}"
 
 
+_HOME_STREAMS = 8  # beyond this many projects one walk of the team's timeline reads less
+
+
 def memory_home(m: Memory) -> str:
     """Team-global memories are listed with every project, so they get one home of their own."""
     return "TEAM" if m.scope is Scope.TEAM else f"P#{m.project or NONE}"
@@ -205,14 +208,20 @@ class DynamoMemoryRepository:
         """The GSI partitions that together hold every memory the filter can admit."""
         if flt.session_id:
             return [("gsi4", f"{team_id}#SRC#{flt.session_id}")]
-        if flt.project is None:
-            return [("gsi1", f"{team_id}#MEM")]
         homes = []
-        if flt.scopes is None or flt.scopes & {Scope.PROJECT, Scope.PERSONAL}:
-            homes.append(f"{team_id}#H#P#{flt.project}")
-        # team-global memories are admitted for their own project even without include_team_scope
-        if flt.scopes is None or Scope.TEAM in flt.scopes:
-            homes.append(f"{team_id}#H#TEAM")
+        if flt.project is not None:
+            if flt.scopes is None or flt.scopes & {Scope.PROJECT, Scope.PERSONAL}:
+                homes.append(f"{team_id}#H#P#{flt.project}")
+            # team-global memories are admitted for their own project even without include_team_scope
+            if flt.scopes is None or Scope.TEAM in flt.scopes:
+                homes.append(f"{team_id}#H#TEAM")
+        elif flt.projects is not None and len(flt.projects) <= _HOME_STREAMS:
+            # a key limited to a few projects reads their homes, no project's and the team's, never the
+            # whole team's timeline for the page of one small project
+            homes = [f"{team_id}#H#P#{p}" for p in sorted(flt.projects)]
+            homes += [f"{team_id}#H#P#{NONE}", f"{team_id}#H#TEAM"]
+        else:
+            return [("gsi1", f"{team_id}#MEM")]
         if not flt.kinds:
             return [("gsi2", home) for home in homes]
         kinds = sorted(MemoryKind(k).value for k in flt.kinds)
