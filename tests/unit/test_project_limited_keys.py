@@ -112,3 +112,18 @@ def test_the_authorizer_passes_the_keys_projects_in_its_context(keys):
 
     assert context(limited)["projects"] == f'["{A}", "{B}"]'
     assert context(every)["projects"] == ""
+
+
+def test_a_key_stored_before_keys_had_projects_reads_back_as_reaching_every_project():
+    from datetime import UTC, datetime
+
+    from cairn.domain import codec
+    from cairn.domain.models import ApiKey
+
+    key = ApiKey(
+        "key_1", "team", "dev", "ci", "h" * 64, "cairn_ab", frozenset({KeyScope.READ}), datetime.now(UTC)
+    )
+    stored = codec.encode_key(key)
+    old = {k: v for k, v in stored.items() if k != "projects"}
+    assert codec.decode_key(old).projects is None
+    assert codec.decode_key({**stored, "projects": [B, A]}).projects == frozenset({A, B})
