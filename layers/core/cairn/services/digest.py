@@ -120,6 +120,25 @@ class Digest:
     partial: bool = False  # the project had more sessions or memories than one digest reads
 
 
+class _Pool:
+    """The memories one digest reads, indexed once: by id, what each memory replaced (of the kinds a
+    session learns), what each session closed, and which may be shown (`trust.withheld`, checked once)."""
+
+    def __init__(self, memories: list[Memory]) -> None:
+        self.by_id = {m.id: m for m in memories}
+        self._withheld = {i for i, m in self.by_id.items() if withheld(m) is not None}
+        self.replaced: dict[str, list[Memory]] = {}
+        self.closed: dict[str, list[Memory]] = {}
+        for m in _oldest_first(self.by_id.values()):
+            if m.superseded_by and m.kind in LEARNED_KINDS:
+                self.replaced.setdefault(m.superseded_by, []).append(m)
+            if closer := _closed_by(m):
+                self.closed.setdefault(closer, []).append(m)
+
+    def shown(self, m: Memory) -> bool:
+        return m.id not in self._withheld
+
+
 @dataclass(frozen=True, slots=True)
 class _Line:
     text: str
@@ -179,15 +198,21 @@ class DigestService:
             project=project, include_team_scope=False, kinds=_NOT_EXCERPTS, include_superseded=True
         )
         base = caller.confine(flt)
-        own = {s.id: self._of_session(caller, base, s.id) for s in window}
         scanned, memories_partial = self._scan(caller, base)
-        by_id = {m.id: m for m in scanned} | {m.id: m for ms in own.values() for m in ms}
         in_window = {s.id for s in window}
-        digests = tuple(self._session(s, own[s.id], scanned, by_id, in_window) for s in window)
-        still_open = _still_open(scanned)
+        if memories_partial:  # the scan stopped short: each session's own memories are read by its id
+            own = {s.id: self._of_session(caller, base, s.id) for s in window}
+        else:
+            own = {s.id: [] for s in window}
+            for m in scanned:
+                if m.provenance.session_id in in_window:
+                    own[m.provenance.session_id].append(m)
+        pool = _Pool([*scanned, *(m for ms in own.values() for m in ms)])
+        digests = tuple(self._session(s, own[s.id], pool) for s in window)
+        still_open = _still_open(scanned, pool)
         handoff = _newest(m for ms in own.values() for m in ms if m.kind is MemoryKind.HANDOFF)
-        next_steps = _texts(handoff.details.get("next_steps")) if handoff else ()
-        questions = _texts(handoff.details.get("open_questions")) if handoff else ()
+        next_steps = _shown_texts(handoff.details.get("next_steps")) if handoff else ()
+        questions = _shown_texts(handoff.details.get("open_questions")) if handoff else ()
         label = f"since {since.isoformat()}" if since else f"last {sessions or DEFAULT_SESSIONS} sessions"
         partial = sessions_partial or memories_partial
         left_by = handoff.provenance.session_id if handoff else None
@@ -242,34 +267,20 @@ class DigestService:
                 break
         return out, bool(cursor)
 
-    def _session(
-        self,
-        s: Session,
-        own: list[Memory],
-        scanned: list[Memory],
-        by_id: dict[str, Memory],
-        in_window: set[str],
-    ) -> SessionDigest:
-        request, outcome = _request_and_outcome(own)
-        shown = [m for m in own if withheld(m) is None]
-        learned = {
-            kind.value: tuple(_item(m) for m in _oldest_first(shown) if m.kind is kind)
-            for kind in LEARNED_KINDS
-        }
-        mine = {m.id for m in own}
+    def _session(self, s: Session, own: list[Memory], pool: _Pool) -> SessionDigest:
+        request, outcome = _request_and_outcome(own, pool)
+        shown = [m for m in _oldest_first(own) if pool.shown(m)]
+        learned = {kind.value: tuple(_item(m) for m in shown if m.kind is kind) for kind in LEARNED_KINDS}
         changed = tuple(
             Change(_item(old), _item(new), s.id)
-            for old in _oldest_first(scanned)
-            if old.kind in LEARNED_KINDS
-            and old.superseded_by in mine
-            and (new := by_id.get(old.superseded_by)) is not None
-            and withheld(old) is None
-            and withheld(new) is None
+            for new in shown
+            for old in pool.replaced.get(new.id, ())
+            if pool.shown(old)
         )
         closed = tuple(
             Closing(_item(m), s.id, _evidence(m.details.get("evidence")))
-            for m in _oldest_first(scanned)
-            if _closed_by(m) == s.id and withheld(m) is None
+            for m in pool.closed.get(s.id, ())
+            if pool.shown(m)
         )
         return SessionDigest(
             id=s.id,
@@ -311,35 +322,35 @@ class DigestService:
 
 
 # --- what a session said, changed and closed ------------------------------------------------------
-def _request_and_outcome(own: list[Memory]) -> tuple[str | None, str | None]:
+def _request_and_outcome(own: list[Memory], pool: _Pool) -> tuple[str | None, str | None]:
     """The session's last real request and what the agent reported of it: the handoff holds both (the
     pipeline keeps harness messages out of its requests); a session without one has its newest episode."""
-    handoff = _newest(m for m in own if m.kind is MemoryKind.HANDOFF and withheld(m) is None)
+    handoff = _newest(m for m in own if m.kind is MemoryKind.HANDOFF and pool.shown(m))
     request = outcome = None
     if handoff is not None:
         if found := _LAST_REQUEST.search(handoff.content):
-            request = _one_line(found.group(1), 300)
+            request = _safe(found.group(1), 300)
         reported = _texts(handoff.details.get("reported"))
-        outcome = _one_line(reported[-1], 300) if reported else None
+        outcome = _safe(reported[-1], 300) if reported else None
     if outcome is None:
         episode = _newest(
-            m for m in own if m.kind is MemoryKind.EPISODE and Tag.OPEN not in m.tags and withheld(m) is None
+            m for m in own if m.kind is MemoryKind.EPISODE and Tag.OPEN not in m.tags and pool.shown(m)
         )
         if episode is not None:
             said = str(episode.details.get("outcome") or "").strip()
             text = _one_line(episode.title or episode.content, 200)
-            outcome = f"{text} ({said})" if said else text
+            outcome = _safe(f"{text} ({said})" if said else text, 300)
     return request, outcome
 
 
-def _still_open(scanned: list[Memory]) -> tuple[DigestItem, ...]:
+def _still_open(scanned: list[Memory], pool: _Pool) -> tuple[DigestItem, ...]:
     """Open work and unresolved errors that are current and that nothing closed, newest first."""
     found = [
         m
         for m in scanned
         if m.is_current
         and _closed_by(m) is None
-        and withheld(m) is None
+        and pool.shown(m)
         and Tag.TAKEN_UP not in m.tags
         and not RESOLVED_TAGS.intersection(m.tags)
         and (Tag.OPEN in m.tags or ERROR_TAGS.intersection(m.tags))
@@ -365,7 +376,7 @@ def _evidence(value: Any) -> str | None:
         text = "; ".join(str(v) for v in value if str(v).strip())
     else:
         text = str(value)
-    return _one_line(text, 200) or None
+    return _safe(text, 200) or None
 
 
 # --- rendering -------------------------------------------------------------------------------------
@@ -408,8 +419,7 @@ def _render(
             _Line(f"  - Open question: {_one_line(t, ITEM_CHARS)}\n", _KEEP["open"] + 0.7) for t in questions
         )
     lines.append(_Line(f"{CAIRN_CONTEXT_CLOSE}\n", _MUST))
-    # secrets are checked again as memory is shown, not only when it was learned
-    return [_Line(redact(ln.text).text, ln.keep) for ln in lines]
+    return lines
 
 
 def _session_lines(s: SessionDigest, recency: float) -> list[_Line]:
@@ -459,10 +469,20 @@ def _item(m: Memory) -> DigestItem:
     return DigestItem(
         id=m.id,
         kind=m.kind.value,
-        text=redact(_one_line(text, 300)).text,
+        text=_safe(text, 300),
         session_id=m.provenance.session_id,
         origin=origin_tag(m) or None,
     )
+
+
+def _safe(text: str | None, limit: int) -> str:
+    """A remembered text as the digest shows it: one line, its secrets redacted again (not only when it
+    was learned: a memory written before a rule existed, or through the API, must not hand one out)."""
+    return _one_line(redact(_one_line(text, 10_000)).text, limit)
+
+
+def _shown_texts(value: Any) -> tuple[str, ...]:
+    return tuple(_safe(t, 300) for t in _texts(value))
 
 
 def _one_line(text: str | None, limit: int) -> str:
