@@ -19,6 +19,7 @@ from cairn.adapters.local.repositories import (
 )
 from cairn.domain.errors import Forbidden, InvalidInput
 from cairn.domain.models import KeyScope, MemoryKind, Principal, Provenance, Scope, Session, Source
+from cairn.services import digest as digest_module
 from cairn.services.digest import CAIRN_CONTEXT_CLOSE, CAIRN_CONTEXT_OPEN, DigestService, parse_since
 from cairn.services.handoffs import HandoffNote, HandoffService
 from cairn.services.memories import MemoryPatch, MemoryService, NewMemory
@@ -295,3 +296,16 @@ def test_another_teams_sessions_and_memories_never_appear(store):
     other = Principal("team_b", "mallory", "key_m", frozenset({KeyScope.ADMIN}))
     d = store.digest.digest(other, P, sessions=10)
     assert d.sessions == () and d.still_open == ()
+
+
+def test_a_project_longer_than_one_scan_still_shows_each_sessions_own_memories_and_says_so(
+    local_store, monkeypatch
+):
+    ids = _project(local_store)
+    whole = local_store.digest.digest(ALICE, P, sessions=4)
+    monkeypatch.setattr(digest_module, "MEMORY_SCAN", 2)
+    monkeypatch.setattr(digest_module, "PAGE", 2)
+    cut = local_store.digest.digest(ALICE, P, sessions=4)
+    assert cut.partial and "more history than one digest reads" in cut.markdown
+    assert [s.learned for s in cut.sessions] == [s.learned for s in whole.sessions]
+    assert [s.id for s in cut.sessions] == [ids["s1"], ids["s2"], ids["s3"], ids["s4"]]

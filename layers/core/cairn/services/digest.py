@@ -199,18 +199,13 @@ class DigestService:
         )
         base = caller.confine(flt)
         scanned, memories_partial = self._scan(caller, base)
-        in_window = {s.id for s in window}
-        if memories_partial:  # the scan stopped short: each session's own memories are read by its id
-            own = {s.id: self._of_session(caller, base, s.id) for s in window}
-        else:
-            own = {s.id: [] for s in window}
-            for m in scanned:
-                if m.provenance.session_id in in_window:
-                    own[m.provenance.session_id].append(m)
+        own = self._own(caller, base, window, scanned, memories_partial)
         pool = _Pool([*scanned, *(m for ms in own.values() for m in ms)])
         digests = tuple(self._session(s, own[s.id], pool) for s in window)
         still_open = _still_open(scanned, pool)
-        handoff = _newest(m for ms in own.values() for m in ms if m.kind is MemoryKind.HANDOFF)
+        handoff = _newest(
+            m for ms in own.values() for m in ms if m.kind is MemoryKind.HANDOFF and pool.shown(m)
+        )
         next_steps = _shown_texts(handoff.details.get("next_steps")) if handoff else ()
         questions = _shown_texts(handoff.details.get("open_questions")) if handoff else ()
         label = f"since {since.isoformat()}" if since else f"last {sessions or DEFAULT_SESSIONS} sessions"
@@ -249,6 +244,24 @@ class DigestService:
         if since is not None:
             return [s for s in ordered if _when(s) >= since], bool(cursor)
         return ordered[-(last or DEFAULT_SESSIONS) :], bool(cursor)
+
+    def _own(
+        self,
+        caller: Principal,
+        base: MemoryFilter,
+        window: list[Session],
+        scanned: list[Memory],
+        partial: bool,
+    ) -> dict[str, list[Memory]]:
+        """Each window session's own memories: from the project's scan when it read everything, else
+        read by session id (the scan stopped short of the project's oldest memories)."""
+        if partial:
+            return {s.id: self._of_session(caller, base, s.id) for s in window}
+        own: dict[str, list[Memory]] = {s.id: [] for s in window}
+        for m in scanned:
+            if m.provenance.session_id in own:
+                own[m.provenance.session_id].append(m)
+        return own
 
     def _of_session(self, caller: Principal, base: MemoryFilter, session_id: str) -> list[Memory]:
         flt = replace(base, session_id=session_id)
