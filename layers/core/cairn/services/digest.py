@@ -313,6 +313,9 @@ class DigestService:
     # --- budget ----------------------------------------------------------------------------------
     def _fit(self, lines: list[_Line], budget: int) -> tuple[str, int]:
         """The lines within `budget` tokens: the least telling ones go first, the order stays."""
+        whole = "".join(ln.text for ln in lines)
+        if (total := self._count([whole])[0]) <= budget:  # most digests fit: one count, no line counts
+            return whole, total
         counts = self._count([ln.text for ln in lines])
         kept = list(range(len(lines)))
         total = sum(counts)
