@@ -27,8 +27,9 @@ from typing import Any
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import KeyScope, Memory, MemoryFilter, MemoryKind, Principal, Session
 from cairn.domain.ports import MemoryRepository, SessionRepository
-from cairn.domain.vocabulary import ERROR_TAGS, RESOLVED_TAGS, Tag
+from cairn.domain.vocabulary import RESOLVED_TAGS, Tag
 from cairn.redaction import redact
+from cairn.services.context import RESOLVED_OUTCOMES
 from cairn.services.memories import require
 from cairn.services.tokens import count_many
 from cairn.services.trust import origin_tag, withheld
@@ -283,7 +284,9 @@ class DigestService:
     def _session(self, s: Session, own: list[Memory], pool: _Pool) -> SessionDigest:
         request, outcome = _request_and_outcome(own, pool)
         shown = [m for m in _oldest_first(own) if pool.shown(m)]
-        learned = {kind.value: tuple(_item(m) for m in shown if m.kind is kind) for kind in LEARNED_KINDS}
+        # a compaction summary's retelling of the conversation is a source, not a lesson
+        lessons = [m for m in shown if not {Tag.SUMMARY, Tag.RETOLD} <= set(m.tags)]
+        learned = {kind.value: tuple(_item(m) for m in lessons if m.kind is kind) for kind in LEARNED_KINDS}
         changed = tuple(
             Change(_item(old), _item(new), s.id)
             for new in shown
@@ -360,7 +363,8 @@ def _request_and_outcome(own: list[Memory], pool: _Pool) -> tuple[str | None, st
 
 
 def _still_open(scanned: list[Memory], pool: _Pool) -> tuple[DigestItem, ...]:
-    """Open work and unresolved errors that are current and that nothing closed, newest first."""
+    """Open work and errors that never stopped failing, current and closed by nothing, newest first. A
+    command that failed and then passed in its session (tagged `error` alone) is history, not open."""
     found = [
         m
         for m in scanned
@@ -369,7 +373,8 @@ def _still_open(scanned: list[Memory], pool: _Pool) -> tuple[DigestItem, ...]:
         and pool.shown(m)
         and Tag.TAKEN_UP not in m.tags
         and not RESOLVED_TAGS.intersection(m.tags)
-        and (Tag.OPEN in m.tags or ERROR_TAGS.intersection(m.tags))
+        and str(m.details.get("outcome", "")).strip().lower() not in RESOLVED_OUTCOMES
+        and (Tag.OPEN in m.tags or Tag.UNRESOLVED in m.tags)
     ]
     found.sort(key=lambda m: (m.created_at, m.id), reverse=True)
     return tuple(_item(m) for m in found[:OPEN_SHOWN])
