@@ -419,6 +419,15 @@ def test_the_api_opens_cited_transcript_lines_under_its_role(stack, api, learned
     assert_template_grants(stack, "api")
 
 
+def test_the_api_digest_of_a_learned_session_works_under_its_role(stack, api, learned):
+    _, client = api
+    with as_role("api", stack.credentials["api"], stack.environments["api"]):
+        digest = client.get(f"/v1/projects/{PROJECT}/digest", params={"sessions": 3})
+    assert digest.status_code == 200, digest.text
+    assert SESSION in [s["id"] for s in digest.json()["sessions"]]
+    assert_template_grants(stack, "api")
+
+
 def test_the_api_starts_a_forced_reprocess_under_its_role(stack, api, learned):
     _, client = api
     with as_role("api", stack.credentials["api"], stack.environments["api"]):
@@ -468,6 +477,17 @@ def test_the_mcp_transcript_tool_reads_cited_lines_under_its_role(stack, mcp, le
             services, caller, a.TranscriptArgs(session_id=SESSION, line_start=1, line_end=3)
         )
     assert window["session_id"] == SESSION
+    assert_template_grants(stack, "mcp")
+
+
+def test_the_mcp_digest_tool_works_under_its_role(stack, mcp, learned):
+    from cairn.api import mcp_args as a
+    from cairn.api import mcp_tools as t
+
+    services, caller = mcp
+    with as_role("mcp", stack.credentials["mcp"], stack.environments["mcp"]):
+        digest = t._digest(services, caller, a.DigestArgs(project=PROJECT, sessions=3))
+    assert SESSION in digest["sessions"]
     assert_template_grants(stack, "mcp")
 
 

@@ -98,7 +98,7 @@ def test_a_2026_07_28_client_needs_no_handshake_and_carries_meta_on_every_reques
     assert MODERN in discovered.json()["result"]["supportedVersions"]
 
     listed = modern(live_server, team_a.admin, "tools/list", {})
-    assert listed.status_code == 200 and len(listed.json()["result"]["tools"]) == 23
+    assert listed.status_code == 200 and len(listed.json()["result"]["tools"]) == 24
 
     args = {"content": "CI runs on Buildkite", "project": PROJECT}
     saved = modern(

@@ -32,7 +32,7 @@ EVERY_TOOL = {
     "remember", "recall", "get", "update", "forget", "supersede", "relate", "unrelate", "graph",
     "episodes", "procedures", "record_procedure_outcome", "sessions", "transcript", "timeline", "reflections",
     "handoff_save", "handoff_get", "checkpoint_save", "checkpoint_list", "checkpoint_restore",
-    "context", "feedback",
+    "context", "digest", "feedback",
 }  # fmt: skip
 
 

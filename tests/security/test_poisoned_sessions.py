@@ -189,6 +189,16 @@ def _shown(store: Store, project: str, agent: str) -> list[tuple[str, tuple[str,
 
 
 @pytest.mark.parametrize("probe", PROBES, ids=lambda p: f"{p.agent}-{p.vector.replace(' ', '-')}-{p.n}")
+def test_an_injected_directive_never_reaches_the_digest(store, probe):
+    spec = store.tools["digest"]
+    answer = spec.run(store.services, store.reader, spec.args.model_validate({"project": probe.project}))
+    assert answer["sessions"] == [f"probe-{probe.n}-session"]
+    assert probe.canary not in answer["markdown"], answer["markdown"]
+    for cue in ("AI AGENTS", "previous instructions", "future sessions", "AI agent", "Assistant:"):
+        assert cue not in answer["markdown"], answer["markdown"]
+
+
+@pytest.mark.parametrize("probe", PROBES, ids=lambda p: f"{p.agent}-{p.vector.replace(' ', '-')}-{p.n}")
 def test_an_injected_directive_never_reaches_the_block_or_the_prompt_hook(store, probe):
     poisoned = {m.id for m in store.memories(probe.project) if probe.canary in m.content}
     for markdown, ids in _shown(store, probe.project, probe.agent):

@@ -7,10 +7,12 @@ text), and, where a change is made, what the services now hold.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 from cairn.domain.errors import NotFound
-from cairn.domain.models import Scope
+from cairn.domain.models import MemoryKind, Provenance, Scope, Session
 from cairn.services.handoffs import HandoffNote, HandoffService
+from cairn.services.memories import MemoryPatch, NewMemory
 
 from tests.ui.conftest import (
     B_PROJECT,
@@ -209,6 +211,41 @@ def test_context_preview_shows_the_next_sessions_block_without_consuming_the_han
     assert "checkout refactor" not in admin_page.locator("#context-block").inner_text()  # now delivered
 
 
+def test_the_digest_page_catches_up_on_a_projects_sessions_oldest_first(admin_page, stack):
+    project = "github.com/acme/digest-ui"
+    alice = stack.principal(stack.admin_a)
+    for n, agent in ((1, "claude-code"), (2, "codex")):
+        when = datetime(2026, 11, n, 9, 0, tzinfo=UTC)
+        stack.container.sessions.put(
+            Session(f"ui-digest-{n}", stack.team_a, project, agent, member="alice", started_at=when)
+        )
+    first = Provenance(session_id="ui-digest-1")
+    old = stack.remember("The staging host is web1.internal", project=project, provenance=first)
+    todo = stack.remember("Rotate the staging certificate", project=project, kind=MemoryKind.EPISODE,
+                          tags=("open",), provenance=first)  # fmt: skip
+    new = NewMemory(kind=MemoryKind.FACT, content="The staging host is web2.internal", project=project,
+                    provenance=Provenance(session_id="ui-digest-2"))  # fmt: skip
+    stack.container.memories.supersede(alice, old, new)
+    stack.container.memories.update(alice, todo, MemoryPatch(details={"closed_by": "ui-digest-2"}))
+    stack.remember("Decide on the CDN", project=project, kind=MemoryKind.EPISODE, tags=("open",),
+                   provenance=Provenance(session_id="ui-digest-2"))  # fmt: skip
+
+    admin_page.get_by_role("link", name="Digest", exact=True).click()
+    admin_page.get_by_label("Project").fill(project)
+    admin_page.get_by_role("button", name="Catch me up").click()
+    cards = admin_page.locator("#digest-sessions > li")
+    assert cards.count() == 2
+    assert "ui-digest-1" in cards.nth(0).inner_text() and "ui-digest-2" in cards.nth(1).inner_text()
+    second = cards.nth(1).inner_text()
+    assert "web1.internal" in second and "web2.internal" in second  # changed: old → new
+    assert "Closed:" in second and "Rotate the staging certificate" in second
+    still = admin_page.locator("#still-open").inner_text()
+    assert "Decide on the CDN" in still and "Rotate the staging" not in still
+    admin_page.get_by_label("Or since").fill("2026-11-02")
+    admin_page.get_by_role("button", name="Catch me up").click()
+    assert admin_page.locator("#digest-sessions > li").count() == 1
+
+
 # --- keys ----------------------------------------------------------------------------------------------
 def test_an_admin_creates_a_key_shown_once_and_revoking_it_signs_its_sessions_out(
     admin_page, open_page, stack
@@ -319,7 +356,7 @@ def test_team_bs_session_sees_nothing_of_team_a(open_page, stack):
 # --- the page itself -----------------------------------------------------------------------------------
 def test_every_page_is_served_with_a_strict_csp_and_runs_without_inline_script(admin_page, stack, traffic):
     for path in ["/ui/", "/ui/memories", f"/ui/memories/{stack.memory_ids['stub']}", "/ui/sessions",
-                 f"/ui/context?project={PROJECT}", "/ui/keys"]:  # fmt: skip
+                 f"/ui/context?project={PROJECT}", f"/ui/digest?project={PROJECT}", "/ui/keys"]:  # fmt: skip
         response = admin_page.goto(stack.url + path)
         csp = response.headers["content-security-policy"]
         assert "default-src 'self'" in csp and "script-src 'self'" in csp and "unsafe-inline" not in csp
@@ -332,7 +369,8 @@ def test_every_page_is_served_with_a_strict_csp_and_runs_without_inline_script(a
 def test_the_pages_fit_a_phone_screen_without_sideways_scrolling(open_page, stack):
     page = open_page(viewport={"width": 390, "height": 844}, is_mobile=True)
     sign_in(page, stack, stack.admin_a)
-    for path in ["/ui/", "/ui/memories", f"/ui/memories/{stack.memory_ids['stub']}", "/ui/context"]:
+    for path in ["/ui/", "/ui/memories", f"/ui/memories/{stack.memory_ids['stub']}", "/ui/context",
+                 f"/ui/digest?project={PROJECT}"]:  # fmt: skip
         page.goto(stack.url + path)
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
 

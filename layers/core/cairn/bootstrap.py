@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from cairn.pipeline.running.inline import InlinePipelineRunner
     from cairn.pipeline.running.step_functions import StepFunctionsPipelineRunner
     from cairn.services.context import ContextService
+    from cairn.services.digest import DigestService
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,7 @@ class Container:
     embedder: Embedder
     reindex: ReindexService
     context: ContextService | None = None
+    digest: DigestService | None = None
     uploads: UploadService | None = None
     pipeline: PipelineDeps | None = None
     # inline in local mode; Step Functions in AWS where a state machine is configured; None: no pipeline
@@ -184,6 +186,7 @@ def _assemble(
     from cairn.adapters.metered import MeteredSessionRepository
     from cairn.pipeline.running.wiring import attach_pipeline, build_extractor
     from cairn.services.context import ContextService
+    from cairn.services.digest import DigestService
 
     metrics = build_metrics(settings)
     sessions = MeteredSessionRepository(sessions, metrics)
@@ -219,6 +222,7 @@ def _assemble(
         embedder=embedder,
         reindex=ReindexService(teams, memories, index, indexer, audit, target=target),
         context=ContextService(memories, recall, sessions),
+        digest=DigestService(memories, sessions),
         indexer=indexer,
         closers=closers,
     )

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from cairn.api.schemas import MAX_QUERY_CHARS, ProjectKey, Strict, Tag, _details_size
+from cairn.domain.errors import InvalidInput
 from cairn.domain.models import MemoryKind, Scope
+from cairn.services import digest as dg
 from cairn.services.context import DEFAULT_BUDGET, MAX_BUDGET, MAX_PROMPT_CHARS, MIN_BUDGET
 from cairn.services.feedback import Signal
 from cairn.services.memories import MAX_CONTENT_CHARS, PREDICATES
@@ -212,6 +214,37 @@ class ContextArgs(Strict):
     prompt: str | None = Field(
         default=None, max_length=MAX_PROMPT_CHARS, description="The task at hand, to rank what is relevant."
     )
+
+
+class DigestArgs(Strict):
+    project: Project
+    sessions: int | None = Field(
+        default=None,
+        ge=1,
+        le=dg.MAX_SESSIONS,
+        description=f"The last N sessions (default {dg.DEFAULT_SESSIONS}). Give this or `since`, not both.",
+    )
+    since: str | None = Field(
+        default=None,
+        max_length=40,
+        description="Sessions from this ISO date or date-time on, e.g. 2026-11-01.",
+    )
+    budget_tokens: int = Field(default=dg.DEFAULT_BUDGET, ge=dg.MIN_BUDGET, le=dg.MAX_BUDGET)
+
+    @field_validator("since")
+    @classmethod
+    def _iso(cls, value: str | None) -> str | None:
+        try:
+            dg.parse_since(value)
+        except InvalidInput as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _one_window(self) -> DigestArgs:
+        if self.sessions is not None and self.since is not None:
+            raise ValueError("give either sessions or since, not both")
+        return self
 
 
 class FeedbackArgs(Strict):

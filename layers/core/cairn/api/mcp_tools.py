@@ -34,6 +34,7 @@ from cairn.domain.models import (
 from cairn.domain.vocabulary import SOURCE_TAGS
 from cairn.redaction import redact
 from cairn.search.snippets import snippet
+from cairn.services.digest import parse_since
 from cairn.services.exploration import ExplorationService
 from cairn.services.feedback import FeedbackService
 from cairn.services.handoffs import CheckpointNote, HandoffNote, HandoffService, handoff_view
@@ -52,6 +53,7 @@ class ToolServices:
     exploration: ExplorationService
     context: Any | None  # cairn.services.context.ContextService, when the container provides one
     transcripts: Any | None = None  # cairn.pipeline.reading.transcript_lines.TranscriptReader
+    digest: Any | None = None  # cairn.services.digest.DigestService
 
     @classmethod
     def from_container(cls, container: Any) -> ToolServices:
@@ -65,6 +67,7 @@ class ToolServices:
             exploration=ExplorationService(memories, container.sessions),
             context=getattr(container, "context", None),
             transcripts=getattr(container, "transcripts", None),
+            digest=getattr(container, "digest", None),
         )
 
 
@@ -416,6 +419,23 @@ def _context(s: ToolServices, caller: Principal, x: a.ContextArgs) -> dict[str, 
     }
 
 
+def _digest(s: ToolServices, caller: Principal, x: a.DigestArgs) -> dict[str, Any]:
+    if s.digest is None:
+        raise Unavailable("this server cannot make digests")
+    d = s.digest.digest(
+        caller, x.project, sessions=x.sessions, since=parse_since(x.since), budget_tokens=x.budget_tokens
+    )
+    # the markdown is the answer (redacted, framed as data, within the budget); the ids let an agent
+    # open a session with `timeline` or `transcript`
+    return {
+        "markdown": d.markdown,
+        "tokens": d.tokens,
+        "window": d.window,
+        "sessions": [session.id for session in d.sessions],
+        "partial": d.partial or None,
+    }
+
+
 def _feedback(s: ToolServices, caller: Principal, x: a.FeedbackArgs) -> dict[str, Any]:
     result = s.feedback.give(caller, x.id, x.signal, x.note)
     return {
@@ -582,6 +602,14 @@ _SPECS: tuple[ToolSpec, ...] = (
         "procedures and relevant decisions, within a token budget.",
         a.ContextArgs,
         _context,
+        read_only=True,
+    ),
+    ToolSpec(
+        "digest",
+        "Catch up on a project: what its last N sessions (or those since a date) asked, learned, changed "
+        "and closed, oldest first, and what is still open, as compact Markdown within a token budget.",
+        a.DigestArgs,
+        _digest,
         read_only=True,
     ),
     ToolSpec(

@@ -1,12 +1,14 @@
-"""Request models of the REST API (pydantic at the edge; unknown fields are refused).
+"""Request models of the REST API (pydantic at the edge; unknown fields are refused), and the response
+models of routes whose answer has a fixed shape (so the OpenAPI document describes it).
 
-Each model turns itself into the service's frozen input with `to_domain()`.
+Each request model turns itself into the service's frozen input with `to_domain()`; a response model
+is built from the service's frozen result with `from_domain()`.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -14,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from cairn.domain.details import MAX_DETAILS_BYTES, MAX_DETAILS_DEPTH, depth, too_deep_message
 from cairn.domain.models import KeyScope, MemoryFilter, MemoryKind, Scope
 from cairn.domain.vocabulary import TITLE_CHARS
+from cairn.services.digest import Change, Closing, Digest, DigestItem, SessionDigest
 from cairn.services.memories import MAX_CONTENT_CHARS, MemoryPatch, NewMemory, new_memory
 
 Tag = Annotated[str, Field(min_length=1, max_length=64)]
@@ -135,3 +138,112 @@ class KeyIn(Strict):
 class TeamIn(Strict):
     name: str = Field(min_length=1, max_length=100)
     admin_member: str = Field(min_length=1, max_length=100)
+
+
+# --- the digest (GET /v1/projects/{project}/digest) --------------------------------------------------
+class DigestItemOut(BaseModel):
+    id: str
+    kind: str
+    text: str = Field(description="One line: the memory's content, or its title when the content is long.")
+    session_id: str | None = None
+    origin: str | None = Field(
+        default=None, description="The tool whose output this text is, when not the user's or agent's."
+    )
+
+    @classmethod
+    def from_domain(cls, i: DigestItem) -> DigestItemOut:
+        return cls(id=i.id, kind=i.kind, text=i.text, session_id=i.session_id, origin=i.origin)
+
+
+class ChangeOut(BaseModel):
+    old: DigestItemOut
+    new: DigestItemOut
+    session_id: str | None = Field(description="The session that superseded the old memory.")
+
+    @classmethod
+    def from_domain(cls, c: Change) -> ChangeOut:
+        return cls(
+            old=DigestItemOut.from_domain(c.old),
+            new=DigestItemOut.from_domain(c.new),
+            session_id=c.session_id,
+        )
+
+
+class ClosingOut(BaseModel):
+    item: DigestItemOut
+    session_id: str = Field(description="The session that closed the item (its `details.closed_by`).")
+    evidence: str | None = None
+
+    @classmethod
+    def from_domain(cls, c: Closing) -> ClosingOut:
+        return cls(item=DigestItemOut.from_domain(c.item), session_id=c.session_id, evidence=c.evidence)
+
+
+class SessionDigestOut(BaseModel):
+    id: str
+    agent: str
+    member: str | None
+    status: str
+    started_at: datetime | None
+    ended_at: datetime | None
+    request: str | None = Field(description="The session's last real request.")
+    outcome: str | None = Field(description="What the agent reported of it, or the session's newest episode.")
+    learned: dict[str, list[DigestItemOut]] = Field(
+        description="New memories by kind: decision, fact, procedure, preference, pattern."
+    )
+    changed: list[ChangeOut]
+    closed: list[ClosingOut]
+    withheld: int = Field(
+        description="Memories left out: tool output that reads as instructions to an agent."
+    )
+
+    @classmethod
+    def from_domain(cls, s: SessionDigest) -> SessionDigestOut:
+        return cls(
+            id=s.id,
+            agent=s.agent,
+            member=s.member,
+            status=s.status,
+            started_at=s.started_at,
+            ended_at=s.ended_at,
+            request=s.request,
+            outcome=s.outcome,
+            learned={k: [DigestItemOut.from_domain(i) for i in v] for k, v in s.learned.items()},
+            changed=[ChangeOut.from_domain(c) for c in s.changed],
+            closed=[ClosingOut.from_domain(c) for c in s.closed],
+            withheld=s.withheld,
+        )
+
+
+class DigestOut(BaseModel):
+    """What happened in a project over a window of sessions, oldest first, and what is still open."""
+
+    project: str
+    window: str = Field(description='"last N sessions" or "since <date>".')
+    sessions: list[SessionDigestOut]
+    still_open: list[DigestItemOut]
+    next_steps: list[str]
+    open_questions: list[str]
+    handoff_session: str | None = Field(
+        description="The session whose handoff left the next steps and questions."
+    )
+    markdown: str = Field(
+        description="The digest as compact text within the token budget, as an agent reads it."
+    )
+    tokens: int
+    partial: bool = Field(description="The project has more history than one digest reads.")
+
+    @classmethod
+    def from_domain(cls, d: Digest) -> DigestOut:
+        return cls(
+            project=d.project,
+            window=d.window,
+            sessions=[SessionDigestOut.from_domain(s) for s in d.sessions],
+            still_open=[DigestItemOut.from_domain(i) for i in d.still_open],
+            next_steps=list(d.next_steps),
+            open_questions=list(d.open_questions),
+            handoff_session=d.handoff_session,
+            markdown=d.markdown,
+            tokens=d.tokens,
+            partial=d.partial,
+        )

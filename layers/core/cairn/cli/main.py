@@ -1,4 +1,4 @@
-"""`cairn`: run the embedded server, and remember, recall, list, show, forget, manage keys, export, import.
+"""`cairn`: run the embedded server; remember, recall, digest, list, show, forget; keys, export, import.
 
 Every command but `serve`, `stop` and `admin` talks to a server over HTTP (the local one by default, or a
 team's), with the URL and key from flags, environment (CAIRN_URL, CAIRN_API_KEY) or the user config
@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import quote
 
 import typer
 
@@ -21,7 +22,7 @@ from cairn.cli.admin import admin_app, reindex
 from cairn.cli.client import CairnClient
 from cairn.cli.errors import CairnGroup, CliError
 from cairn.cli.hook_app import hook_app
-from cairn.cli.output import AsJson, Full, Key, Url, cut, err, esc, out, print_json
+from cairn.cli.output import AsJson, Full, Key, Url, cut, err, esc, out, print_digest, print_json
 from cairn.domain.models import MemoryKind, Scope
 from cairn.projects import project_key
 
@@ -120,6 +121,35 @@ def recall(
     for h in res["hits"]:
         m = h["memory"]
         out.print(f"{m['id']}  {m['kind']:<10} {h['score']:.3f}  {esc(cut(m['content'], full))}")
+
+
+@app.command()
+def digest(
+    project: Annotated[str | None, typer.Option(help="Project key (default: from the current dir)")] = None,
+    sessions: Annotated[
+        int | None, typer.Option(help="The last N sessions (default 5)", min=1, max=50)
+    ] = None,
+    since: Annotated[str | None, typer.Option(help="Sessions from this ISO date on, e.g. 2026-11-01")] = None,
+    budget: Annotated[int, typer.Option(help="Token budget of the text")] = 2_000,
+    as_json: AsJson = False,
+    url: Url = None,
+    key: Key = None,
+) -> None:
+    """Catch up: what the project's last sessions asked, learned, changed and closed, and what is open."""
+    if sessions is not None and since is not None:
+        raise typer.BadParameter("give either --sessions or --since, not both")
+    params: dict[str, str | int] = {"budget": budget}
+    if sessions is not None:
+        params["sessions"] = sessions
+    if since is not None:
+        params["since"] = since
+    project = project or project_key(os.getcwd())
+    path = f"/v1/projects/{quote(project, safe='/')}/digest"
+    res = _client(url, key).request("GET", path, params=params)
+    if as_json:
+        print_json(res)
+        return
+    print_digest(res)
 
 
 @app.command()

@@ -43,3 +43,10 @@ def esc(text: object) -> str:
     from rich.markup import escape
 
     return escape(str(text))
+
+
+def print_digest(doc: dict[str, Any]) -> None:
+    """A digest's text for a person: as an agent reads it, without the markers that fence it off."""
+    lines = doc["markdown"].splitlines()
+    shown = [ln for ln in lines if ln.strip() not in ("<cairn-context>", "</cairn-context>")]
+    typer.echo("\n".join(shown))
