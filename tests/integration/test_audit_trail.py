@@ -22,6 +22,7 @@ from cairn.services.handoffs import HandoffNote, HandoffService
 from cairn.services.memories import NewMemory
 from fastapi.testclient import TestClient
 
+from tests.integration.pipeline_helpers import claude_transcript, learn
 from tests.integration.test_mcp_tools import mcp_session
 
 pytestmark = pytest.mark.integration
@@ -210,3 +211,17 @@ def test_every_mutating_tool_writes_an_audit_entry(container, live_server):
 
     anyio.run(main)
     assert not silent, f"these tools changed memory without an audit entry: {silent}"
+
+
+def test_what_the_pipeline_learns_is_recorded_as_the_pipeline_for_the_sessions_member(world):
+    turns = [
+        ("user", "We always run the integration tests with make itest before pushing to main."),
+        ("assistant", [{"type": "text", "text": "Understood: make itest runs before every push to main."}]),
+    ]
+    raw = gzip.compress(claude_transcript("s-pipe", turns))
+    learn(world.c, world.client, world.headers, raw=raw, session_id="s-pipe", project=PROJECT, prepared=False)
+    learned = [e for e in world.trail() if e.key_id == "pipeline"]
+    assert learned and {e.member for e in learned} == {"ana"}
+    assert AuditAction.WRITE in {e.action for e in learned}
+    assert len({e.request_id for e in learned}) == 1 and learned[0].request_id.startswith("run_")
+    assert all(e.agent == "claude-code" for e in learned if e.action is AuditAction.WRITE)
