@@ -7,13 +7,13 @@ in the same words. Without a log (services built bare, in tests) it records noth
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from cairn.domain.audit import AuditAction, AuditEntry, new_entry
 from cairn.domain.errors import Forbidden, InvalidInput
-from cairn.domain.models import KeyScope, Page, Principal, utcnow
+from cairn.domain.models import KeyScope, Memory, Page, Principal, utcnow
 from cairn.domain.ports import AuditLog
 
 MAX_PAGE = 500
@@ -35,6 +35,30 @@ class AuditTrail:
         details: Mapping[str, Any] | None = None,
     ) -> None:
         self.record_as(caller.team_id, caller.member, caller.key_id, action, target, project, agent, details)
+
+    def record_memories(
+        self, caller: Principal, action: AuditAction, memories: Sequence[Memory], **details: Any
+    ) -> None:
+        """One entry per memory, written in one call (a batch of excerpts is one write, not dozens)."""
+        if self._log is None or not memories:
+            return
+        now = self._clock()
+        self._log.record(
+            [
+                new_entry(
+                    caller.team_id,
+                    caller.member,
+                    caller.key_id,
+                    action,
+                    m.id,
+                    now,
+                    agent=m.provenance.agent,
+                    project=m.project,
+                    details=details,
+                )
+                for m in memories
+            ]
+        )
 
     def record_as(
         self,

@@ -166,8 +166,7 @@ class MemoryService:
                 self._memories.add(memory)
             if self._indexer:
                 self._indexer.write(docs)
-            for memory in created.values():
-                self._record(caller, AuditAction.WRITE, memory)
+            self.audit.record_memories(caller, AuditAction.WRITE, list(created.values()))
         self._metrics.count(BusinessMetric.MEMORIES_WRITTEN, len(created))
         return out
 
@@ -339,9 +338,7 @@ class MemoryService:
 
     # --- helpers ------------------------------------------------------------------------------
     def _record(self, caller: Principal, action: AuditAction, memory: Memory, **details: Any) -> None:
-        self.audit.record(
-            caller, action, memory.id, project=memory.project, agent=memory.provenance.agent, details=details
-        )
+        self.audit.record_memories(caller, action, [memory], **details)
 
     def _record_supersede(self, caller: Principal, closed: Memory, replacement: Memory) -> None:
         self._record(caller, AuditAction.SUPERSEDE, closed, superseded_by=replacement.id)
