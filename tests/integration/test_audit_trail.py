@@ -225,3 +225,12 @@ def test_what_the_pipeline_learns_is_recorded_as_the_pipeline_for_the_sessions_m
     assert AuditAction.WRITE in {e.action for e in learned}
     assert len({e.request_id for e in learned}) == 1 and learned[0].request_id.startswith("run_")
     assert all(e.agent == "claude-code" for e in learned if e.action is AuditAction.WRITE)
+
+
+def test_the_session_start_block_handing_over_a_handoff_is_recorded(world):
+    note = HandoffNote(project=PROJECT, summary="migrations half done", agent="codex")
+    handoff = HandoffService(world.c.memories).save_handoff(world.admin, note)
+    block = world.call("GET", "/v1/context", params={"project": PROJECT, "agent": "codex"})
+    assert "migrations half done" in block.text
+    delivered = [e for e in world.trail() if e.action is AuditAction.DELIVER]
+    assert [(e.target, e.request_id) for e in delivered] == [(handoff.id, block.headers["x-request-id"])]

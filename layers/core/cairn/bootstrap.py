@@ -232,7 +232,7 @@ def _assemble(
         audit=trail,
         # redaction re-indexes what it changes itself in both modes: the index is clean when it returns
         history=RedactionService(memories, sessions, blobs, indexer, trail, unit=unit, compact=compact),
-        context=ContextService(memories, recall, sessions),
+        context=ContextService(memories, recall, sessions, audit=trail),
         indexer=indexer,
         closers=closers,
     )
