@@ -23,7 +23,7 @@ from typing import Any
 from cairn.domain import codec
 from cairn.domain.audit import AuditAction
 from cairn.domain.errors import InvalidInput
-from cairn.domain.models import KeyScope, Memory, Principal, content_hash
+from cairn.domain.models import KeyScope, Memory, Principal, Session, content_hash
 from cairn.domain.ports import BlobStore, MemoryRepository, SessionRepository, VersionedBlobs
 from cairn.services.audit import AuditTrail
 from cairn.services.memories import Indexer, require
@@ -69,14 +69,7 @@ class RedactionService:
         project = project.strip() if project else None
         forms = _forms(needle)
         memories = self._redact_memories(caller.team_id, forms, project)
-        sessions = 0
-        for session in list(self._sessions.iter_team(caller.team_id)):
-            if project is None or session.project == project:
-                record = codec.encode_session(session)
-                cleaned = _scrub(record, forms)
-                if cleaned != record:
-                    self._sessions.put(codec.decode_session(cleaned))
-                    sessions += 1
+        sessions = self._redact_sessions(caller.team_id, forms, project)
         blobs, old_versions = self._redact_blobs(caller.team_id, forms, project)
         if self._compact is not None:
             self._compact()
@@ -107,6 +100,21 @@ class RedactionService:
                 if self._indexer:
                     self._indexer.write(docs)
         return len(changed)
+
+    def _redact_sessions(self, team_id: str, forms: tuple[str, ...], project: str | None) -> int:
+        def clean(session: Session | None) -> Session | None:
+            if session is None:
+                return None
+            record = codec.encode_session(session)
+            cleaned = _scrub(record, forms)
+            return None if cleaned == record else codec.decode_session(cleaned)
+
+        changed = 0
+        for session in list(self._sessions.iter_team(team_id)):
+            if project is None or session.project == project:
+                # read-modify-write: a pipeline run updating the session meanwhile is not overwritten
+                changed += self._sessions.update(team_id, session.id, clean) is not None
+        return changed
 
     def _redact_blobs(self, team_id: str, forms: tuple[str, ...], project: str | None) -> tuple[int, int]:
         prefix = (
