@@ -77,6 +77,9 @@ class Api(Construct):
         storage.grant_transcript_read(self.function)
         # a forced reprocess deletes the session's stage outputs so no stage skips its work
         storage.grant_blob_delete(self.function, STAGE_OUTPUTS)
+        # an admin's redaction (POST /v1/admin/redact) rewrites the team's objects and purges their
+        # earlier versions: it reads (grant_transcript_read: all of teams/*) and writes (PutObject above)
+        storage.grant_blob_redact(self.function)
         search.grant_http(self.function.role)  # type: ignore[arg-type]
 
         # MCP in its own function: hooks' cold starts skip the MCP SDK, and agents' tool traffic

@@ -139,6 +139,23 @@ class Storage(Construct):
             )
         )
 
+    def grant_blob_redact(self, grantee: iam.IGrantable) -> None:
+        """What a redaction needs beyond reading and writing the team's objects: the listing of their
+        versions and the deletion of the earlier ones (the bucket is versioned), under `teams/` only."""
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:ListBucketVersions"],
+                resources=[self.bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [f"{TRANSCRIPT_PREFIX}*"]}},
+            )
+        )
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:DeleteObjectVersion"],
+                resources=[self.bucket.arn_for_objects(f"{TRANSCRIPT_PREFIX}*")],
+            )
+        )
+
     def grant_blob_list(self, grantee: iam.IGrantable) -> None:
         """ListBucket under the transcripts' prefix: which keys exist, never their content."""
         grantee.grant_principal.add_to_principal_policy(

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 import boto3
 from botocore.config import Config
 from cairn.adapters.aws.dynamo import (
+    DynamoAuditLog,
     DynamoMemoryRepository,
     DynamoRelationRepository,
     DynamoSessionRepository,
@@ -93,6 +94,16 @@ def dynamo_stores() -> Iterator[Stores]:
             sessions=DynamoSessionRepository(table),
             teams=DynamoTeamRepository(table),
         )
+    finally:
+        drop_table(table)
+
+
+@provides("audit_log", "dynamo-moto")
+@contextmanager
+def dynamo_audit_log() -> Iterator[DynamoAuditLog]:
+    table = new_table()
+    try:
+        yield DynamoAuditLog(table, page_size=3)  # small pages: paging is exercised too
     finally:
         drop_table(table)
 

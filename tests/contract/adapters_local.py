@@ -9,6 +9,7 @@ from pathlib import Path
 from cairn.adapters.local.blobs import FilesystemBlobStore
 from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.repositories import sqlite_repositories
+from cairn.adapters.local.sqlite_audit import SqliteAuditLog
 
 from tests.contract.registry import Stores, provides
 
@@ -24,6 +25,17 @@ def sqlite_stores():
             yield Stores(
                 memories=repos.memories, relations=repos.relations, sessions=repos.sessions, teams=repos.teams
             )
+        finally:
+            db.close()
+
+
+@provides("audit_log", "sqlite")
+@contextmanager
+def sqlite_audit_log():
+    with tempfile.TemporaryDirectory() as tmp:
+        db = SqliteDatabase(Path(tmp) / "cairn.db")
+        try:
+            yield SqliteAuditLog(db)
         finally:
             db.close()
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-PORTS = ("stores", "blob_store", "search_index", "vector_cache", "index_audit")
+PORTS = ("stores", "blob_store", "search_index", "vector_cache", "index_audit", "audit_log")
 
 PROVIDERS: dict[str, dict[str, Callable[[], AbstractContextManager[Any]]]] = defaultdict(dict)
 

@@ -179,6 +179,8 @@ S3_OPERATION = {
     "HeadObject": "s3:GetObject",
     "PutObject": "s3:PutObject",
     "DeleteObject": "s3:DeleteObject",
+    "ListObjectVersions": "s3:ListBucketVersions",
+    "DeleteObjects": "s3:DeleteObjectVersion",  # per object named (with its VersionId)
 }
 
 
@@ -199,7 +201,12 @@ def needs(signing_name: str, operation: str, params: dict[str, Any], physical: P
     if signing_name == "s3":
         bucket = params["Bucket"]
         action = S3_OPERATION[operation]
-        if action == "s3:ListBucket":
+        if operation == "DeleteObjects":  # one authorisation per object, by whether it names a version
+            return [
+                Need(action if o.get("VersionId") else "s3:DeleteObject", f"arn:aws:s3:::{bucket}/{o['Key']}")
+                for o in params["Delete"]["Objects"]
+            ]
+        if action in ("s3:ListBucket", "s3:ListBucketVersions"):
             return [Need(action, f"arn:aws:s3:::{bucket}", (("s3:prefix", params.get("Prefix", "")),))]
         out = [Need(action, f"arn:aws:s3:::{bucket}/{params['Key']}")]
         key = _bucket_key(physical)

@@ -76,6 +76,7 @@ def _create_resources(template: dict, osmem_url: str) -> tuple[tp.Physical, dict
     described = ddb.describe_table(TableName=table)["Table"]
     s3 = boto3.client("s3", region_name=tp.REGION)
     s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
     key = boto3.client("kms", region_name=tp.REGION).create_key()["KeyMetadata"]
     s3.put_bucket_encryption(
         Bucket=bucket,
@@ -435,6 +436,26 @@ def test_the_api_starts_a_forced_reprocess_under_its_role(stack, api, learned):
     assert started.status_code == 202, started.text
     listed = boto3.client("s3", region_name=tp.REGION).list_objects_v2(Bucket=stack.bucket, Prefix="teams/")
     assert not [o["Key"] for o in listed.get("Contents", []) if "/stages/" in o["Key"]]
+    assert_template_grants(stack, "api")
+
+
+def test_the_api_audit_trail_and_a_redaction_work_under_its_role(stack, api, learned):
+    _, client = api
+    leak = "Evaluate Command Suitability"  # in the learned transcript and its stage outputs
+    with as_role("api", stack.credentials["api"], stack.environments["api"]):
+        made = client.post(
+            "/v1/memories", json={"kind": "fact", "content": f"{leak} soon", "project": PROJECT}
+        )
+        assert made.status_code == 201, made.text
+        redacted = client.post("/v1/admin/redact", json={"string": leak})
+        assert redacted.status_code == 200, redacted.text
+        trail = client.get("/v1/audit", params={"limit": 100})
+        assert trail.status_code == 200, trail.text
+        history = client.get(f"/v1/memories/{made.json()['id']}/audit")
+    assert redacted.json()["memories"] >= 1 and redacted.json()["blobs"] >= 1
+    assert redacted.json()["old_versions"] >= 1  # the bucket is versioned, as the stack's is
+    assert {"write", "redact"} <= {e["action"] for e in trail.json()["items"]}
+    assert [e["action"] for e in history.json()["items"]] == ["write"]
     assert_template_grants(stack, "api")
 
 

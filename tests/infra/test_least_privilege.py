@@ -64,9 +64,21 @@ def _s3_statements(synth, service: str) -> dict[str, list[dict]]:
     return by_action
 
 
-def test_api_puts_and_reads_transcripts_under_teams_and_deletes_only_stage_outputs(synth):
+def test_api_puts_and_reads_transcripts_under_teams_and_deletes_only_stage_outputs_and_old_versions(synth):
     s3 = _s3_statements(synth, "cairn-api")
-    assert set(s3) == {"s3:PutObject", "s3:GetObject", "s3:ListBucket", "s3:DeleteObject"}
+    assert set(s3) == {
+        "s3:PutObject",
+        "s3:GetObject",
+        "s3:ListBucket",
+        "s3:DeleteObject",
+        "s3:ListBucketVersions",
+        "s3:DeleteObjectVersion",
+    }
+    # a redaction purges the earlier versions of the team's objects it rewrote, under teams/ only
+    (versions,) = s3["s3:ListBucketVersions"]
+    assert versions["Condition"] == {"StringLike": {"s3:prefix": ["teams/*"]}}
+    (purge,) = s3["s3:DeleteObjectVersion"]
+    assert "/teams/*" in str(purge["Resource"])
     # presigned uploads, the cited transcript lines, and a forced reprocess's clearing of stage outputs
     assert all("/teams/*" in str(st["Resource"]) for st in s3["s3:PutObject"] + s3["s3:GetObject"])
     (listing,) = s3["s3:ListBucket"]

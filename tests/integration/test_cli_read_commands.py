@@ -91,7 +91,7 @@ def test_list_filters_like_the_api(cli):
     assert all(m["scope"] == "team" for m in team)
 
 
-def test_show_prints_everything_about_a_memory_and_json_has_memory_and_relations(cli, module_server):
+def test_show_prints_everything_about_a_memory_and_json_has_memory_relations_and_history(cli, module_server):
     old = remember(cli, "CI runs on Jenkins", "show-p")
     other = remember(cli, "Builds take 12 minutes", "show-p")
     headers = {"Authorization": f"Bearer {module_server.key}"}
@@ -104,7 +104,8 @@ def test_show_prints_everything_about_a_memory_and_json_has_memory_and_relations
     assert httpx.post(f"{module_server.url}/v1/relations", json=rel, headers=headers).status_code == 201
 
     d = doc(cli("show", new_id, "--json"))
-    assert set(d) == {"memory", "relations"} and d["memory"]["id"] == new_id
+    assert set(d) == {"memory", "relations", "history"} and d["memory"]["id"] == new_id
+    assert [e["action"] for e in d["history"]] == ["relate", "write"]  # newest first; the supersede wrote it
     assert ("relates-to", other["id"]) in {(r["predicate"], r["target_id"]) for r in d["relations"]}
 
     text = cli("show", old["id"]).stdout
@@ -112,6 +113,7 @@ def test_show_prints_everything_about_a_memory_and_json_has_memory_and_relations
     for label in ("kind", "scope", "project", "tags", "confidence", "pinned", "session", "transcript"):
         assert label in text
     assert "accessed" in text and "valid" in text
+    assert "history" in text and "supersede" in text and f"superseded_by={new_id}" in text
     text = cli("show", new_id).stdout
     assert f"{new_id} -relates-to-> {other['id']}" in text
 
@@ -119,6 +121,16 @@ def test_show_prints_everything_about_a_memory_and_json_has_memory_and_relations
     assert old["id"] not in {m["id"] for m in listed}
     listed = doc(cli("list", "--project", "show-p", "--include-superseded", "--json"))["items"]
     assert old["id"] in {m["id"] for m in listed}
+
+
+def test_audit_lists_the_teams_trail_newest_first_and_by_target(cli):
+    first = remember(cli, "Releases are cut on Fridays", "audit-p")
+    cli("forget", first["id"])
+    trail = doc(cli("audit", "--target", first["id"], "--json"))["items"]
+    assert [e["action"] for e in trail] == ["forget", "write"]
+    assert all(e["request_id"] and e["key_id"].startswith("key_") for e in trail)
+    text = cli("audit", "--limit", "5").stdout
+    assert first["id"] in text and "forget" in text
 
 
 def test_show_of_an_unknown_memory_is_one_line_with_the_servers_reason(cli):

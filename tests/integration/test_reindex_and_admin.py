@@ -57,3 +57,38 @@ def test_admin_create_team_prints_a_working_admin_key(tmp_path):
         assert who.member == "ops" and c.teams.get_team(who.team_id).name == "platform"
     finally:
         c.close()
+
+
+def test_admin_redact_removes_a_string_from_every_team_and_records_the_operator(tmp_path):
+    from cairn.bootstrap import build_container
+    from cairn.domain.audit import AuditAction
+    from cairn.settings import Settings
+
+    home = tmp_path / "home"
+    c = build_container(Settings(mode="local", home=home))
+    try:
+        _, _, secret = c.keys.create_team("platform", "ops")
+        caller = c.keys.authenticate(secret)
+        leak = "pw=Marmalade-Tractor-77"
+        c.memories.remember(caller, NewMemory(MemoryKind.FACT, f"staging login {leak}", project="p"))
+    finally:
+        c.close()
+    env = {**os.environ, "CAIRN_HOME": str(home), "COLUMNS": "250"}
+    env.pop("CAIRN_MODE", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "cairn.cli.main", "admin", "redact", "--string", leak],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1 memories" in done.stdout
+    c = build_container(Settings(mode="local", home=home))
+    try:
+        (m,) = c.memories.list(caller, MemoryFilter(project="p")).items
+        assert m.content == "staging login [REDACTED]"
+        (entry,) = [e for e in c.audit.team(caller).items if e.action is AuditAction.REDACT]
+        assert entry.member.startswith("operator:") and entry.key_id == "cli-admin"
+    finally:
+        c.close()

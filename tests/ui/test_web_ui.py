@@ -146,6 +146,15 @@ def test_pinning_and_marking_a_memory_useful_changes_it(admin_page, stack):
     assert stored.pinned and stored.confidence > 0.5 and stored.details["feedback"]["useful"] == 1
 
 
+def test_a_memory_page_lists_its_audit_trail_with_who_did_what_and_in_which_request(admin_page, stack):
+    memory_id = stack.remember("Lint runs in the pre-commit hook")
+    admin_page.goto(stack.url + f"/ui/memories/{memory_id}")
+    admin_page.get_by_role("button", name="Pin").click()
+    trail = admin_page.get_by_role("region", name="Audit trail").locator("li")
+    assert [t.split()[0] for t in trail.all_inner_texts()] == ["update", "write"]
+    assert "request" in trail.first.inner_text()
+
+
 def test_superseding_a_memory_shows_the_new_version_with_the_old_one_in_its_history(admin_page, stack):
     memory_id = stack.remember("Deploys go out on Tuesdays")
     admin_page.goto(stack.url + f"/ui/memories/{memory_id}")

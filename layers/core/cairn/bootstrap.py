@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from cairn.atomic import write_atomic
 from cairn.domain.ports import (
+    AuditLog,
     BlobStore,
     Embedder,
     IndexAudit,
@@ -30,6 +31,8 @@ from cairn.domain.ports import (
     TeamRepository,
     VectorCache,
 )
+from cairn.services.audit import AuditTrail
+from cairn.services.history import RedactionService
 from cairn.services.indexing import MemoryIndexer
 from cairn.services.keys import KeyService
 from cairn.services.memories import MemoryService
@@ -72,6 +75,8 @@ class Container:
     blobs: BlobStore
     embedder: Embedder
     reindex: ReindexService
+    audit: AuditTrail = field(default_factory=AuditTrail)
+    history: RedactionService | None = None
     context: ContextService | None = None
     digest: DigestService | None = None
     uploads: UploadService | None = None
@@ -138,6 +143,7 @@ def _build_local(
         relations=repos.relations,
         sessions=repos.sessions,
         teams=repos.teams,
+        audit_log=repos.audit,
         index=index,
         blobs=FilesystemBlobStore(settings.blob_root, _local_signing_key(settings), settings.base_url),
         index_on_write=True,
@@ -145,6 +151,7 @@ def _build_local(
         unit=db.transaction,  # a memory and its index entries commit as one
         audit=SqliteIndexAudit(db),
         target=CachingEmbedder(embedder, index),
+        compact=index.compact,  # a redaction leaves no old bytes in the file
     )
     # a store written by an older version (memory and index were two commits) may hold memories a
     # crash left unindexed: mend that before serving
@@ -172,6 +179,7 @@ def _assemble(
     relations: RelationRepository,
     sessions: SessionRepository,
     teams: TeamRepository,
+    audit_log: AuditLog,
     index: SearchIndex,
     blobs: BlobStore,
     index_on_write: bool,
@@ -180,6 +188,7 @@ def _assemble(
     audit: IndexAudit | None = None,
     quotas: TeamQuotas | None = None,
     target: Embedder | None = None,
+    compact: Callable[[], None] | None = None,
 ) -> Container:
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
@@ -189,6 +198,7 @@ def _assemble(
     from cairn.services.digest import DigestService
 
     metrics = build_metrics(settings)
+    trail = AuditTrail(audit_log)
     sessions = MeteredSessionRepository(sessions, metrics)
     indexer = MemoryIndexer(index, embedder)
     on_write = indexer if index_on_write else None
@@ -204,9 +214,9 @@ def _assemble(
     )
     container = Container(
         settings=settings,
-        memories=MemoryService(memories, relations, on_write, unit=unit, metrics=metrics),
+        memories=MemoryService(memories, relations, on_write, unit=unit, metrics=metrics, audit=trail),
         recall=recall,
-        keys=KeyService(teams, quotas=quotas),
+        keys=KeyService(teams, quotas=quotas, audit=trail),
         portability=PortabilityService(
             memories,
             relations,
@@ -215,13 +225,17 @@ def _assemble(
             unit=unit,
             vectors=index if isinstance(index, VectorCache) else None,
             model=embedder.version,
+            audit=trail,
         ),
         sessions=sessions,
         teams=teams,
         blobs=blobs,
         embedder=embedder,
         reindex=ReindexService(teams, memories, index, indexer, audit, target=target),
-        context=ContextService(memories, recall, sessions),
+        audit=trail,
+        # redaction re-indexes what it changes itself in both modes: the index is clean when it returns
+        history=RedactionService(memories, sessions, blobs, indexer, trail, unit=unit, compact=compact),
+        context=ContextService(memories, recall, sessions, audit=trail),
         digest=DigestService(memories, sessions),
         indexer=indexer,
         closers=closers,
@@ -340,6 +354,7 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
         relations=repos.relations,
         sessions=repos.sessions,
         teams=repos.teams,
+        audit_log=repos.audit,
         index=index,  # RecallService falls back to keywords over the table when OpenSearch is down
         blobs=S3BlobStore(settings.bucket, kms_key_id=settings.kms_key_id),
         index_on_write=False,

@@ -13,6 +13,7 @@ from cairn import __version__
 from cairn.api.docs import install_docs
 from cairn.api.errors import ERROR_RESPONSES, install_error_handlers
 from cairn.api.limits import BodySizeLimit
+from cairn.api.request_context import RequestContextMiddleware
 from cairn.api.request_log import RequestLog
 from cairn.bootstrap import Container
 
@@ -29,6 +30,7 @@ def create_app(container: Container, *, rest: bool = True, mcp: bool = True) -> 
     install_error_handlers(app)
     if rest:
         from cairn.api.routes import router
+        from cairn.api.routes_audit import router as audit_router
         from cairn.api.routes_context import router as context_router
         from cairn.api.routes_digest import router as digest_router
         from cairn.api.routes_uploads import router as uploads_router
@@ -37,6 +39,7 @@ def create_app(container: Container, *, rest: bool = True, mcp: bool = True) -> 
         app.include_router(router, responses=ERROR_RESPONSES)
         app.include_router(context_router, responses=ERROR_RESPONSES)
         app.include_router(digest_router, responses=ERROR_RESPONSES)
+        app.include_router(audit_router, responses=ERROR_RESPONSES)
         app.include_router(uploads_router, responses=ERROR_RESPONSES)
         install_docs(app)
         install_ui(app)  # the web UI at / and /ui/..., over the same services
@@ -49,5 +52,6 @@ def create_app(container: Container, *, rest: bool = True, mcp: bool = True) -> 
         max_bytes=container.settings.max_body_bytes,
         overrides={"/v1/uploads/": container.settings.max_upload_bytes},
     )
+    app.add_middleware(RequestContextMiddleware)  # the request id every audit entry carries
     app.add_middleware(RequestLog)  # outermost: logs failures of every layer, one line each
     return app

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from cairn.api.auth import principal
 from cairn.domain import codec
+from cairn.domain.audit import AuditAction
 from cairn.domain.errors import Unavailable
 from cairn.domain.models import KeyScope, Principal
 from cairn.services.memories import require
@@ -39,7 +40,11 @@ def reprocess(session_id: str, caller: Caller, request: Request, body: Reprocess
     caller.check_project(session.project)
     if container.runner is None:
         raise Unavailable("no pipeline runner is configured on this server")
-    container.runner.start(caller.team_id, session_id, force=bool(body and body.force))
+    force = bool(body and body.force)
+    container.runner.start(caller.team_id, session_id, force=force)
+    container.audit.record(
+        caller, AuditAction.REPROCESS, session_id, project=session.project, details={"force": force}
+    )
     return {"session": codec.encode_session(session), "queued": True}
 
 

@@ -58,6 +58,39 @@ def sync_quotas() -> None:
     out.print(f"{teams} team(s) have their quota key in usage plan {container.settings.usage_plan_id}")
 
 
+@admin_app.command("redact")
+def redact(
+    string: Annotated[str, typer.Option("--string", help="The exact text to remove (a leaked secret, say)")],
+    project: Annotated[str | None, typer.Option(help="Only this project's memories and blobs")] = None,
+    team: Annotated[
+        list[str] | None, typer.Option("--team", help="Only this team (repeatable); default all")
+    ] = None,
+) -> None:
+    """Remove a string from every version of every memory, the search index, sessions and stage outputs."""
+    import getpass
+
+    from cairn.domain.models import KeyScope, Principal
+
+    container = _container()
+    try:
+        if container.history is None:
+            err.print("error: this store cannot redact")
+            raise typer.Exit(2)
+        team_ids = team or [t.id for t in container.teams.list_teams()]
+        for team_id in team_ids:
+            # the operator acting on the store directly: recorded in the team's audit trail as such
+            operator = Principal(
+                team_id, f"operator:{getpass.getuser()}", "cli-admin", frozenset({KeyScope.ADMIN})
+            )
+            report = container.history.redact(operator, string, project)
+            out.print(
+                f"team {team_id}: {report.memories} memories, {report.sessions} sessions, "
+                f"{report.blobs} blobs rewritten; {report.old_versions} old blob versions purged"
+            )
+    finally:
+        container.close()
+
+
 def _warn_without_quotas(settings) -> None:
     if settings.mode == "aws" and not settings.usage_plan_id:
         err.print(

@@ -1,4 +1,5 @@
-"""`cairn list` and `cairn show`: every memory the team has, and everything about one of them."""
+"""`cairn list`, `cairn show` and `cairn audit`: every memory the team has, everything about one of them
+(its audit trail included), and the team's audit trail."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ MAX_PAGE = 500
 def register(app: typer.Typer) -> None:
     app.command("list")(list_memories)
     app.command("show")(show)
+    app.command("audit")(audit)
 
 
 def list_memories(
@@ -77,12 +79,13 @@ def show(
     url: Url = None,
     key: Key = None,
 ) -> None:
-    """Everything about one memory: content, provenance, supersession, details and relations."""
+    """Everything about one memory: content, provenance, supersession, details, relations and history."""
     client = CairnClient(url, key)
     m = client.request("GET", f"/v1/memories/{memory_id}")
     relations = client.request("GET", f"/v1/memories/{memory_id}/relations")["items"]
+    history = client.request("GET", f"/v1/memories/{memory_id}/audit")["items"]
     if as_json:
-        print_json({"memory": m, "relations": relations})
+        print_json({"memory": m, "relations": relations, "history": history})
         return
     p = m["provenance"]
     span = f"lines {p['line_start']}-{p['line_end']}" if p["line_start"] is not None else "-"
@@ -126,3 +129,48 @@ def show(
         ended = f" (ended {r['valid_to']})" if r["valid_to"] else ""
         edge = f"{r['source_id']} -{esc(r['predicate'])}-> {r['target_id']}"
         out.print(f"  {edge}  {r['weight']:.2f}{ended}  {r['id']}")
+    out.print("history" if history else "history       -")
+    for e in history:
+        out.print(f"  {_entry_line(e)}")
+
+
+def audit(
+    target: Annotated[str | None, typer.Option(help="Only entries about this memory, key or project")] = None,
+    limit: Annotated[int, typer.Option(help="Page size (1-500)", min=1, max=MAX_PAGE)] = 50,
+    cursor: Annotated[str | None, typer.Option(help="Continue from a previous page's cursor")] = None,
+    all_pages: Annotated[bool, typer.Option("--all", help="Every page, not just the first")] = False,
+    as_json: AsJson = False,
+    url: Url = None,
+    key: Key = None,
+) -> None:
+    """The team's audit trail, newest first: who wrote, changed, forgot, exported or redacted what (admin)."""
+    params: dict[str, Any] = {"limit": limit}
+    for name, value in (("target", target), ("cursor", cursor)):
+        if value:
+            params[name] = value
+    client = CairnClient(url, key)
+    page = client.request("GET", "/v1/audit", params=params)
+    items = list(page["items"])
+    while all_pages and page.get("next_cursor"):
+        page = client.request("GET", "/v1/audit", params={**params, "cursor": page["next_cursor"]})
+        items.extend(page["items"])
+    next_cursor = None if all_pages else page.get("next_cursor")
+    if as_json:
+        print_json({"items": items, "next_cursor": next_cursor})
+        return
+    for e in items:
+        out.print(f"{esc(e['target'])}  {_entry_line(e)}")
+    if not items:
+        out.print("[dim]no audit entries[/dim]")
+    if next_cursor:
+        err.print(f"more: --cursor {next_cursor} (or --all)")
+
+
+def _entry_line(e: dict[str, Any]) -> str:
+    """One entry: when, what, who (member, key, agent) and in which request."""
+    agent = f", agent {e['agent']}" if e.get("agent") else ""
+    details = " ".join(f"{k}={v}" for k, v in (e.get("details") or {}).items())
+    return esc(
+        f"{e['at']}  {e['action']:<10} {e['member']} (key {e['key_id']}{agent})  "
+        f"request {e.get('request_id') or '-'}" + (f"  {details}" if details else "")
+    )

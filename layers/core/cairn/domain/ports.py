@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from cairn.domain.audit import AuditEntry
 from cairn.domain.models import (
     ApiKey,
     Candidates,
@@ -136,6 +137,22 @@ class TeamRepository(Protocol):
         was read): a revocation that landed meanwhile is never overwritten. False when nothing was set."""
 
 
+@runtime_checkable
+class AuditLog(Protocol):
+    """The audit trail: append-only entries of who changed what. Kept as long as the team's data (no
+    expiry); an entry never holds a secret, so redaction leaves the trail as it is."""
+
+    def record(self, entries: Sequence[AuditEntry]) -> None:
+        """Append; an entry's id is unique, and recording the same entry twice keeps one."""
+
+    def for_target(self, team_id: str, target: str, limit: int = 100) -> list[AuditEntry]:
+        """The entries about one memory, key or project, newest first."""
+
+    def list(self, team_id: str, limit: int = 50, cursor: str | None = None) -> Page[AuditEntry]:
+        """The team's entries, newest first (by time, then id); `cursor` continues a page, a malformed
+        one raises InvalidInput."""
+
+
 @dataclass(frozen=True, slots=True)
 class UploadTarget:
     """Where and how a client uploads a blob: S3 presigned POST fields, or the local equivalent."""
@@ -170,6 +187,14 @@ class BlobStore(Protocol):
     def presign_upload(
         self, key: str, max_bytes: int, content_type: str, expires_in_s: int
     ) -> UploadTarget: ...
+
+
+@runtime_checkable
+class VersionedBlobs(Protocol):
+    """A blob store that keeps earlier versions of an object (S3 with versioning): redaction purges them."""
+
+    def purge_history(self, key: str) -> int:
+        """Delete every version of `key` but the current one; returns how many."""
 
 
 @runtime_checkable

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from cairn.domain.audit import AuditAction
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import (
     KeyScope,
@@ -38,6 +39,7 @@ from cairn.redaction import redact
 from cairn.search.analyzer import STOP_WORDS
 from cairn.search.snippets import snippet
 from cairn.services.agents import normalise_agent, normalise_agent_or_none
+from cairn.services.audit import AuditTrail
 from cairn.services.handoffs import is_waiting_handoff
 from cairn.services.memories import require
 from cairn.services.tokens import count_many
@@ -104,8 +106,10 @@ class ContextService:
         sessions: SessionRepository | None = None,
         count_tokens_many: Callable[[list[str]], list[int]] = count_many,
         clock: Callable[[], datetime] = utcnow,
+        audit: AuditTrail | None = None,
     ) -> None:
         self._memories = memories
+        self._audit = audit or AuditTrail()
         self._recall = recall
         self._sessions = sessions
         self._count = count_tokens_many
@@ -163,7 +167,7 @@ class ContextService:
         # a read-only key is shown the handoff, never consumes it; handing over is a conditional write,
         # and when another session start took this handoff a moment ago it is not shown here as well
         consuming = built.handoff_id is not None and caller.allows(KeyScope.WRITE)
-        if consuming and not self._consume(handoffs, agent):
+        if consuming and not self._consume(caller, handoffs, agent):
             built = self._render(team, project, agent, [], others, budget_tokens)
         if built.memory_ids:
             ids = [i for i in built.memory_ids if i != built.handoff_id]
@@ -377,7 +381,7 @@ class ContextService:
         )
         return AssembledContext(text, self._count([text])[0], ())
 
-    def _consume(self, handoffs: Sequence[Memory], agent: str) -> bool:
+    def _consume(self, caller: Principal, handoffs: Sequence[Memory], agent: str) -> bool:
         """Close the delivered handoff, and older ones for the same agent it makes stale.
 
         Handing over is a conditional write: False when another session start delivered the handoff
@@ -390,6 +394,8 @@ class ContextService:
             won = self._memories.put_if_undelivered(replace(h, valid_to=now, details=details, updated_at=now))
             if not i and not won:
                 return False
+            if won:  # handing over closes the handoff: a change of memory, in the audit trail too
+                self._audit.record_memories(caller, AuditAction.DELIVER, [h], delivered_to=agent)
         return True
 
 

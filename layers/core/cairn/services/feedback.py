@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from cairn.domain.audit import AuditAction
 from cairn.domain.codec import dt_out
 from cairn.domain.models import Memory, Principal, utcnow
 from cairn.services.memories import MemoryPatch, MemoryService
@@ -63,5 +64,6 @@ class FeedbackService:
             caller,
             memory_id,
             MemoryPatch(confidence=confidence, details={**memory.details, "feedback": feedback}),
+            AuditAction.FEEDBACK,
         )
         return FeedbackResult(memory=updated, previous_confidence=memory.confidence)

@@ -15,10 +15,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from cairn.domain.audit import AuditAction
 from cairn.domain.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
 from cairn.domain.ids import new_id
 from cairn.domain.models import ApiKey, KeyScope, Principal, Team, utcnow
 from cairn.domain.ports import NoTeamQuotas, TeamQuotas, TeamRepository
+from cairn.services.audit import AuditTrail
 
 log = logging.getLogger(__name__)
 LAST_USED_RESOLUTION = timedelta(minutes=1)  # last_used_at is kept to the minute: no write per request
@@ -40,8 +42,10 @@ class KeyService:
         teams: TeamRepository,
         clock: Callable[[], datetime] = utcnow,
         quotas: TeamQuotas | None = None,
+        audit: AuditTrail | None = None,
     ) -> None:
         self._teams = teams
+        self._audit = audit or AuditTrail()
         self._clock = clock
         self._quotas = quotas or NoTeamQuotas()
 
@@ -56,6 +60,7 @@ class KeyService:
         self._quotas.provision(team.id, team.name)
         self._teams.add_team(team)
         key, secret = self._issue(team.id, admin_member, "admin", frozenset({KeyScope.ADMIN}), None)
+        self._audit.record_as(team.id, key.member, key.id, AuditAction.TEAM_CREATE, team.id)
         return team, key, secret
 
     def provision_quotas(self) -> int:
@@ -80,7 +85,12 @@ class KeyService:
             raise InvalidInput("a key needs at least one scope")
         if expires_in is not None and not (timedelta(0) < expires_in <= _MAX_TTL):
             raise InvalidInput("expiry must be in the future and within 10 years")
-        return self._issue(caller.team_id, member, name, scopes, expires_in, _check_projects(projects))
+        key, secret = self._issue(caller.team_id, member, name, scopes, expires_in, _check_projects(projects))
+        details = {"member": key.member, "scopes": sorted(s.value for s in scopes)}
+        if key.projects is not None:
+            details["projects"] = sorted(key.projects)
+        self._audit.record(caller, AuditAction.KEY_CREATE, key.id, details=details)
+        return key, secret
 
     def list_keys(self, caller: Principal) -> list[ApiKey]:
         self._require_admin(caller)
@@ -94,6 +104,7 @@ class KeyService:
         if key.revoked_at is None:
             key = replace(key, revoked_at=self._clock())
             self._teams.put_key(key)
+            self._audit.record(caller, AuditAction.KEY_REVOKE, key.id, details={"member": key.member})
         return key
 
     def authenticate(self, secret: str | None, *, record_use: bool = True) -> Principal:

@@ -6,6 +6,7 @@ With a `unit` of work (local mode: one SQLite transaction) the memory and its in
 as one: the embedding is computed first, outside it, then both commit together or not at all, so a
 crash can never leave a stored memory unsearchable.
 Corrections never overwrite: `supersede` closes the old memory's validity and links the new one.
+Every change is recorded in the audit trail with the caller (inside the same unit where there is one).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, Protocol
 
+from cairn.domain.audit import AuditAction
 from cairn.domain.details import check_details
 from cairn.domain.errors import Forbidden, InvalidInput, NotFound
 from cairn.domain.ids import is_valid_id, new_id
@@ -41,6 +43,7 @@ from cairn.domain.ports import (
     NoMetrics,
     RelationRepository,
 )
+from cairn.services.audit import AuditTrail
 
 MAX_CONTENT_CHARS = 20_000
 PREDICATES = frozenset({"uses", "fixes", "caused-by", "supersedes", "part-of", "relates-to", "contradicts"})
@@ -126,8 +129,10 @@ class MemoryService:
         clock: Callable[[], datetime] = utcnow,
         unit: Callable[[], AbstractContextManager[Any]] | None = None,
         metrics: Metrics | None = None,
+        audit: AuditTrail | None = None,
     ) -> None:
         self._memories = memories
+        self.audit = audit or AuditTrail()
         self._relations = relations
         self._indexer = indexer
         self._clock = clock
@@ -161,6 +166,7 @@ class MemoryService:
                 self._memories.add(memory)
             if self._indexer:
                 self._indexer.write(docs)
+            self.audit.record_memories(caller, AuditAction.WRITE, list(created.values()))
         self._metrics.count(BusinessMetric.MEMORIES_WRITTEN, len(created))
         return out
 
@@ -170,7 +176,10 @@ class MemoryService:
             return found
         return None
 
-    def update(self, caller: Principal, memory_id: str, patch: MemoryPatch) -> Memory:
+    def update(
+        self, caller: Principal, memory_id: str, patch: MemoryPatch, action: AuditAction = AuditAction.UPDATE
+    ) -> Memory:
+        """`action` names the change in the audit trail (feedback and outcomes are updates too)."""
         require(caller, KeyScope.WRITE)
         current = self.writable(caller, memory_id)
         changes: dict[str, Any] = {k: v for k, v in _patch_fields(patch).items() if v is not None}
@@ -187,6 +196,7 @@ class MemoryService:
             self._memories.put(updated)
             if self._indexer:
                 self._indexer.write(docs)
+            self._record(caller, action, updated, fields=sorted(changes))
         return updated
 
     def mark_delivered(self, caller: Principal, memory: Memory, details: Mapping[str, Any]) -> Memory | None:
@@ -202,15 +212,17 @@ class MemoryService:
                 return None
             if self._indexer:
                 self._indexer.write(docs)
+            self._record(caller, AuditAction.DELIVER, updated)
         return updated
 
     def forget(self, caller: Principal, memory_id: str) -> None:
         require(caller, KeyScope.WRITE)
-        self.writable(caller, memory_id)  # NotFound for other teams' or others' personal memories
+        memory = self.writable(caller, memory_id)  # NotFound for other teams' or others' personal memories
         with self._unit():
             self._memories.delete(caller.team_id, memory_id)
             if self._indexer:
                 self._indexer.remove(caller.team_id, [memory_id])
+            self._record(caller, AuditAction.FORGET, memory)
 
     def supersede(self, caller: Principal, old_id: str, new: NewMemory) -> tuple[Memory, Memory]:
         """Replace `old_id` by a new memory; the old one stays in history, closed and linked."""
@@ -236,6 +248,7 @@ class MemoryService:
             self._memories.supersede(closed, replacement, link)
             if self._indexer:
                 self._indexer.write(docs)
+            self._record_supersede(caller, closed, replacement)
             self._metrics.count(BusinessMetric.MEMORIES_WRITTEN)
             return closed, replacement
         with self._unit():
@@ -244,6 +257,7 @@ class MemoryService:
             self._relations.add(link)
             if self._indexer:
                 self._indexer.write(docs)
+            self._record_supersede(caller, closed, replacement)
         self._metrics.count(BusinessMetric.MEMORIES_WRITTEN)
         return closed, replacement
 
@@ -269,19 +283,33 @@ class MemoryService:
             weight=weight,
         )
         self._relations.add(relation)
+        self.audit.record(
+            caller,
+            AuditAction.RELATE,
+            source_id,
+            details={"relation": relation.id, "predicate": predicate, "target": target_id},
+        )
         return relation
 
     def unrelate(self, caller: Principal, relation_id: str) -> None:
         require(caller, KeyScope.WRITE)
         _check_id(relation_id, "rel")
+        relation = self._relations.get(caller.team_id, relation_id)
+        if relation is None:
+            raise NotFound(f"no relation {relation_id}")
         if caller.projects is not None:  # a limited key unlinks only what it could have linked
-            relation = self._relations.get(caller.team_id, relation_id)
-            if relation is None or not self._visible(caller, relation.source_id, relation.target_id):
+            if not self._visible(caller, relation.source_id, relation.target_id):
                 raise NotFound(f"no relation {relation_id}")
             self.writable(caller, relation.source_id)
             self.writable(caller, relation.target_id)
         if not self._relations.delete(caller.team_id, relation_id):
             raise NotFound(f"no relation {relation_id}")
+        self.audit.record(
+            caller,
+            AuditAction.UNRELATE,
+            relation.source_id,
+            details={"relation": relation_id, "predicate": relation.predicate, "target": relation.target_id},
+        )
 
     # --- reads --------------------------------------------------------------------------------
     def get(self, caller: Principal, memory_id: str) -> Memory:
@@ -329,7 +357,19 @@ class MemoryService:
         seen = {i for i, m in found.items() if caller.sees(m)}
         return [r for r in relations if (r.target_id if r.source_id == memory_id else r.source_id) in seen]
 
+    def history(self, caller: Principal, memory_id: str, limit: int = 100):
+        """The audit trail of one memory the caller may see, newest first."""
+        self.get(caller, memory_id)
+        return self.audit.about(caller, memory_id, limit)
+
     # --- helpers ------------------------------------------------------------------------------
+    def _record(self, caller: Principal, action: AuditAction, memory: Memory, **details: Any) -> None:
+        self.audit.record_memories(caller, action, [memory], **details)
+
+    def _record_supersede(self, caller: Principal, closed: Memory, replacement: Memory) -> None:
+        self._record(caller, AuditAction.SUPERSEDE, closed, superseded_by=replacement.id)
+        self._record(caller, AuditAction.WRITE, replacement, supersedes=closed.id)
+
     def _build(self, caller: Principal, new: NewMemory) -> Memory:
         content = _clean_content(new.content)
         _check_confidence(new.confidence)

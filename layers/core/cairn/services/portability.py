@@ -24,10 +24,12 @@ from typing import Any
 import numpy as np
 
 from cairn.domain import codec
+from cairn.domain.audit import AuditAction
 from cairn.domain.details import check_details
 from cairn.domain.errors import Conflict, Forbidden, InvalidInput
 from cairn.domain.models import IndexedMemory, KeyScope, Memory, Principal, Relation, Session, vector_key
 from cairn.domain.ports import MemoryRepository, RelationRepository, SessionRepository, VectorCache
+from cairn.services.audit import AuditTrail
 from cairn.services.memories import Indexer, require
 
 
@@ -49,7 +51,9 @@ class PortabilityService:
         unit: Callable[[], AbstractContextManager[Any]] | None = None,
         vectors: VectorCache | None = None,
         model: str | None = None,  # the embedder's version, whose vectors travel with the memories
+        audit: AuditTrail | None = None,
     ) -> None:
+        self._audit = audit or AuditTrail()
         self._memories = memories
         self._relations = relations
         self._sessions = sessions
@@ -62,6 +66,7 @@ class PortabilityService:
         """The team's sessions, memories and relations; for a key limited to projects, only those
         projects' (no team-global memory, no session of another project or of none)."""
         require(caller, KeyScope.ADMIN)
+        self._audit.record(caller, AuditAction.EXPORT, caller.team_id)
         team = caller.team_id
         exported: set[str] = set()
         for s in self._sessions.iter_team(team):
@@ -123,6 +128,7 @@ class PortabilityService:
                 counts["skipped"] += 1
                 continue
             counts[kind] += 1
+        self._audit.record(caller, AuditAction.IMPORT, team, details=counts)
         return ImportReport(counts["memory"], counts["relation"], counts["session"], counts["skipped"])
 
     def _check_reach(self, caller: Principal, records: list[Memory | Relation | Session]) -> None:

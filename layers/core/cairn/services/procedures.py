@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from cairn.domain.audit import AuditAction
 from cairn.domain.codec import dt_out
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Principal, utcnow
@@ -93,5 +94,7 @@ class ProcedureService:
             "last_outcome": outcome.value,
             "last_outcome_at": dt_out(self._clock()),
         }
-        updated = self._memories.update(caller, procedure_id, MemoryPatch(details=details))
+        updated = self._memories.update(
+            caller, procedure_id, MemoryPatch(details=details), AuditAction.OUTCOME
+        )
         return stats_of(updated)

@@ -15,10 +15,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from cairn.domain.audit import AuditAction
 from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.models import KeyScope, Principal, Session, utcnow
 from cairn.domain.ports import BlobStore, SessionRepository, UploadTarget
 from cairn.domain.vocabulary import SessionStatus
+from cairn.services.audit import AuditTrail
 from cairn.services.memories import require
 
 TRANSCRIPT_CONTENT_TYPE = "application/gzip"
@@ -90,9 +92,11 @@ class UploadService:
         max_upload_bytes: int,
         url_ttl_s: int,
         clock: Callable[[], datetime] = utcnow,
+        audit: AuditTrail | None = None,
     ) -> None:
         self._blobs = blobs
         self._sessions = sessions
+        self._audit = audit or AuditTrail()
         self._max = max_upload_bytes
         self._ttl = url_ttl_s
         self._clock = clock
@@ -114,6 +118,10 @@ class UploadService:
         if not 1 <= req.size <= self._max:
             raise InvalidInput(f"bytes must be between 1 and {self._max}", limit=self._max)
         self._record_session(caller, agent, req.session_id, project)
+        details = {"part": req.part, "bytes": req.size}
+        self._audit.record(
+            caller, AuditAction.UPLOAD, req.session_id, project=project, agent=agent, details=details
+        )
         key = transcript_key(caller.team_id, project, req.session_id, req.part)
         return self._blobs.presign_upload(key, min(req.size, self._max), TRANSCRIPT_CONTENT_TYPE, self._ttl)
 
@@ -160,7 +168,21 @@ class UploadService:
                 session, transcript_keys=keys, ended_at=now, updated_at=now, status=SessionStatus.RECEIVED
             )
 
-        return self._sessions.update(part.team_id, part.session_id, add_part)
+        session = self._sessions.update(part.team_id, part.session_id, add_part)
+        if session is not None:  # the actor is whoever was granted the upload (the signed key says so)
+            member = session.member or "unknown"
+            details = {"part": _part_number(key), "stored": True}
+            self._audit.record_as(
+                part.team_id,
+                member,
+                "upload-grant",
+                AuditAction.UPLOAD,
+                session.id,
+                session.project,
+                session.agent,
+                details,
+            )
+        return session
 
     def record_stored_parts(self, team_ids: Iterable[str]) -> int:
         """Record the parts a crash stored but never recorded (locally the PUT writes the part, then

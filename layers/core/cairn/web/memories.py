@@ -161,6 +161,7 @@ def memory_page(memory_id: str, request: Request, who: Who) -> Response:
         m=memory,
         history=_history(c, who.principal, memory),
         related=_related(c, who.principal, memory),
+        audit=c.memories.history(who.principal, memory_id),
         feedback=feedback,
         details=details,
         transcript_url=_transcript_url(request, memory.provenance),

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cairn.adapters.aws.dynamo_audit import DynamoAuditLog
 from cairn.adapters.aws.dynamo_directory import DynamoSessionRepository, DynamoTeamRepository
 from cairn.adapters.aws.dynamo_memories import DynamoMemoryRepository, DynamoRelationRepository
 from cairn.adapters.aws.dynamo_table import GSI_NAMES, TTL_ATTRIBUTE, DynamoTable, create_table
 
 __all__ = [
+    "DynamoAuditLog",
     "GSI_NAMES",
     "TTL_ATTRIBUTE",
     "DynamoMemoryRepository",
@@ -33,6 +35,7 @@ class DynamoRepositories:
     relations: DynamoRelationRepository
     sessions: DynamoSessionRepository
     teams: DynamoTeamRepository
+    audit: DynamoAuditLog
 
 
 def dynamo_repositories(
@@ -49,4 +52,5 @@ def dynamo_repositories(
         DynamoRelationRepository(table),
         DynamoSessionRepository(table),
         DynamoTeamRepository(table),
+        DynamoAuditLog(table),
     )

@@ -16,6 +16,7 @@ are global, because they are what finds a team in the first place.
     session      T#S#<id>        S           T#SESS / updated#id       gsi2 T#SP#<project> / updated#id
     team         T               TEAM        TEAMS / <team id>
     api key      T               KEY#<id>    KEY#<hash> / KEY
+    audit entry  T#AUD#<target>  A#<at>#<id> T#AUDIT / <at>#<id>
 
 (`T` is the team id, `home` is `TEAM` for team-global memories and `P#<project or ~>` otherwise.)
 Memory/session GSI sort keys are `<UTC timestamp, fixed width>#<id>`, so "newest first" is a descending

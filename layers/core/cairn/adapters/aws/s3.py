@@ -79,6 +79,23 @@ class S3BlobStore:
         check_key(key)
         self._s3.delete_object(Bucket=self._bucket, Key=key)
 
+    def purge_history(self, key: str) -> int:
+        """Delete every earlier version of `key` (the bucket is versioned): after a redaction rewrote an
+        object, its old text must not stay readable as a noncurrent version. Returns how many."""
+        check_key(key)
+        old: list[dict[str, str]] = []
+        for page in self._s3.get_paginator("list_object_versions").paginate(Bucket=self._bucket, Prefix=key):
+            old += [
+                {"Key": v["Key"], "VersionId": v["VersionId"]}
+                for v in page.get("Versions", []) + page.get("DeleteMarkers", [])
+                if v["Key"] == key and not v.get("IsLatest")
+            ]
+        for start in range(0, len(old), 1000):
+            self._s3.delete_objects(
+                Bucket=self._bucket, Delete={"Objects": old[start : start + 1000], "Quiet": True}
+            )
+        return len(old)
+
     def presign_upload(self, key: str, max_bytes: int, content_type: str, expires_in_s: int) -> UploadTarget:
         # `${filename}` in a key makes S3 substitute the uploader's file name (and boto3 then relaxes the
         # key condition to starts-with), which would let a client choose where its upload lands

@@ -90,6 +90,13 @@ class SqliteDatabase:
                 raise
             self._conn.execute("COMMIT")
 
+    def compact(self) -> None:
+        """Rewrite the file without its free pages and empty the WAL, so the bytes of deleted or
+        overwritten rows are gone from disk (after a redaction), not merely unreachable."""
+        with self._lock:
+            self._conn.execute("VACUUM")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def ensure_schema(self, ddl: str) -> None:
         with self._lock:
             self._conn.executescript(ddl)

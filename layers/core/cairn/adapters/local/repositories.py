@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cairn.adapters.local.db import SqliteDatabase
+from cairn.adapters.local.sqlite_audit import SqliteAuditLog
 from cairn.adapters.local.sqlite_directory import SqliteSessionRepository, SqliteTeamRepository
 from cairn.adapters.local.sqlite_memories import SqliteMemoryRepository, SqliteRelationRepository
 
 __all__ = [
+    "SqliteAuditLog",
     "SqliteMemoryRepository",
     "SqliteRelationRepository",
     "SqliteRepositories",
@@ -29,6 +31,7 @@ class SqliteRepositories:
     relations: SqliteRelationRepository
     sessions: SqliteSessionRepository
     teams: SqliteTeamRepository
+    audit: SqliteAuditLog
 
 
 def sqlite_repositories(db: SqliteDatabase) -> SqliteRepositories:
@@ -38,4 +41,5 @@ def sqlite_repositories(db: SqliteDatabase) -> SqliteRepositories:
         SqliteRelationRepository(db),
         SqliteSessionRepository(db),
         SqliteTeamRepository(db),
+        SqliteAuditLog(db),
     )

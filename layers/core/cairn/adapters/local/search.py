@@ -157,6 +157,13 @@ class SqliteSearchIndex:
             conn.execute("DELETE FROM search_docs WHERE team_id = ?", (team_id,))
             self._bump(conn, team_id)
 
+    def compact(self) -> None:
+        """Merge the full-text index into one segment (FTS5 keeps a deleted entry's terms in older
+        segments until a merge), then compact the file: after a redaction no old text stays on disk."""
+        with self._db.transaction() as conn:
+            conn.execute("INSERT INTO search_fts(search_fts) VALUES('optimize')")
+        self._db.compact()
+
     def warm(self, team_id: str) -> None:
         """Build the team's in-memory view now (a server start), not on its first search."""
         self._view(team_id)

@@ -14,6 +14,8 @@ import queue
 import threading
 from typing import Any
 
+from cairn.domain.audit import in_request
+from cairn.domain.ids import new_id
 from cairn.domain.ports import TeamRepository
 from cairn.domain.vocabulary import UNFINISHED_STATUSES, SessionStatus
 from cairn.pipeline.deps import PipelineDeps
@@ -87,7 +89,8 @@ class InlinePipelineRunner:
         if before is None:
             return None
         try:
-            stats = run_stages(self.deps, ref)
+            with in_request(new_id("run")):  # one request id for the audit entries of this run
+                stats = run_stages(self.deps, ref)
         except Exception as exc:
             stage = getattr(exc, "stage", "pipeline")
             log.warning(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cairn.domain.audit import in_request
 from cairn.domain.errors import InvalidInput
 from cairn.domain.vocabulary import SessionStatus
 from cairn.pipeline import keys as k
@@ -77,12 +78,14 @@ def extract_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
 
 
 def consolidate_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
-    return consolidate(deps, _chunk_result(deps, state)).model_dump(mode="json")
+    with in_request(f"run:{_run(state)}"):  # the audit trail's request id of the memories it writes
+        return consolidate(deps, _chunk_result(deps, state)).model_dump(mode="json")
 
 
 def reflect_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
     done = ConsolidateResult.model_validate(state["consolidate"])
-    result = reflect(deps, done)
+    with in_request(f"run:{_run(state)}"):
+        result = reflect(deps, done)
     extracted = state.get("extract") or []
     stats = {
         "parse": {"parts": state["parse"]["parts"], "events": state["parse"]["events"]},

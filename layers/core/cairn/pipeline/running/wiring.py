@@ -48,7 +48,11 @@ def attach_pipeline(
     settings = container.settings
     container.transcripts = TranscriptReader(container.sessions, container.blobs)
     container.uploads = UploadService(
-        container.blobs, container.sessions, settings.max_upload_bytes, settings.upload_url_ttl_s
+        container.blobs,
+        container.sessions,
+        settings.max_upload_bytes,
+        settings.upload_url_ttl_s,
+        audit=container.audit,
     )
     container.pipeline = PipelineDeps(
         blobs=container.blobs,
