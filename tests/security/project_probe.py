@@ -263,6 +263,17 @@ def rest_probes(world: World) -> dict[tuple[str, str], list[dict[str, Any]]]:
         ("GET", "/v1/sessions/{session_id}/transcript"): [
             get(f"/v1/sessions/{B_SESSION}/transcript", line_start=1, around=5)
         ],
+        ("GET", "/v1/projects/{project}/digest"): [
+            get(f"/v1/projects/{PROJECT_B}/digest"),
+            get(f"/v1/projects/{PROJECT_B}/digest", sessions=5),
+        ],
+        ("GET", "/v1/audit"): [get("/v1/audit"), get("/v1/audit", target=b["fact"])],
+        ("GET", "/v1/memories/{memory_id}/audit"): [get(f"/v1/memories/{i}/audit") for i in b_memories],
+        # the marker is B's content: a redaction reaching B would change it
+        ("POST", "/v1/admin/redact"): [
+            send("POST", "/v1/admin/redact", {"string": MARK}),
+            send("POST", "/v1/admin/redact", {"string": MARK, "project": PROJECT_B}),
+        ],
     }
 
 
@@ -312,6 +323,7 @@ def mcp_probes(world: World) -> dict[str, list[dict[str, Any]]]:
             {"project": PROJECT_A, "prompt": "bravo deploy"},
         ],
         "feedback": [{"id": i, "signal": "helpful"} for i in (b["fact"], world.team_memory)],
+        "digest": [{"project": PROJECT_B}, {"project": PROJECT_B, "sessions": 5}],
     }
 
 
@@ -360,6 +372,7 @@ def ui_probes(world: World) -> dict[tuple[str, str], list[dict[str, Any]]]:
             post(f"/ui/memories/{i}/feedback", signal="helpful", note="") for i in ids
         ],
         ("GET", "/ui/sessions"): [get("/ui/sessions"), get("/ui/sessions", project=PROJECT_B)],
+        ("GET", "/ui/digest"): [get("/ui/digest"), get("/ui/digest", project=PROJECT_B)],
         ("GET", "/ui/sessions/{session_id}"): [get(f"/ui/sessions/{B_SESSION}")],
         ("POST", "/ui/sessions/{session_id}/reprocess"): [
             post(f"/ui/sessions/{B_SESSION}/reprocess", force="1")

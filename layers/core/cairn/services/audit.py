@@ -106,8 +106,13 @@ class AuditTrail:
         if self._log is None:
             return Page(items=())
         if target is not None:
-            return Page(items=tuple(self._log.for_target(caller.team_id, target, limit)))
-        return self._log.list(caller.team_id, limit, cursor)
+            page = Page(items=tuple(self._log.for_target(caller.team_id, target, limit)))
+        else:
+            page = self._log.list(caller.team_id, limit, cursor)
+        if caller.projects is None:
+            return page
+        # a key limited to projects reads only their entries (a page may hold fewer; the cursor goes on)
+        return Page(tuple(e for e in page.items if caller.reaches(e.project)), page.next_cursor)
 
 
 def _check(limit: int) -> None:

@@ -185,6 +185,7 @@ class DigestService:
         project = (project or "").strip()
         if not project or len(project) > MAX_PROJECT_CHARS:
             raise InvalidInput(f"project must be 1 to {MAX_PROJECT_CHARS} characters")
+        caller.check_project(project)  # a key limited to projects digests only those
         if sessions is not None and since is not None:
             raise InvalidInput("give either sessions or since, not both")
         if sessions is not None and not 1 <= sessions <= MAX_SESSIONS:

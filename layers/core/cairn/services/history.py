@@ -22,7 +22,7 @@ from typing import Any
 
 from cairn.domain import codec
 from cairn.domain.audit import AuditAction
-from cairn.domain.errors import InvalidInput
+from cairn.domain.errors import Forbidden, InvalidInput
 from cairn.domain.models import KeyScope, Memory, Principal, Session, content_hash
 from cairn.domain.ports import BlobStore, MemoryRepository, SessionRepository, VersionedBlobs
 from cairn.services.audit import AuditTrail
@@ -67,6 +67,10 @@ class RedactionService:
         if not MIN_CHARS <= len(needle) <= MAX_CHARS or not needle.strip():
             raise InvalidInput(f"the string to redact must be {MIN_CHARS}-{MAX_CHARS} characters")
         project = project.strip() if project else None
+        if project is None and caller.projects is not None:
+            raise Forbidden("redacting the whole team needs an admin key for every project of the team")
+        if project is not None:
+            caller.check_project(project)
         forms = _forms(needle)
         memories = self._redact_memories(caller.team_id, forms, project)
         sessions = self._redact_sessions(caller.team_id, forms, project)
