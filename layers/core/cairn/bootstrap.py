@@ -280,7 +280,10 @@ def _opensearch_index(settings: Settings) -> OpenSearchIndex:
     from cairn.adapters.aws.opensearch import OpenSearchIndex, opensearch_client
 
     client = opensearch_client(
-        settings.opensearch_endpoint, settings.aws_region, auth=settings.opensearch_auth
+        settings.opensearch_endpoint,
+        settings.aws_region,
+        auth=settings.opensearch_auth,
+        timeout=settings.opensearch_timeout_s,
     )
     return OpenSearchIndex(
         client,
@@ -428,5 +431,5 @@ def build_distributed_reindex(
         S3BlobStore(settings.bucket, kms_key_id=settings.kms_key_id),
         OpenSearchIndexBuilds(index, index.client),
         embedder or shared_embedder(),
-        **options,
+        **({"settle_s": settings.reindex_settle_s} | options),
     )
