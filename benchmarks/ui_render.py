@@ -39,7 +39,6 @@ from cairn.domain.ids import new_id
 from cairn.domain.models import IndexedMemory, Memory, MemoryKind, Provenance, Scope, Session, content_hash
 from cairn.services.keys import KeyService
 from cairn.settings import Settings
-from cairn.web import overview as web_overview
 from fastapi.testclient import TestClient
 
 PROJECTS = [f"github.com/acme/service-{i}" for i in range(5)]
@@ -155,8 +154,7 @@ def main() -> None:
         print(f"populated {args.memories} memories in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         container = build_container(Settings(mode="local", home=home))
         pages = {
-            "overview (counts cached)": "/ui/",
-            "overview (counts recomputed)": "/ui/",
+            "overview (counters kept on write)": "/ui/",
             "memories (first page)": "/ui/memories",
             "memories (project + kind filter)": f"/ui/memories?project={PROJECTS[1]}&kind=decision",
             "memories (hybrid search)": "/ui/memories?q=payments+module_42+invariants",
@@ -180,8 +178,6 @@ def main() -> None:
                         assert client.get(path).status_code == 200, path
                     ms = []
                     for _ in range(args.runs):
-                        if "recomputed" in label:
-                            web_overview._counts_cache.clear()  # what a first visit (or one 30 s on) pays
                         start = time.perf_counter()
                         response = client.get(path)
                         ms.append((time.perf_counter() - start) * 1000)

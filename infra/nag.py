@@ -48,6 +48,7 @@ def acknowledge_findings(stack: CairnStack) -> None:
         stack.indexer.function,
         *stack.pipeline.functions.values(),
         stack.pipeline.sweeper,
+        *stack.reindex.functions.values(),
     ]
     _ack(
         stack.api.ui_secret,
@@ -82,6 +83,7 @@ def acknowledge_findings(stack: CairnStack) -> None:
         stack.auth.function,
         *stack.pipeline.functions.values(),
         stack.pipeline.sweeper,
+        *stack.reindex.functions.values(),
     ]
     for fn in table_users:
         _ack(
@@ -120,8 +122,28 @@ def acknowledge_findings(stack: CairnStack) -> None:
         [_logical("StorageTranscripts", "/teams/*")],
     )
 
-    for fn in (stack.api.function, stack.api.mcp_function, stack.indexer.function):
+    for fn in (
+        stack.api.function,
+        stack.api.mcp_function,
+        stack.indexer.function,
+        *stack.reindex.functions.values(),
+    ):
         _ack(fn, "IAM5", "es:ESHttp* on the index paths of this one OpenSearch domain.", [domain_paths])
+    _ack(
+        stack.reindex.state_machine,
+        "IAM5",
+        "CDK's Distributed Map policy: start, describe and stop this state machine's own child executions "
+        "(execution ARNs are per run), invoke the reindex tasks' versions (:*), read the manifest object "
+        "of this one bucket and decrypt it with the stack's key.",
+    )
+    for fn in stack.reindex.functions.values():
+        _ack(
+            fn,
+            "IAM5",
+            "A model-change reindex reads and writes its pages, done markers and run record under the "
+            "reindex/ prefix of this one bucket only.",
+            [_logical("StorageTranscripts", "/reindex/*")],
+        )
     _ack(
         stack.pipeline.functions["consolidate"],
         "IAM5",

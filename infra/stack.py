@@ -13,6 +13,7 @@ from infra.units.auth import Auth
 from infra.units.observability import Observability
 from infra.units.pipeline import Pipeline
 from infra.units.quotas import Quotas
+from infra.units.reindex import Reindex
 from infra.units.search import Indexer, Search
 from infra.units.shared_layer import SharedRuntime
 from infra.units.storage import Storage
@@ -45,6 +46,7 @@ class CairnStack(Stack):
         search = Search(self, "Search", config=config)
         indexer = Indexer(self, "Indexer", config=config, runtime=runtime, storage=storage, search=search)
         pipeline = Pipeline(self, "Pipeline", config=config, runtime=runtime, storage=storage, search=search)
+        reindex = Reindex(self, "Reindex", config=config, runtime=runtime, storage=storage, search=search)
         auth = Auth(self, "Auth", config=config, runtime=runtime, storage=storage)
         api = Api(
             self,
@@ -72,6 +74,7 @@ class CairnStack(Stack):
                 "Indexer": indexer.function,
                 **{name.capitalize(): fn for name, fn in pipeline.functions.items()},
                 "Sweeper": pipeline.sweeper,
+                **{f"Reindex{name.title().replace('_', '')}": fn for name, fn in reindex.functions.items()},
             },
             queues={"Pipeline": pipeline.dead_letter, "Indexer": indexer.dead_letter},
             state_machine=pipeline.state_machine,
@@ -80,13 +83,14 @@ class CairnStack(Stack):
 
         self.storage, self.search, self.indexer, self.pipeline = storage, search, indexer, pipeline
         self.auth, self.api, self.observability, self.assets = auth, api, observability, assets
-        self.quotas = quotas
+        self.quotas, self.reindex = quotas, reindex
 
         CfnOutput(self, "ApiUrl", value=api.rest_api.url)
         CfnOutput(self, "TableName", value=storage.table.table_name)
         CfnOutput(self, "BucketName", value=storage.bucket.bucket_name)
         CfnOutput(self, "OpenSearchEndpoint", value=search.endpoint_url)
         CfnOutput(self, "StateMachineArn", value=pipeline.state_machine.state_machine_arn)
+        CfnOutput(self, "ReindexStateMachineArn", value=reindex.state_machine.state_machine_arn)
         CfnOutput(self, "UsagePlanId", value=quotas.usage_plan.usage_plan_id)  # CAIRN_USAGE_PLAN_ID
         CfnOutput(self, "AlarmTopicArn", value=observability.topic.topic_arn)
         if observability.dashboard is not None:

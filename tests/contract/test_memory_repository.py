@@ -507,3 +507,58 @@ def test_counts_agree_with_what_list_admits_by_project_scope_and_kind(stores):
     alice = {(c.project, c.scope, c.kind): c.count for c in repo.counts(TEAM_A, MemoryFilter(member="alice"))}
     assert alice[("proj-1", Scope.PROJECT, MemoryKind.FACT)] == 2
     assert alice[("proj-1", Scope.PERSONAL, MemoryKind.FACT)] == 1  # bob's personal one is not hers
+
+
+def _scan_counts(repo, team_id: str, flt: MemoryFilter) -> dict[tuple, int]:
+    listed: dict[tuple, int] = {}
+    for m in list_all(repo, team_id, flt, limit=100):
+        key = (m.project, m.scope, m.kind)
+        listed[key] = listed.get(key, 0) + 1
+    return listed
+
+
+def test_counts_kept_on_write_equal_a_scan_after_adds_supersedes_forgets_moves_and_deletes(stores):
+    repo = stores.memories
+    assert repo.counts(TEAM_A, MemoryFilter(member="alice")) == []  # counters exist from the first read on
+    rng = random.Random(7)
+    kinds = [MemoryKind.FACT, MemoryKind.DECISION, MemoryKind.PREFERENCE]
+    live: list[Memory] = []
+    for n in range(40):
+        scope = rng.choice([Scope.PROJECT, Scope.PROJECT, Scope.TEAM, Scope.PERSONAL])
+        m = memory(
+            minute=n,
+            kind=rng.choice(kinds),
+            scope=scope,
+            project=None if scope is Scope.TEAM else rng.choice(["proj-1", "proj-2"]),
+            owner=rng.choice(["alice", "bob"]) if scope is Scope.PERSONAL else None,
+        )
+        repo.add(m)
+        live.append(m)
+    repo.add(memory(TEAM_B, minute=1))
+    for n, old in enumerate(live[:6]):  # supersedes: the old one closed, its replacement current
+        new = memory(minute=100 + n, kind=old.kind, scope=old.scope, project=old.project, owner=old.owner)
+        closed = replace(old, superseded_by=new.id, valid_to=new.created_at)
+        if hasattr(repo, "supersede"):
+            at = new.created_at
+            link = Relation(new_id("rel"), TEAM_A, new.id, "supersedes", old.id, at, at)
+            repo.supersede(closed, new, link)
+        else:
+            repo.put(closed)
+            repo.add(new)
+    for old in live[6:10]:  # forgets close a memory in place
+        repo.put(replace(old, valid_to=BASE + timedelta(days=1)))
+    for old in live[10:13]:  # edits that move a memory to another kind and project
+        repo.put(replace(old, kind=MemoryKind.DECISION, project="proj-3", scope=Scope.PROJECT, owner=None))
+    for old in live[13:17]:
+        assert repo.delete(TEAM_A, old.id)
+    repo.put(live[20])  # a put that changes nothing counted
+    for flt in (
+        MemoryFilter(member="alice"),
+        MemoryFilter(member="bob", project="proj-1"),
+        MemoryFilter(member="alice", project="proj-3", include_team_scope=False),
+        MemoryFilter(member="bob", kinds=frozenset({MemoryKind.DECISION})),
+        MemoryFilter(member="alice", projects=frozenset({"proj-2"})),  # a key limited to projects
+    ):
+        counted = {(c.project, c.scope, c.kind): c.count for c in repo.counts(TEAM_A, flt)}
+        assert counted == _scan_counts(repo, TEAM_A, flt), flt
+    assert sum(c.count for c in repo.counts(TEAM_B, MemoryFilter())) == 1

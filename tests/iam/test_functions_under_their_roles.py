@@ -42,6 +42,7 @@ FUNCTIONS = {
     "indexer": ("cairn-indexer", "handler.handler"),
     "sweeper": ("cairn-sweeper", "handler.handler"),
     **{f"pipeline.{s}": ("cairn-pipeline", f"handler.{s}") for s in tp.STAGES},
+    **{f"reindex.{t}": ("cairn-reindex", f"handler.{t}") for t in ("plan", "embed_page", "finish")},
 }
 
 
@@ -158,6 +159,8 @@ def _environment(template: dict, physical: tp.Physical, label: str, osmem_url: s
     )
     if "CAIRN_OPENSEARCH_ENDPOINT" in env:
         env["CAIRN_OPENSEARCH_ENDPOINT"] = osmem_url
+    if label.startswith("reindex."):
+        env["CAIRN_REINDEX_SETTLE_S"] = "0"  # no stream indexer runs here to wait for
     return env
 
 
@@ -530,3 +533,22 @@ def test_statements_moto_checks_by_action_alone_name_only_this_stacks_resources(
                     label,
                     resource,
                 )
+
+
+# --- the model-change reindex (last: its swap turns the served index into an alias) --------------------
+
+
+def test_a_distributed_reindex_plans_embeds_its_pages_and_swaps_under_the_tasks_roles(stack, learned):
+    plan = _run(stack, "reindex.plan", "plan", {}, code_dir="reindex")
+    assert plan["pages"] >= 1 and plan["resumed"] is False
+    with as_role("reindex.plan", stack.credentials["reindex.plan"], stack.environments["reindex.plan"]):
+        manifest = json.loads(
+            boto3.client("s3", region_name=tp.REGION)
+            .get_object(Bucket=stack.bucket, Key="reindex/manifest.json")["Body"]
+            .read()
+        )
+    for item in manifest:
+        assert _run(stack, "reindex.embed_page", "embed_page", item, code_dir="reindex")["embedded"] > 0
+    assert _run(stack, "reindex.finish", "finish", {}, code_dir="reindex")["swapped"] is True
+    for task in ("plan", "embed_page", "finish"):
+        assert assert_template_grants(stack, f"reindex.{task}") > 0, task

@@ -64,6 +64,19 @@ EXPECTED_ENV = {
         }
         for stage in ("parse", "chunk", "extract", "consolidate", "reflect", "fail")
     },
+    **{
+        ("cairn-reindex", f"handler.{task}"): {
+            "CAIRN_TABLE_NAME",
+            "CAIRN_BUCKET",
+            "CAIRN_KMS_KEY_ID",
+            "CAIRN_EMBEDDING_DIM",
+            "CAIRN_OPENSEARCH_ENDPOINT",
+            "CAIRN_OPENSEARCH_INDEX_PREFIX",
+            "CAIRN_OPENSEARCH_SHARDS",
+            "CAIRN_OPENSEARCH_REPLICAS",
+        }
+        for task in ("plan", "embed_page", "finish")
+    },
 }
 
 

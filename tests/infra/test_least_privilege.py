@@ -40,7 +40,7 @@ def test_authorizer_can_only_read_the_table(synth):
     assert service_prefixes <= {"dynamodb", "xray"}, service_prefixes
 
 
-def test_only_the_api_the_mcp_endpoint_the_indexer_and_the_consolidate_stage_may_call_opensearch(synth):
+def test_only_the_api_mcp_indexer_consolidate_and_the_reindex_tasks_may_call_opensearch(synth):
     template = synth.json["dev"]
     callers = set()
     for _, fn in resources(template, "AWS::Lambda::Function").items():
@@ -52,6 +52,7 @@ def test_only_the_api_the_mcp_endpoint_the_indexer_and_the_consolidate_stage_may
         ("cairn-mcp", "handler.handler"),
         ("cairn-indexer", "handler.handler"),
         ("cairn-pipeline", "handler.consolidate"),
+        *(("cairn-reindex", f"handler.{task}") for task in ("plan", "embed_page", "finish")),
     }
 
 

@@ -14,8 +14,14 @@ pytestmark = pytest.mark.infra
 STAGES = ["Parse", "Chunk", "Extract", "Consolidate", "Reflect"]
 
 
+def _learning_machine(template: dict) -> dict:
+    machines = resources(template, "AWS::StepFunctions::StateMachine").values()
+    (machine,) = [m for m in machines if "learning" in json.dumps(m["Properties"].get("StateMachineName"))]
+    return machine
+
+
 def _definition(template: dict) -> dict:
-    (machine,) = resources(template, "AWS::StepFunctions::StateMachine").values()
+    machine = _learning_machine(template)
     body = machine["Properties"]["DefinitionString"]
     if isinstance(body, dict):  # Fn::Join of literals and GetAtt tokens
         body = "".join(part if isinstance(part, str) else "TOKEN" for part in body["Fn::Join"][1])
@@ -59,7 +65,7 @@ def test_stages_run_parse_chunk_map_extract_consolidate_reflect_in_order(definit
 def test_a_run_holds_its_session_longer_than_an_execution_can_live(synth):
     from cairn.pipeline.stages.status import RUN_HOLD
 
-    (machine,) = resources(synth.json["dev"], "AWS::StepFunctions::StateMachine").values()
+    machine = _learning_machine(synth.json["dev"])
     definition = _definition(synth.json["dev"])
     timeout = definition.get("TimeoutSeconds") or machine["Properties"].get("TimeoutSeconds")
     assert timeout and timeout < RUN_HOLD.total_seconds()

@@ -58,7 +58,7 @@ def test_prod_domain_spans_three_zones_with_dedicated_masters(prod):
     )
 
 
-def test_domain_resource_policy_admits_only_the_api_mcp_indexer_and_consolidate_roles(synth):
+def test_domain_resource_policy_admits_only_the_api_mcp_indexer_consolidate_and_reindex_roles(synth):
     template = synth.json["dev"]
     (domain,) = resources(template, "AWS::OpenSearchService::Domain").values()
     statements = domain["Properties"]["AccessPolicies"]["Statement"]
@@ -72,8 +72,12 @@ def test_domain_resource_policy_admits_only_the_api_mcp_indexer_and_consolidate_
         for f in resources(template, "AWS::Lambda::Function").values()
         if f["Properties"]["Handler"] == "handler.consolidate"
     ]
+    reindex = [
+        function_by_service(template, "cairn-reindex", f"handler.{t}")[1]
+        for t in ("plan", "embed_page", "finish")
+    ]
     assert sorted(p["Fn::GetAtt"][0] for p in principals) == sorted(
-        f["Properties"]["Role"]["Fn::GetAtt"][0] for f in (api, mcp, indexer, consolidate)
+        f["Properties"]["Role"]["Fn::GetAtt"][0] for f in (api, mcp, indexer, consolidate, *reindex)
     )
     assert statements[0]["Action"] == "es:ESHttp*"
     assert "*" not in principals

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from cairn.pipeline.running.step_functions import StepFunctionsPipelineRunner
     from cairn.services.context import ContextService
     from cairn.services.digest import DigestService
+    from cairn.services.distributed_reindex import DistributedReindex
 
 log = logging.getLogger(__name__)
 
@@ -297,7 +298,10 @@ def _opensearch_index(settings: Settings) -> OpenSearchIndex:
     from cairn.adapters.aws.opensearch import OpenSearchIndex, opensearch_client
 
     client = opensearch_client(
-        settings.opensearch_endpoint, settings.aws_region, auth=settings.opensearch_auth
+        settings.opensearch_endpoint,
+        settings.aws_region,
+        auth=settings.opensearch_auth,
+        timeout=settings.opensearch_timeout_s,
     )
     return OpenSearchIndex(
         client,
@@ -414,5 +418,37 @@ def build_stream_indexer(
     settings = settings or Settings()
     if not settings.opensearch_endpoint:
         raise RuntimeError("the indexer needs CAIRN_OPENSEARCH_ENDPOINT")
+    from cairn.adapters.aws.opensearch_builds import OpenSearchIndexBuilds
+    from cairn.services.distributed_reindex import BuildMirror
+
     index = _opensearch_index(settings)
-    return DynamoStreamIndexer(MemoryIndexer(index, embedder or shared_embedder()), index)
+    embedder = embedder or shared_embedder()
+    mirror = BuildMirror(OpenSearchIndexBuilds(index, index.client), embedder)
+    return DynamoStreamIndexer(MemoryIndexer(index, embedder), index, mirror)
+
+
+def build_distributed_reindex(
+    settings: Settings | None = None, embedder: Embedder | None = None, **options: Any
+) -> DistributedReindex:
+    """The reindex state machine's tasks (plan, embed a page, finish) over the table, bucket and domain."""
+    from cairn.adapters.aws.dynamo import dynamo_repositories
+    from cairn.adapters.aws.opensearch_builds import OpenSearchIndexBuilds
+    from cairn.adapters.aws.s3 import S3BlobStore
+    from cairn.services.distributed_reindex import DistributedReindex
+
+    settings = settings or Settings()
+    missing = [n for n in ("table_name", "bucket", "opensearch_endpoint") if not getattr(settings, n)]
+    if missing:
+        raise RuntimeError(f"the reindex needs CAIRN_{', CAIRN_'.join(m.upper() for m in missing)}")
+    repos = dynamo_repositories(
+        settings.table_name, host=settings.dynamo_endpoint, region=settings.aws_region
+    )
+    index = _opensearch_index(settings)
+    return DistributedReindex(
+        repos.teams,
+        repos.memories,
+        S3BlobStore(settings.bucket, kms_key_id=settings.kms_key_id),
+        OpenSearchIndexBuilds(index, index.client),
+        embedder or shared_embedder(),
+        **({"settle_s": settings.reindex_settle_s} | options),
+    )

@@ -48,11 +48,17 @@ class Settings(BaseSettings):
     opensearch_endpoint: str | None = None
     opensearch_index_prefix: str = "cairn"
     opensearch_auth: Literal["sigv4", "none"] = "sigv4"
+    opensearch_timeout_s: float = 5.0  # a request's read timeout (emulators under load need more)
     # the memories index's layout, set per environment by the stack (infra/config.py); read when it is made
     opensearch_shards: int = Field(default=1, ge=1, le=64)
     opensearch_replicas: int = Field(default=0, ge=0, le=8)
     embedding_dim: int = 384
     state_machine_arn: str | None = None
+    # the model-change reindex state machine (infra/units/reindex.py; output ReindexStateMachineArn)
+    reindex_state_machine_arn: str | None = None
+    # how long the reindex plan waits after beginning a build before it lists ids (the stream indexer
+    # looks at the build every opensearch_builds.BUILD_CHECK_S)
+    reindex_settle_s: float = 12.0
     # the stack's usage plan (output UsagePlanId): `cairn admin create-team` gives each team its key in it
     usage_plan_id: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")

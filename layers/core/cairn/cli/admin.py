@@ -111,15 +111,26 @@ def reindex(
     status: Annotated[
         bool, typer.Option("--status", help="Which model's vectors are served, built, and stamped")
     ] = False,
+    distributed: Annotated[
+        bool,
+        typer.Option("--distributed", help="AWS: run the model change on the reindex state machine"),
+    ] = False,
+    workers: Annotated[int, typer.Option("--workers", min=1, max=1000, help="Parallel page workers")] = 8,
 ) -> None:
     """Rebuild the search index from the source of truth, or check and mend it (--check, --repair).
 
     After a model change the old vectors keep serving recall while the new ones are built; a run that
-    is stopped (even kill -9) resumes where it stopped when started again."""
+    is stopped (even kill -9) resumes where it stopped when started again. On AWS, --distributed runs it
+    on the reindex state machine (a Distributed Map of Lambda workers); started again, a failed run
+    resumes, and --status shows its pages."""
+    if distributed:
+        _start_distributed(workers)
+        return
     container = _container(reconcile=not (check or repair or status))
     try:
         if status:
             _status(container)
+            _distributed_status(container.settings)
             return
         if check or repair:
             _check(container, team or None, repair)
@@ -154,6 +165,42 @@ def _status(container) -> None:
             out.print("model changed: `cairn reindex` re-embeds (the old vectors serve until it ends)")
     for version, n in sorted(state.stamps.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
         out.print(f"memories with embedding_version {version or '(none yet)'}: {n}")
+
+
+def _start_distributed(workers: int) -> None:
+    import json
+
+    import boto3
+
+    from cairn.settings import Settings
+
+    settings = Settings()
+    if settings.mode != "aws" or not settings.reindex_state_machine_arn:
+        err.print("--distributed needs CAIRN_MODE=aws and CAIRN_REINDEX_STATE_MACHINE_ARN (stack output)")
+        raise typer.Exit(2)
+    sfn = boto3.client("stepfunctions", region_name=settings.aws_region)
+    run = sfn.start_execution(
+        stateMachineArn=settings.reindex_state_machine_arn, input=json.dumps({"workers": workers})
+    )
+    out.print(f"started {run['executionArn']}; `cairn reindex --status` shows its pages")
+
+
+def _distributed_status(settings) -> None:
+    """The distributed build's pages, where this deployment has one (AWS)."""
+    if settings.mode != "aws" or not settings.bucket:
+        return
+    from cairn.bootstrap import build_distributed_reindex
+
+    state = build_distributed_reindex(settings).status()
+    out.print(f"served index model: {state.served or '-'}")
+    if state.state is None:
+        return
+    out.print(
+        f"distributed run ({state.state}): {state.pages_done} of {state.pages} pages"
+        f" ({state.fraction:.0%}) of {state.records} memories; building {state.building or '-'}"
+    )
+    if state.state == "building" and state.pages_done == state.pages:
+        out.print("every page is embedded: the run's finish step swaps the index in")
 
 
 def _check(container, teams: list[str] | None, repair: bool) -> None:

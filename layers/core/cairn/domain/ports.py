@@ -373,3 +373,35 @@ class EmbeddingStamps(Protocol):
     def stamp_embedding_version(self, team_id: str, version: str) -> int: ...
 
     def embedding_versions(self, team_id: str) -> dict[str | None, int]: ...
+
+
+class BuildTarget(SearchIndex, Protocol):
+    """The index a model-change build writes to."""
+
+    def create_missing(self, docs: Sequence[IndexedMemory]) -> None:
+        """Write only documents the index lacks (what the stream indexer wrote meanwhile is newer)."""
+
+    def indexed(self, team_id: str) -> dict[str, bool]: ...
+
+
+@runtime_checkable
+class IndexBuilds(Protocol):
+    """A search index that builds a model's index beside the served one and swaps it in atomically
+    (OpenSearch: versioned indexes behind an alias; `services.distributed_reindex`)."""
+
+    def served_version(self) -> str | None: ...
+
+    def building_version(self) -> str | None: ...
+
+    def begin(self, version: str, dimension: int) -> str:
+        """Create (or find again) the index of `version`; from now on writes go to it as well."""
+
+    def building_version_cached(self) -> str | None:
+        """`building_version` as last looked at, at most a few seconds old (asked on every stream batch)."""
+
+    def writer(self, dimension: int) -> BuildTarget: ...
+
+    def doc_count(self, name: str) -> int: ...
+
+    def swap(self, version: str) -> bool:
+        """Serve the built index of `version`; False when no build of that version is on."""

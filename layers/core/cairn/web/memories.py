@@ -22,7 +22,6 @@ from cairn.domain.models import (
 from cairn.services.feedback import FeedbackService, Signal
 from cairn.services.memories import MemoryPatch, new_memory
 from cairn.web.common import Posted, UiRoute, Who, base_path, enum_param, redirect, render, services
-from cairn.web.overview import counts_changed
 
 MEMORY_PAGE = 25
 AGENT_SCAN_PAGES = 20  # the agent filter is applied to listing pages; this bounds one page's scan
@@ -190,7 +189,6 @@ def edit_memory(memory_id: str, request: Request, post: Posted) -> Response:
         tags=_tags(form.get("tags")),
     )
     services(request).memories.update(who.principal, memory_id, patch)
-    counts_changed(who.principal)
     return redirect(request, f"/ui/memories/{memory_id}", "saved")
 
 
@@ -206,7 +204,6 @@ def pin_memory(memory_id: str, request: Request, post: Posted) -> Response:
 def forget_memory(memory_id: str, request: Request, post: Posted) -> Response:
     who, _ = post
     services(request).memories.forget(who.principal, memory_id)
-    counts_changed(who.principal)
     return redirect(request, "/ui/memories", "forgotten")
 
 
@@ -219,7 +216,6 @@ def supersede_memory(memory_id: str, request: Request, post: Posted) -> Response
     title, tags = form.get("title").strip(), _tags(form.get("tags"))
     new = new_memory({"content": form.get("content"), "title": title or None, "tags": tags or None}, old)
     _, replacement = c.memories.supersede(who.principal, memory_id, new)
-    counts_changed(who.principal)
     return redirect(request, f"/ui/memories/{replacement.id}", "superseded")
 
 

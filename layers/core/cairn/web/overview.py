@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -17,8 +16,6 @@ from cairn.domain.models import (
 )
 from cairn.web.common import UiRoute, Who, render, services
 from cairn.web.sessions import list_sessions, session_view
-
-COUNTS_TTL_S = 30.0
 
 router = APIRouter(route_class=UiRoute, include_in_schema=False)
 
@@ -37,33 +34,11 @@ def project_counts(container: Any, caller: Principal) -> list[dict[str, Any]]:
     return rows
 
 
-_counts_cache: dict[tuple[str, str, str], tuple[float, list[dict[str, Any]]]] = {}
-
-
-def cached_project_counts(container: Any, caller: Principal) -> list[dict[str, Any]]:
-    """`project_counts`, kept COUNTS_TTL_S per team member: a scan of the whole team's memories
-    (~0.4 s at 10k locally) should not run on every visit. The UI's own changes drop it at once."""
-    key = (caller.team_id, caller.member, caller.key_id)  # a member's keys may reach different projects
-    hit = _counts_cache.get(key)
-    now = time.monotonic()
-    if hit and now - hit[0] < COUNTS_TTL_S:
-        return hit[1]
-    rows = project_counts(container, caller)
-    if len(_counts_cache) > 1000:
-        _counts_cache.clear()
-    _counts_cache[key] = (now, rows)
-    return rows
-
-
-def counts_changed(caller: Principal) -> None:
-    for key in [k for k in _counts_cache if k[0] == caller.team_id]:
-        _counts_cache.pop(key, None)
-
-
 @router.get("/ui/")
 def overview(request: Request, who: Who) -> Response:
     c = services(request)
-    projects = cached_project_counts(c, who.principal)
+    # the counters kept on write: a handful of items to read, so every visit is exact and no cache is kept
+    projects = project_counts(c, who.principal)
     recent = list_sessions(c, who.principal, None, 10, None).items
     return render(
         request,

@@ -4,6 +4,10 @@ A memory lives alone in its partition `<team>#M#<id>` together with the edge ite
 "relations of a memory" and "delete a memory with its relations" are strongly consistent reads of one
 partition. Listings use the GSIs (eventually consistent on AWS, immediate on moto) and apply
 `MemoryFilter.admits` in Python after the key query, which keeps the filter's one definition.
+
+Every write that can change what the overview counts (`domain.counting`) is one TransactWrite of the
+memory, conditioned on the copy it read, and the counters' ADDs (dynamo_counts), so `counts` reads a
+handful of counter items instead of the team.
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from pynamodb.exceptions import DeleteError, PutError, TransactWriteError, UpdateError
+from pynamodb.exceptions import DeleteError, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
+from cairn.adapters.aws.dynamo_counts import add_counter_updates, read_counters, seed
 from cairn.adapters.aws.dynamo_table import (
     NONE,
     CairnItem,
@@ -28,6 +33,7 @@ from cairn.adapters.aws.dynamo_table import (
     ts_key,
 )
 from cairn.domain.codec import decode_memory, decode_relation, dt_out, encode_memory, encode_relation
+from cairn.domain.counting import count_deltas, counters_answer, counts_from_counters, merge_deltas
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.models import Memory, MemoryCount, MemoryFilter, MemoryKind, Page, Relation, Scope
 
@@ -36,6 +42,8 @@ RELATION_SK = "R"
 OUT_EDGE = "R>#"
 IN_EDGE = "R<#"
 _ACCESS_FIELDS = ("access_count", "last_accessed_at")
+_RETRIES = 5  # a put that lost a race to another write of the same memory reads it again
+_TRANSACT_MAX = 100  # DynamoDB's limit of actions in one TransactWriteItems
 
 
 def memory_pk(team_id: str, memory_id: str) -> str:
@@ -98,32 +106,51 @@ class DynamoMemoryRepository:
         self._page_size = page_size
 
     def add(self, memory: Memory) -> None:
+        item_cls = self._t.item
         try:
-            memory_item(self._t, memory).save(condition=self._t.item.pk.does_not_exist())
-        except PutError as exc:
-            if condition_failed(exc):
+            with TransactWrite(connection=self._t.connection()) as tx:
+                tx.save(memory_item(self._t, memory), condition=item_cls.pk.does_not_exist())
+                add_counter_updates(tx, self._t, memory.team_id, count_deltas(None, memory))
+        except TransactWriteError as exc:
+            if _cancelled_by_condition(exc):
                 raise Conflict("memory already exists", id=memory.id) from None
             raise
 
     def put(self, memory: Memory) -> None:
-        try:
-            memory_item(self._t, memory).save(condition=self._t.item.pk.exists())
-        except PutError as exc:
-            if condition_failed(exc):
-                raise NotFound("memory not found", id=memory.id) from None
-            raise
+        if not self._put_counted(memory, claim=False):
+            raise NotFound("memory not found", id=memory.id)
 
     def put_if_undelivered(self, memory: Memory) -> bool:
+        return self._put_counted(memory, claim=True)
+
+    def _put_counted(self, memory: Memory, claim: bool) -> bool:
+        """Overwrite a stored memory (a handoff's claim only while undelivered) together with the change it
+        makes to the counters; False when there is nothing to overwrite (or the handoff was delivered)."""
         item_cls = self._t.item
-        try:
-            memory_item(self._t, memory).save(
-                condition=item_cls.pk.exists() & item_cls.delivered_at.does_not_exist()
-            )
-        except PutError as exc:
-            if condition_failed(exc):
+        for _ in range(_RETRIES):
+            stored = self._stored(memory.team_id, memory.id)
+            if stored is None or (claim and stored.delivered_at is not None):
                 return False
-            raise
-        return True
+            condition = item_cls.data == stored.data
+            if claim:
+                condition = condition & item_cls.delivered_at.does_not_exist()
+            deltas = count_deltas(memory_from_item(stored), memory)
+            try:
+                with TransactWrite(connection=self._t.connection()) as tx:
+                    tx.save(memory_item(self._t, memory), condition=condition)
+                    add_counter_updates(tx, self._t, memory.team_id, deltas)
+            except TransactWriteError as exc:
+                if _cancelled_by_condition(exc):
+                    continue  # written meanwhile: read it again
+                raise
+            return True
+        raise Conflict(f"memory {memory.id} keeps changing; retry")
+
+    def _stored(self, team_id: str, memory_id: str) -> CairnItem | None:
+        try:
+            return self._t.item.get(memory_pk(team_id, memory_id), MEMORY_SK, consistent_read=True)
+        except self._t.item.DoesNotExist:
+            return None
 
     def supersede(self, closed: Memory, replacement: Memory, relation: Relation) -> None:
         """`AtomicSupersede`: one TransactWrite, conditioned on the stored old memory being exactly the
@@ -145,9 +172,10 @@ class DynamoMemoryRepository:
                 tx.save(canonical, condition=item_cls.pk.does_not_exist())
                 for edge in edges:
                     tx.save(edge)
+                deltas = merge_deltas(count_deltas(current, closed), count_deltas(None, replacement))
+                add_counter_updates(tx, self._t, closed.team_id, deltas)
         except TransactWriteError as exc:
-            reasons = [getattr(r, "code", None) for r in (exc.cancellation_reasons or []) if r]
-            if "ConditionalCheckFailed" in reasons:
+            if _cancelled_by_condition(exc):
                 raise Conflict(f"memory {closed.id} was changed or superseded meanwhile; retry") from None
             raise
 
@@ -165,19 +193,38 @@ class DynamoMemoryRepository:
 
     def delete(self, team_id: str, memory_id: str) -> bool:
         pk = memory_pk(team_id, memory_id)
-        partition = list(self._t.item.query(pk, consistent_read=True))
-        if not any(i.sk == MEMORY_SK for i in partition):
-            return False
-        relations = [decode_relation(json.loads(i.data)) for i in partition if i.sk.startswith(RELATION_SK)]
-        with self._t.item.batch_write() as batch:
-            for r in {r.id: r for r in relations}.values():
-                for key in relation_keys(r):
-                    batch.delete(self._t.item(*key))
-            batch.delete(self._t.item(pk, MEMORY_SK))
-        return True
+        item_cls = self._t.item
+        for _ in range(_RETRIES):
+            partition = list(item_cls.query(pk, consistent_read=True))
+            stored = next((i for i in partition if i.sk == MEMORY_SK), None)
+            if stored is None:
+                return False
+            try:
+                with TransactWrite(connection=self._t.connection()) as tx:
+                    tx.delete(item_cls(pk, MEMORY_SK), condition=item_cls.data == stored.data)
+                    add_counter_updates(tx, self._t, team_id, count_deltas(memory_from_item(stored), None))
+            except TransactWriteError as exc:
+                if _cancelled_by_condition(exc):
+                    continue
+                raise
+            relations = [
+                decode_relation(json.loads(i.data)) for i in partition if i.sk.startswith(RELATION_SK)
+            ]
+            with item_cls.batch_write() as batch:
+                for r in {r.id: r for r in relations}.values():
+                    for key in relation_keys(r):
+                        batch.delete(item_cls(*key))
+            return True
+        raise Conflict(f"memory {memory_id} keeps changing; retry")
 
     def counts(self, team_id: str, flt: MemoryFilter) -> list[MemoryCount]:
-        """Counted over the same pages `list` reads (DynamoDB has no GROUP BY)."""
+        """From the team's counters; a filter they cannot answer (tags, a session, superseded ones) is
+        counted over the same pages `list` reads (DynamoDB has no GROUP BY)."""
+        if counters_answer(flt):
+            counters = read_counters(self._t, team_id)
+            if counters is None:
+                counters = seed(self._t, team_id, self.iter_team(team_id))
+            return counts_from_counters(counters, flt)
         tally: Counter[tuple[str | None, Scope, MemoryKind]] = Counter()
         cursor: str | None = None
         while True:
@@ -235,20 +282,44 @@ class DynamoMemoryRepository:
         return max(current, key=lambda m: (m.created_at, m.id), default=None)
 
     def record_access(self, team_id: str, memory_ids: Sequence[str], at: datetime) -> None:
+        """One TransactWriteItems per 100 memories (a recall's hits are one round trip, not one per hit);
+        an id that no longer exists cancels its batch, which is written again without it."""
+        pending = list(dict.fromkeys(memory_ids))
+        while pending:
+            batch, pending = pending[:_TRANSACT_MAX], pending[_TRANSACT_MAX:]
+            while batch:
+                gone = self._bump_access(team_id, batch, at)
+                batch = [i for n, i in enumerate(batch) if n not in gone]
+                if not gone:
+                    break
+
+    def _bump_access(self, team_id: str, memory_ids: list[str], at: datetime) -> set[int]:
+        """The positions whose condition failed (unknown ids), or nothing when the batch was written."""
         item_cls = self._t.item
-        for memory_id in dict.fromkeys(memory_ids):
-            try:
-                item_cls(memory_pk(team_id, memory_id), MEMORY_SK).update(
-                    actions=[item_cls.access_count.add(1), item_cls.last_accessed_at.set(dt_out(at))],
-                    condition=item_cls.pk.exists(),
-                )
-            except UpdateError as exc:
-                if not condition_failed(exc):  # unknown ids are ignored, other failures are not
-                    raise
+        try:
+            with TransactWrite(connection=self._t.connection()) as tx:
+                for memory_id in memory_ids:
+                    tx.update(
+                        item_cls(memory_pk(team_id, memory_id), MEMORY_SK),
+                        actions=[item_cls.access_count.add(1), item_cls.last_accessed_at.set(dt_out(at))],
+                        condition=item_cls.pk.exists(),
+                    )
+        except TransactWriteError as exc:
+            reasons = [getattr(r, "code", None) for r in (exc.cancellation_reasons or [])]
+            gone = {n for n, code in enumerate(reasons) if code == "ConditionalCheckFailed"}
+            if not gone:
+                raise
+            return gone
+        return set()
 
     def iter_team(self, team_id: str) -> Iterator[Memory]:
         for item in merged_newest_first(self._t, [("gsi1", f"{team_id}#MEM")], None, self._page_size):
             yield memory_from_item(item)
+
+
+def _cancelled_by_condition(exc: TransactWriteError) -> bool:
+    reasons = [getattr(r, "code", None) for r in (exc.cancellation_reasons or []) if r]
+    return "ConditionalCheckFailed" in reasons
 
 
 def relation_keys(r: Relation) -> list[tuple[str, str]]:

@@ -81,6 +81,8 @@ class CairnItem(Model):
     # a delivered handoff's `details.delivered_at`, mirrored so handing it over can be a conditional write
     delivered_at = UnicodeAttribute(null=True)
     expires_at_epoch = NumberAttribute(null=True)
+    # an overview counter's value (dynamo_counts), changed only by atomic ADD
+    tally = NumberAttribute(null=True)
     gsi1pk = UnicodeAttribute(null=True)
     gsi1sk = UnicodeAttribute(null=True)
     gsi2pk = UnicodeAttribute(null=True)

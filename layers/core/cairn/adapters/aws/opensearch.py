@@ -76,12 +76,23 @@ class OpenSearchIndex:
         replicas: int = 0,
     ) -> None:
         self._client = client
+        self.client = client  # the model-change builds (opensearch_builds) address the same domain
         self.index = f"{index_prefix}-memories"
         self.dimension = dimension
-        self._engine = engine
-        self._shards, self._replicas = shards, replicas
+        self.engine = engine
+        self.shards, self.replicas = shards, replicas
         self._refresh = refresh  # True/"wait_for" in tests; the indexer does not wait
         self._ready = False
+
+    def addressing(self, name: str, dimension: int) -> OpenSearchIndex:
+        """This adapter writing to and reading from another index or alias that exists already (a
+        model-change build, `opensearch_builds`): no template or index is created for it."""
+        other = OpenSearchIndex(
+            self._client, "", dimension, engine=self.engine, refresh=self._refresh,
+            shards=self.shards, replicas=self.replicas,
+        )  # fmt: skip
+        other.index, other._ready = name, True
+        return other
 
     def ensure_index(self) -> None:
         """Create the index template and the index if absent (idempotent; cheap after the first call)."""
@@ -91,7 +102,7 @@ class OpenSearchIndex:
             self._client.indices.put_index_template(
                 name=self.index,
                 body=index_template_body(
-                    f"{self.index}*", self.dimension, self._engine, self._shards, self._replicas
+                    f"{self.index}*", self.dimension, self.engine, self.shards, self.replicas
                 ),
             )
             if not self._client.indices.exists(index=self.index):
@@ -111,6 +122,26 @@ class OpenSearchIndex:
             (
                 {
                     "index": {
+                        "_index": self.index,
+                        "_id": doc_id(d.memory.team_id, d.memory.id),
+                        "routing": d.memory.team_id,
+                    }
+                },
+                document(d.memory, d.vector),
+            )
+            for d in docs
+        ]
+        self._bulk(actions)
+
+    def create_missing(self, docs: Sequence[IndexedMemory]) -> None:
+        """Write only the documents the index lacks (bulk `create`): a model-change worker must not
+        overwrite what the stream indexer wrote meanwhile, which is newer than the worker's read."""
+        if not docs:
+            return
+        actions = [
+            (
+                {
+                    "create": {
                         "_index": self.index,
                         "_id": doc_id(d.memory.team_id, d.memory.id),
                         "routing": d.memory.team_id,
@@ -230,7 +261,9 @@ class OpenSearchIndex:
                 item
                 for entry in response["items"]
                 for op, item in entry.items()
-                if item.get("error") and not (op == "delete" and item.get("status") == 404)
+                if item.get("error")
+                and not (op == "delete" and item.get("status") == 404)
+                and not (op == "create" and item.get("status") == 409)  # there already: kept
             ]
             if failures:
                 raise Unavailable(

@@ -66,17 +66,24 @@ class DynamoStreamIndexer:
 
     Raises on a failed write so Lambda retries the batch: the index must not silently drift."""
 
-    def __init__(self, indexer: Any, index: Any) -> None:
+    def __init__(self, indexer: Any, index: Any, mirror: Any = None) -> None:
         self._indexer = indexer  # cairn.services.indexing.MemoryIndexer
         self._index = index
+        # cairn.services.distributed_reindex.BuildMirror: while a model-change build is on, every change
+        # is written to the build as well
+        self._mirror = mirror
 
     def apply(self, records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         upserts, removals = changes_from_stream_records(records)
         if upserts:
             self._indexer.index(upserts)
+            if self._mirror is not None:
+                self._mirror.index(upserts)
         by_team: dict[str, list[str]] = {}
         for team_id, memory_id in removals:
             by_team.setdefault(team_id, []).append(memory_id)
         for team_id, ids in by_team.items():
             self._index.remove(team_id, ids)
+            if self._mirror is not None:
+                self._mirror.remove(team_id, ids)
         return {"indexed": len(upserts), "removed": len(removals)}

@@ -1,7 +1,8 @@
 """SQLite memory and relation repositories (shared conventions in sqlite_table).
 
 A memory's filter is pushed down as SQL that mirrors `MemoryFilter.admits` clause for clause; deleting a
-memory removes its relations in the same transaction.
+memory removes its relations in the same transaction. The overview counters (`domain.counting`) are kept
+by triggers, so every write to `memories` changes them in its own transaction, whichever path made it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.sqlite_table import BATCH, check_limit, decode_cursor, dumps, page_of, us
 from cairn.domain.codec import decode_memory, decode_relation, dt_in, dt_out, encode_memory, encode_relation
+from cairn.domain.counting import CountKey, counters_answer, counts_from_counters
 from cairn.domain.errors import Conflict, InvalidInput, NotFound
 from cairn.domain.models import Memory, MemoryCount, MemoryFilter, MemoryKind, Page, Relation, Scope
 
@@ -58,6 +60,61 @@ CREATE TABLE IF NOT EXISTS relations (
 CREATE INDEX IF NOT EXISTS relations_by_source ON relations (team_id, source_id);
 CREATE INDEX IF NOT EXISTS relations_by_target ON relations (team_id, target_id);
 """
+
+
+# one counter per (team, count_key): the key is the JSON array [project, scope, kind, owner of a personal
+# memory], so NULLs compare equal in the primary key
+COUNTS_DDL = """
+CREATE TABLE IF NOT EXISTS memory_counts (
+    team_id TEXT NOT NULL,
+    k TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (team_id, k)
+) WITHOUT ROWID;
+"""
+
+_KEY = "json_array({r}.project, {r}.scope, {r}.kind, CASE WHEN {r}.scope = 'personal' THEN {r}.owner END)"
+_CURRENT = "{r}.superseded_by IS NULL AND {r}.valid_to IS NULL"
+_COUNTED = "project, scope, kind, owner, superseded_by, valid_to"
+_ADD_ONE = (
+    "INSERT INTO memory_counts (team_id, k, n) VALUES (NEW.team_id, " + _KEY.format(r="NEW") + ", 1)"
+    " ON CONFLICT (team_id, k) DO UPDATE SET n = n + 1;"
+)
+_TAKE_ONE = (
+    "UPDATE memory_counts SET n = n - 1 WHERE team_id = OLD.team_id AND k = " + _KEY.format(r="OLD") + ";"
+)
+COUNT_TRIGGERS = f"""
+CREATE TRIGGER IF NOT EXISTS memory_counts_insert AFTER INSERT ON memories
+WHEN {_CURRENT.format(r="NEW")} BEGIN {_ADD_ONE} END;
+CREATE TRIGGER IF NOT EXISTS memory_counts_delete AFTER DELETE ON memories
+WHEN {_CURRENT.format(r="OLD")} BEGIN {_TAKE_ONE} END;
+CREATE TRIGGER IF NOT EXISTS memory_counts_update_old AFTER UPDATE OF {_COUNTED} ON memories
+WHEN {_CURRENT.format(r="OLD")} BEGIN {_TAKE_ONE} END;
+CREATE TRIGGER IF NOT EXISTS memory_counts_update_new AFTER UPDATE OF {_COUNTED} ON memories
+WHEN {_CURRENT.format(r="NEW")} BEGIN {_ADD_ONE} END;
+"""
+
+
+def _add_counts(db: SqliteDatabase) -> None:
+    """Stores made before the counters existed get them, seeded from one GROUP BY in the transaction
+    that creates the triggers (no write can fall between the seed and the first trigger)."""
+    with db.read() as conn:
+        have = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_counts'").fetchone()
+    if have:
+        return
+    with db.transaction() as conn:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_counts'").fetchone():
+            return
+        for statement in (COUNTS_DDL + COUNT_TRIGGERS).split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute(
+            "INSERT INTO memory_counts (team_id, k, n) SELECT team_id, "
+            + _KEY.format(r="memories")
+            + ", count(*) FROM memories WHERE "
+            + _CURRENT.format(r="memories")
+            + " GROUP BY 1, 2"
+        )
 
 
 def _memory_columns(m: Memory) -> dict[str, Any]:
@@ -220,6 +277,7 @@ class SqliteMemoryRepository:
         # delete() removes relations in the same transaction, so the table must exist either way
         db.ensure_schema(MEMORY_DDL + RELATION_DDL)
         _add_access_columns(db)
+        _add_counts(db)
 
     def add(self, memory: Memory) -> None:
         try:
@@ -285,6 +343,8 @@ class SqliteMemoryRepository:
         return page_of(rows, limit, "created_us", _decode_memory_row, raw=True)
 
     def counts(self, team_id: str, flt: MemoryFilter) -> list[MemoryCount]:
+        if counters_answer(flt):
+            return counts_from_counters(self.counters(team_id), flt)
         # one GROUP BY over the listing's own filter: the overview no longer decodes every row
         params = _filter_params(flt) | {"team_id": team_id, "after_us": None, "after_id": None}
         where = " AND ".join(_memory_where(params))  # clauses are constants; values are bound
@@ -294,6 +354,13 @@ class SqliteMemoryRepository:
         with self._db.read() as conn:
             rows = conn.execute(sql, params).fetchall()
         return [MemoryCount(p, Scope(sc), MemoryKind(k), n) for p, sc, k, n in rows]
+
+    def counters(self, team_id: str) -> list[tuple[CountKey, int]]:
+        with self._db.read() as conn:
+            rows = conn.execute("SELECT k, n FROM memory_counts WHERE team_id = ? AND n != 0", (team_id,))
+            found = rows.fetchall()
+        keys = ((json.loads(k), n) for k, n in found)
+        return [((p, Scope(sc), MemoryKind(kd), o), n) for (p, sc, kd, o), n in keys]
 
     def find_by_hash(self, team_id: str, project: str | None, content_hash: str) -> Memory | None:
         params = {"team_id": team_id, "project": project, "content_hash": content_hash}
