@@ -202,6 +202,7 @@ class _Pass:
         )
         if not linked:  # the link first: a pass killed between the two adds it no second time
             self.deps.memories.relate(self.caller, current.id, "supersedes", old.id)
+            self.after_write()
         closed = self.deps.memories.close(self.caller, old.id, details, superseded_by=current.id)
         self._replace(closed)
 
