@@ -121,9 +121,11 @@ def snapshot(c, team_id: str) -> dict:
     """What a pass decides, without its clock: each memory's validity, links, details and confidence."""
     out = {}
     for m in c.pipeline.memory_repo.iter_team(team_id):
-        details = {k: v for k, v in m.details.items() if k != "closed_at"}
-        out[m.id] = (m.is_current, m.superseded_by, json.dumps(details, sort_keys=True), m.confidence)
-    relations = sorted((r.source_id, r.predicate, r.target_id) for r in c.pipeline.relations.iter_team(team_id))
+        details = json.dumps(dict(m.details), sort_keys=True)
+        out[m.id] = (m.is_current, m.superseded_by, details, m.confidence)
+    relations = sorted(
+        (r.source_id, r.predicate, r.target_id) for r in c.pipeline.relations.iter_team(team_id)
+    )
     return {"memories": out, "relations": relations}
 
 
@@ -272,3 +274,16 @@ def test_a_pass_killed_with_sigkill_reruns_to_the_end_an_uninterrupted_pass_reac
         assert snapshot(c, team) == expected
     finally:
         c.close()
+
+
+def test_a_learned_session_ends_with_its_projects_dream_pass(container, api, team_a):
+    from tests.integration.pipeline_helpers import claude_transcript, learn
+
+    raw = claude_transcript(
+        "dreamt", [("user", "We always squash-merge pull requests."), ("assistant", "Noted.")]
+    )
+    session = learn(container, api, team_a.headers, raw=raw, session_id="dreamt", project=PROJECT)
+    assert session["status"] == "learned"
+    assert set(session["stats"]["dream"]) >= {"superseded", "folded", "closed", "demoted", "evidenced"}
+    states = [k for k in container.blobs.list(f"teams/{team_a.team_id}/") if k.endswith("/dream.json")]
+    assert len(states) == 1
