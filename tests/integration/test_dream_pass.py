@@ -287,3 +287,13 @@ def test_a_learned_session_ends_with_its_projects_dream_pass(container, api, tea
     assert set(session["stats"]["dream"]) >= {"superseded", "folded", "closed", "demoted", "evidenced"}
     states = [k for k in container.blobs.list(f"teams/{team_a.team_id}/") if k.endswith("/dream.json")]
     assert len(states) == 1
+
+
+def test_a_sessions_own_story_is_never_superseded_by_another_sessions(store):
+    c, team, _ = store
+    first = _say(
+        c, team, "s1", MemoryKind.FACT, "Primary request: harden the Redis config", tags=(Tag.SUMMARY,)
+    )
+    later = _say(c, team, "s2", MemoryKind.FACT, "Primary request: add tool logging", tags=(Tag.SUMMARY,))
+    dream(c.pipeline, team, PROJECT)
+    assert {first.id, later.id} <= {m.id for m in current(c, team, MemoryKind.FACT)}

@@ -32,6 +32,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cairn.domain.models import KeyScope, Memory, MemoryFilter, MemoryKind, Principal, Scope
+from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.remembering.open_items import Evidence, closer, evidence_of, items_of, runs_by_session
 from cairn.pipeline.remembering.subjects import changed, common_words, restates
@@ -43,6 +44,9 @@ FOLD_KINDS = frozenset(
 )
 CHANGE_KINDS = frozenset({MemoryKind.FACT, MemoryKind.PATTERN, MemoryKind.PREFERENCE, MemoryKind.DECISION})
 SKIPPED = frozenset({MemoryKind.EXCERPT})
+# a session's own story (its summary's sections, a plan, what it retold): history of that session, never
+# a standing statement a later session restates or changes
+STORY_TAGS = frozenset({Tag.SUMMARY, Tag.RETOLD, Tag.PLAN, Tag.TODO, Tag.TRANSCRIPT})
 DEMOTED_CONFIDENCE = 0.3
 MARGIN = timedelta(minutes=10)  # a write committed just after the listing is looked at again next pass
 PAGE = 500
@@ -180,6 +184,15 @@ class _Pass:
     def _live(self, kinds: frozenset[MemoryKind]) -> list[Memory]:
         return self._order([m for m in self.memories if m.kind in kinds and m.is_current])
 
+    def _statements(self, kind: MemoryKind) -> list[Memory]:
+        """Current memories of `kind` that state something standing: not a session's story, and not a
+        description of one thing as it was read (`details.about`: ingest replaces those itself)."""
+        return [
+            m
+            for m in self._live(frozenset({kind}))
+            if not STORY_TAGS & set(m.tags) and not m.details.get("about")
+        ]
+
     def _touched(self, *ms: Memory) -> bool:
         return any(m.id in self.new for m in ms)
 
@@ -209,7 +222,7 @@ class _Pass:
     # --- 1. a later session changed it --------------------------------------------------------
     def _supersede_changed(self) -> None:
         for kind in CHANGE_KINDS:
-            live = self._live(frozenset({kind}))
+            live = self._statements(kind)
             for i, old in enumerate(live):
                 for new in reversed(live[i + 1 :]):  # the newest change wins
                     if (
@@ -230,7 +243,7 @@ class _Pass:
     # --- 2. restated in several sessions ------------------------------------------------------
     def _fold_restated(self) -> None:
         for kind in FOLD_KINDS:
-            live = [m for m in self._live(frozenset({kind})) if m.is_current]
+            live = self._statements(kind)
             common = common_words([m.content for m in live])
             pairs = [
                 (a, b)
