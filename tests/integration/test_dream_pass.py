@@ -297,3 +297,14 @@ def test_a_sessions_own_story_is_never_superseded_by_another_sessions(store):
     later = _say(c, team, "s2", MemoryKind.FACT, "Primary request: add tool logging", tags=(Tag.SUMMARY,))
     dream(c.pipeline, team, PROJECT)
     assert {first.id, later.id} <= {m.id for m in current(c, team, MemoryKind.FACT)}
+
+
+def test_the_local_server_gets_a_dream_timer_unless_it_is_turned_off(tmp_path):
+    on = build_container(Settings(mode="local", home=tmp_path / "on"), embedder=HashEmbedder("h"))
+    off = open_store(tmp_path / "off")  # CAIRN_DREAM_EVERY_S=0
+    try:
+        assert on.dream is not None and on.dream() == {"projects": 0, "failed": 0}
+        assert off.dream is None
+    finally:
+        on.close()
+        off.close()
