@@ -198,7 +198,7 @@ def test_every_15_minutes_a_sweep_fails_sessions_whose_upload_never_came(synth):
     rules = [
         r["Properties"]
         for r in resources(dev_json, "AWS::Events::Rule").values()
-        if "ScheduleExpression" in r["Properties"]
+        if "ScheduleExpression" in r["Properties"] and "Sweep" in str(r["Properties"]["Targets"])
     ]
     assert [r["ScheduleExpression"] for r in rules] == ["rate(15 minutes)"]
     (target,) = rules[0]["Targets"]
