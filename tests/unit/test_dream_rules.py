@@ -9,7 +9,7 @@ from cairn.domain.models import Memory, MemoryKind, Provenance
 from cairn.domain.salience import FADED_BELOW, faded, salience
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.remembering.open_items import closer, evidence_of, items_of
-from cairn.pipeline.remembering.subjects import changed, common_words, core_command, restates
+from cairn.pipeline.remembering.subjects import changed, core_command, restates
 
 pytestmark = pytest.mark.unit
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -53,12 +53,12 @@ def test_a_convention_restated_in_other_words_is_one_statement_and_another_conve
     assert not restates(a, "Always run the integration tests against a fresh Postgres container")
 
 
-def test_words_every_memory_of_a_kind_holds_do_not_make_two_of_them_alike():
-    template = "Checks run and passing in this project, in the order the session ran them: "
-    texts = [template + f"- build: `mvn -pl module{i} package`" for i in range(10)]
-    common = common_words(texts)
-    assert {"checks", "passing", "project"} <= common
-    assert not restates(texts[0], texts[1], common)
+def test_under_one_lead_in_only_the_same_list_is_a_restatement():
+    lead = "Checks run and passing in this project, in the order the session ran them:\n"
+    one = lead + "- build: `mvn -pl core package`\n- test: `mvn -pl core test`"
+    assert restates(one, lead + "- test: `mvn -pl core test`\n- build:  `mvn -pl core package`")
+    assert not restates(one, lead + "- build: `mvn -pl core package`")  # an item less is another list
+    assert not restates(one, lead + "- build: `mvn -pl api package`\n- test: `mvn -pl api test`")
 
 
 def test_a_command_is_compared_without_its_directory_environment_and_trailing_pager():

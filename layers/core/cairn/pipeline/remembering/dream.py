@@ -35,7 +35,7 @@ from cairn.domain.models import KeyScope, Memory, MemoryFilter, MemoryKind, Prin
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.remembering.open_items import Evidence, closer, evidence_of, items_of, runs_by_session
-from cairn.pipeline.remembering.subjects import changed, common_words, restates
+from cairn.pipeline.remembering.subjects import changed, restates
 from cairn.services.memories import MemoryPatch
 from cairn.services.uploads import project_slug
 
@@ -244,25 +244,24 @@ class _Pass:
     def _fold_restated(self) -> None:
         for kind in FOLD_KINDS:
             live = self._statements(kind)
-            common = common_words([m.content for m in live])
             pairs = [
                 (a, b)
                 for i, a in enumerate(live)
                 for b in live[i + 1 :]
-                if self._touched(a, b) and self._same(a, b, common)
+                if self._touched(a, b) and self._same(a, b)
             ]
             groups = _groups(live, pairs)
             for group in groups.values():
                 self._fold(self._order(group))
 
-    def _same(self, a: Memory, b: Memory, common: frozenset[str]) -> bool:
+    def _same(self, a: Memory, b: Memory) -> bool:
         if a.provenance.session_id == b.provenance.session_id:
             return False  # ingest already merged what one session said twice
         ca, cb = a.details.get("command"), b.details.get("command")
         if a.kind is MemoryKind.PROCEDURE and (ca or cb):
             # one command learned the same way (a build, a fix of one failure): its runs add up
-            return ca == cb and set(a.tags) == set(b.tags) and restates(a.content, b.content, common)
-        return restates(a.content, b.content, common)
+            return ca == cb and set(a.tags) == set(b.tags) and restates(a.content, b.content)
+        return restates(a.content, b.content)
 
     def _fold(self, group: list[Memory]) -> None:
         keep = group[-1]  # the newest wording

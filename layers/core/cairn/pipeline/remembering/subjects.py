@@ -78,8 +78,7 @@ _STOP = frozenset(
 TEMPLATE_OVERLAP = 0.75  # the sentences around the changed values are nearly the same
 RESTATE_OVERLAP = 0.6  # the consolidation's near-duplicate word overlap
 MIN_SUBJECT_WORDS = 2  # "It: x" is no subject
-COMMON_SHARE = 0.25  # a word in more than this share of a kind's memories is its template's
-COMMON_MIN = 8  # too few memories to tell a template's words from a subject's
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$", re.M)
 _SHELL_NOISE = re.compile(r"\s*(?:2>&1|\|\s*(?:head|tail)(?:\s+-n)?(?:\s+-?\d+)?)\s*$")
 _SHELL_LEAD = re.compile(
     r"^\s*(?:cd\s+\S+\s*&&\s*|[A-Z_][A-Z0-9_]*=\S*\s*(?:&&\s*)?|time\s+|timeout\s+\d+\s+)"
@@ -140,29 +139,36 @@ def changed(old: str, new: str) -> bool:
     return overlap(ta, tb) >= TEMPLATE_OVERLAP and len(ta) >= 3
 
 
-def common_words(texts: list[str], share: float = COMMON_SHARE) -> frozenset[str]:
-    """Words most of `texts` hold (a template's own words: "Checks run and passing in this project"):
-    two memories sharing only those say nothing alike. None below `COMMON_MIN` texts."""
-    if len(texts) < COMMON_MIN:
-        return frozenset()
-    counts: dict[str, int] = {}
-    for t in texts:
-        for w in words(t):
-            counts[w] = counts.get(w, 0) + 1
-    return frozenset(w for w, n in counts.items() if n / len(texts) > share)
+def _lead_and_body(text: str) -> tuple[str, str]:
+    """A lead-in line ending in ":" (a template's heading: "Checks run and passing in this project:") and
+    what follows it; ("", text) without one."""
+    first, _, rest = text.strip().partition("\n")
+    if rest.strip() and first.rstrip().endswith(":"):
+        return " ".join(first.lower().split()), rest
+    return "", text
 
 
-def restates(a: str, b: str, common: frozenset[str] = frozenset()) -> bool:
-    """Whether two statements say the same thing: the same words, near enough (less `common`, the words
-    most memories of their kind hold), and the same values."""
+def _bullets(text: str) -> frozenset[str]:
+    return frozenset(" ".join(m.group(1).lower().split()) for m in _BULLET.finditer(text))
+
+
+def restates(a: str, b: str) -> bool:
+    """Whether two statements say the same thing: the same values, and the same words, near enough —
+    under one lead-in line, its body's (a list's items all the same: a list with an item more or less is
+    another list)."""
     if a.strip().casefold() == b.strip().casefold():
         return True
     if changed(a, b):
         return False
-    va, vb = {v for _, v in values(a)}, {v for _, v in values(b)}
-    if va != vb and (va and vb):
+    if {v for _, v in values(a)} != {v for _, v in values(b)}:
         return False
-    wa, wb = words(a) - _STOP - common, words(b) - _STOP - common
+    (lead_a, body_a), (lead_b, body_b) = _lead_and_body(a), _lead_and_body(b)
+    if lead_a and lead_a == lead_b:
+        a, b = body_a, body_b
+    bullets_a, bullets_b = _bullets(a), _bullets(b)
+    if bullets_a or bullets_b:
+        return bullets_a == bullets_b
+    wa, wb = words(a) - _STOP, words(b) - _STOP
     return min(len(wa), len(wb)) >= MIN_SUBJECT_WORDS and overlap(wa, wb) >= RESTATE_OVERLAP
 
 
