@@ -182,6 +182,20 @@ def acknowledge_findings(stack: CairnStack) -> None:
     )
 
     _ack(
+        stack.pipeline.dream_machine,
+        "IAM5",
+        "Invoke any version/alias of the dream function (CDK's LambdaInvoke grant adds <fn arn>:*).",
+        [_logical("PipelineDreamFunction", ":*")],
+    )
+    _ack(
+        stack.pipeline.dream_machine,
+        "IAM5",
+        "CloudWatch Logs delivery (logs:*LogDelivery, DescribeResourcePolicies...) and "
+        "X-Ray have no resource-level permissions.",
+        ["Resource::*"],
+    )
+
+    _ack(
         stack.storage.bucket,
         "S1",
         "Transcript access is logged by the API (who asked for which presigned "

@@ -64,3 +64,11 @@ def reflect(event: dict, context: object) -> dict:
 @metrics.log_metrics
 def fail(event: dict, context: object) -> dict:
     return sfn.fail_stage(container.pipeline, event)
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def dream(event: dict, context: object) -> dict:
+    """After reflect: the session's project; from the schedule (no source): every project with news."""
+    return sfn.dream_stage(container.pipeline, container.teams, event)

@@ -14,8 +14,10 @@ marks the session failed (``handler.fail``), is sent to the encrypted dead-lette
 fails. One run at a time learns a session (``run`` is the execution's name): when another run holds it,
 parse answers ``{"learned_by": ...}`` and the execution succeeds there (the holder learns the part); when
 parts were recorded during the run, reflect answers ``"again": true`` and the execution learns again from
-parse. ``consolidate`` searches the index for near-duplicates, so the stages get the OpenSearch endpoint and
-consolidate alone may query it.
+parse. After reflect, ``dream`` runs the project's dream pass (caught: the session stays learned); the
+same function, started every ``DREAM_EVERY`` by an EventBridge schedule through a one-task state machine
+with no ``source``, runs the scheduled pass over every project. ``consolidate`` searches the index for
+near-duplicates, so the stages get the OpenSearch endpoint and consolidate alone may query it.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ STAGES = (
     Stage("extract", writes_blobs=True, timeout=Duration.minutes(10)),
     Stage("consolidate", writes_blobs=True, timeout=Duration.minutes(10), searches_index=True),
     Stage("reflect", writes_blobs=True, timeout=Duration.minutes(5)),
+    # the project's dream pass after each session, and the scheduled one (its own state machine)
+    Stage("dream", writes_blobs=True, timeout=Duration.minutes(10)),
 )
 #: The Catch path's first step: marks the session failed so `cairn sessions` does not show it processing.
 FAIL_STAGE = Stage("fail", writes_blobs=False, timeout=Duration.minutes(1))
@@ -58,6 +62,9 @@ FAIL_STAGE = Stage("fail", writes_blobs=False, timeout=Duration.minutes(1))
 #: How often sessions granted an upload that never came are looked for (the sweep reads those updated in the
 #: last day, `cairn.services.uploads.SWEEP_HORIZON`, so each gets ~96 looks).
 SWEEP_EVERY = Duration.minutes(15)
+
+#: How often the scheduled dream pass looks at every project with memories written since its last pass.
+DREAM_EVERY = Duration.hours(6)
 
 #: Task errors retried with exponential backoff (Lambda service errors are retried by CDK's default retrier).
 RETRY_ERRORS = ["States.TaskFailed", "States.Timeout"]
@@ -180,12 +187,18 @@ class Pipeline(Construct):
             .when(sfn.Condition.boolean_equals("$.reflect.again", True), parse)
             .otherwise(sfn.Succeed(self, "Learned"))
         )
+        # the session is learned once reflect settled it: a dream pass that fails still leaves it learned
+        # (the scheduled pass does the work, its watermark not moved)
+        dream = self._task("dream").add_catch(
+            parts_arrived, errors=["States.ALL"], result_path="$.dream_error"
+        )
         definition = (
             source.next(parse)
             .next(held.otherwise(chunk).afterwards())
             .next(extract)
             .next(consolidate)
             .next(reflect)
+            .next(dream)
             .next(parts_arrived)
         )
         self.logs = logs.LogGroup(
@@ -250,11 +263,51 @@ class Pipeline(Construct):
             schedule=events.Schedule.rate(SWEEP_EVERY),
             targets=[targets.LambdaFunction(self.sweeper, retry_attempts=2, max_event_age=SWEEP_EVERY)],
         )
+        self._scheduled_dream(config)
 
-    def _task(self, stage: str, *, result_path: str | None = None) -> tasks.LambdaInvoke:
+    def _scheduled_dream(self, config: EnvironmentConfig) -> None:
+        """EventBridge schedule -> a one-task state machine -> the dream function with no source: every
+        project with memories written since its last pass (cairn.pipeline.stages.dream.dream_all)."""
+        task = self._task("dream", construct_id="ScheduledDream")
+        self.dream_logs = logs.LogGroup(
+            self, "DreamLogs", retention=config.log_retention, removal_policy=config.removal_policy
+        )
+        self.dream_machine = sfn.StateMachine(
+            self,
+            "DreamMachine",
+            state_machine_name=f"{config.resource_prefix}-dream",
+            state_machine_type=sfn.StateMachineType.STANDARD,
+            query_language=sfn.QueryLanguage.JSON_PATH,
+            definition_body=sfn.DefinitionBody.from_chainable(task),
+            timeout=Duration.hours(1),
+            tracing_enabled=True,
+            logs=sfn.LogOptions(
+                destination=self.dream_logs, level=sfn.LogLevel.ALL, include_execution_data=False
+            ),
+            removal_policy=config.removal_policy,
+        )
+        self.dream_rule = events.Rule(
+            self,
+            "DreamSchedule",
+            description="Consolidate every project with new memories across its sessions (the dream pass)",
+            schedule=events.Schedule.rate(DREAM_EVERY),
+            targets=[
+                targets.SfnStateMachine(
+                    self.dream_machine,
+                    input=events.RuleTargetInput.from_object({"scheduled": True}),
+                    dead_letter_queue=self.dead_letter,
+                    retry_attempts=2,
+                    max_event_age=DREAM_EVERY,
+                )
+            ],
+        )
+
+    def _task(
+        self, stage: str, *, result_path: str | None = None, construct_id: str | None = None
+    ) -> tasks.LambdaInvoke:
         task = tasks.LambdaInvoke(
             self,
-            stage.capitalize(),
+            construct_id or stage.capitalize(),
             lambda_function=self.functions[stage],
             payload_response_only=True,
             result_path=result_path or f"$.{stage}",

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-STAGES = ("parse", "chunk", "extract", "consolidate", "reflect", "fail")
+STAGES = ("parse", "chunk", "extract", "consolidate", "reflect", "dream", "fail")
 FUNCTION_DIRS = ("api", "mcp", "authorizer", "indexer", "pipeline", "sweeper")
 ACCOUNT = "123456789012"
 REGION = "us-east-1"

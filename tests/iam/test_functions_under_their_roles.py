@@ -292,8 +292,16 @@ def test_every_pipeline_stage_runs_under_its_own_role_and_the_session_is_learned
 
         session = dynamo_repositories(stack.table, region=tp.REGION).sessions.get(stack.team_id, SESSION)
     assert session.status == "learned"
-    for stage in tp.STAGES[:-1]:
+    for stage in (s for s in tp.STAGES if s not in ("dream", "fail")):  # dream and fail: own tests
         assert assert_template_grants(stack, f"pipeline.{stage}") > 0, stage
+
+
+def test_the_dream_stage_runs_under_its_role_after_a_session_and_from_the_schedule(stack, learned):
+    after_session = _run(stack, "pipeline.dream", "dream", _source_state(stack))
+    assert {"superseded", "folded", "closed", "demoted"} <= set(after_session)
+    scheduled = _run(stack, "pipeline.dream", "dream", {"scheduled": True})
+    assert scheduled["failed"] == 0
+    assert assert_template_grants(stack, "pipeline.dream") > 0
 
 
 def test_the_fail_stage_marks_the_session_failed_under_its_role(stack, learned):

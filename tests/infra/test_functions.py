@@ -62,7 +62,7 @@ EXPECTED_ENV = {
             "CAIRN_OPENSEARCH_SHARDS",
             "CAIRN_OPENSEARCH_REPLICAS",
         }
-        for stage in ("parse", "chunk", "extract", "consolidate", "reflect", "fail")
+        for stage in ("parse", "chunk", "extract", "consolidate", "reflect", "dream", "fail")
     },
     **{
         ("cairn-reindex", f"handler.{task}"): {

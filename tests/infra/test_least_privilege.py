@@ -9,7 +9,7 @@ from tests.infra.conftest import actions_of, function_by_service, resources, rol
 pytestmark = pytest.mark.infra
 
 DYNAMO_WRITES = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
-PIPELINE_STAGES = ("parse", "chunk", "extract", "consolidate", "reflect")
+PIPELINE_STAGES = ("parse", "chunk", "extract", "consolidate", "reflect", "dream")
 
 
 def _actions(synth, service: str, handler: str | None = None) -> set[str]:

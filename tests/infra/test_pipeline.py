@@ -14,14 +14,18 @@ pytestmark = pytest.mark.infra
 STAGES = ["Parse", "Chunk", "Extract", "Consolidate", "Reflect"]
 
 
-def _learning_machine(template: dict) -> dict:
-    machines = resources(template, "AWS::StepFunctions::StateMachine").values()
-    (machine,) = [m for m in machines if "learning" in json.dumps(m["Properties"].get("StateMachineName"))]
+def _machine(template: dict, suffix: str = "-learning") -> dict:
+    """The learning state machine (or, with `suffix="-dream"`, the scheduled dream pass's)."""
+    (machine,) = [
+        m
+        for m in resources(template, "AWS::StepFunctions::StateMachine").values()
+        if suffix in json.dumps(m["Properties"].get("StateMachineName", ""))
+    ]
     return machine
 
 
-def _definition(template: dict) -> dict:
-    machine = _learning_machine(template)
+def _definition(template: dict, suffix: str = "-learning") -> dict:
+    machine = _machine(template, suffix)
     body = machine["Properties"]["DefinitionString"]
     if isinstance(body, dict):  # Fn::Join of literals and GetAtt tokens
         body = "".join(part if isinstance(part, str) else "TOKEN" for part in body["Fn::Join"][1])
@@ -56,8 +60,13 @@ def test_stages_run_parse_chunk_map_extract_consolidate_reflect_in_order(definit
     assert states["ExtractChunks"]["ItemProcessor"]["StartAt"] == "Extract"
     assert states["ExtractChunks"]["Next"] == "Consolidate"
     assert states["Consolidate"]["Next"] == "Reflect"
+    # the project's dream pass once the session is learned; its failure leaves the session learned
+    assert states["Reflect"]["Next"] == "Dream"
+    assert [(c["ErrorEquals"], c["Next"]) for c in states["Dream"]["Catch"]] == [
+        (["States.ALL"], "PartsArrived")
+    ]
     # parts recorded during the run: learn again, from parse
-    arrived = states[states["Reflect"]["Next"]]
+    arrived = states[states["Dream"]["Next"]]
     assert arrived["Type"] == "Choice" and states[arrived["Default"]]["Type"] == "Succeed"
     assert arrived["Choices"] == [{"Variable": "$.reflect.again", "BooleanEquals": True, "Next": "Parse"}]
 
@@ -65,7 +74,7 @@ def test_stages_run_parse_chunk_map_extract_consolidate_reflect_in_order(definit
 def test_a_run_holds_its_session_longer_than_an_execution_can_live(synth):
     from cairn.pipeline.stages.status import RUN_HOLD
 
-    machine = _learning_machine(synth.json["dev"])
+    machine = _machine(synth.json["dev"])
     definition = _definition(synth.json["dev"])
     timeout = definition.get("TimeoutSeconds") or machine["Properties"].get("TimeoutSeconds")
     assert timeout and timeout < RUN_HOLD.total_seconds()
@@ -101,6 +110,33 @@ def test_every_failure_path_marks_the_session_failed_then_dead_letters_then_fail
     # a chunk that keeps failing fails the Map, whose catch sends to the DLQ
     inner = definition["States"]["ExtractChunks"]["ItemProcessor"]["States"]
     assert inner[inner["Extract"]["Catch"][0]["Next"]]["Type"] == "Fail"
+
+
+def test_a_schedule_starts_the_dream_pass_over_every_project_through_its_own_state_machine(synth, dev):
+    from infra.units.pipeline import DREAM_EVERY
+
+    definition = _definition(synth.json["dev"], "-dream")
+    (task,) = definition["States"].values()
+    assert task["Type"] == "Task" and task.get("End") is True
+    assert task["Retry"]
+    dev.has_resource_properties(
+        "AWS::Events::Rule",
+        {
+            "ScheduleExpression": f"rate({DREAM_EVERY.to_hours()} hours)",
+            "Targets": [
+                Match.object_like(
+                    {
+                        "Arn": {"Ref": Match.string_like_regexp("DreamMachine")},
+                        "Input": json.dumps({"scheduled": True}, separators=(",", ":")),
+                        "DeadLetterConfig": {"Arn": Match.any_value()},
+                    }
+                )
+            ],
+        },
+    )
+    # the task invokes the dream stage's function (the same code as after each session)
+    fn_id, _ = function_by_service(synth.json["dev"], "cairn-pipeline", "handler.dream")
+    assert fn_id in json.dumps(_machine(synth.json["dev"], "-dream")["Properties"]["DefinitionString"])
 
 
 def test_definition_is_jsonpath_not_jsonata(synth, definition):
@@ -162,7 +198,7 @@ def test_every_15_minutes_a_sweep_fails_sessions_whose_upload_never_came(synth):
     rules = [
         r["Properties"]
         for r in resources(dev_json, "AWS::Events::Rule").values()
-        if "ScheduleExpression" in r["Properties"]
+        if "ScheduleExpression" in r["Properties"] and "Sweep" in str(r["Properties"]["Targets"])
     ]
     assert [r["ScheduleExpression"] for r in rules] == ["rate(15 minutes)"]
     (target,) = rules[0]["Targets"]

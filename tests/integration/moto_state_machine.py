@@ -58,8 +58,15 @@ def _one(template: dict, type_: str) -> tuple[str, dict]:
     return found[0]
 
 
-def state_machine_of(template: dict) -> dict:
-    return _one(template, "AWS::StepFunctions::StateMachine")[1]["Properties"]
+def state_machine_of(template: dict, suffix: str = "-learning") -> dict:
+    """The learning state machine's properties (the scheduled dream pass has its own, `-dream`)."""
+    (found,) = [
+        v["Properties"]
+        for v in template["Resources"].values()
+        if v["Type"] == "AWS::StepFunctions::StateMachine"
+        and str(v["Properties"].get("StateMachineName", "")).endswith(suffix)
+    ]
+    return found
 
 
 def definition_tokens(state_machine: dict) -> list[dict]:

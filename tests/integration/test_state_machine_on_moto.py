@@ -122,11 +122,9 @@ def test_the_synthesized_state_machine_learns_a_real_session_through_our_stage_h
         "handler.chunk": 1,
         "handler.extract": len(state["chunk"]["chunks"]),
     }
-    assert [len(runtime.calls(h)) for h in ("handler.consolidate", "handler.reflect", "handler.fail")] == [
-        1,
-        1,
-        0,
-    ]
+    calls = ("handler.consolidate", "handler.reflect", "handler.dream", "handler.fail")
+    assert [len(runtime.calls(h)) for h in calls] == [1, 1, 1, 0]
+    assert state["dream"] == session_dream(runtime, team_id)
 
     session = _session(runtime, team_id, "moto-sfn-ok")
     assert session.status == "learned"
@@ -136,6 +134,14 @@ def test_the_synthesized_state_machine_learns_a_real_session_through_our_stage_h
     learned = container.memories.list(reader, MemoryFilter(session_id="moto-sfn-ok"), limit=500).items
     assert len(learned) >= state["consolidate"]["created"] > 0
     assert pipeline.dead_letters() == []
+
+
+def session_dream(runtime, team_id: str) -> dict:
+    """The counts the dream stage answered, as the session's project's watermark recorded them."""
+    container = runtime.module("handler").container
+    keys = [k for k in container.blobs.list(f"teams/{team_id}/projects/") if k.endswith("/dream.json")]
+    assert len(keys) == 1, keys
+    return json.loads(container.blobs.get(keys[0]))["last"]
 
 
 def _scheduled(history: list[dict], function_arn: str) -> int:

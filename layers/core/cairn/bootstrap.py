@@ -91,6 +91,9 @@ class Container:
     warm: Callable[[], None] | None = None
     # fails recent sessions whose upload never came, returns how many; a local server runs it every 15 min
     sweep: Callable[[], int] | None = None
+    # the scheduled dream pass over every project with news (its totals); a local server runs it every
+    # `settings.dream_every_s` seconds; None when that is 0
+    dream: Callable[[], dict[str, int]] | None = None
     closers: tuple[Callable[[], None], ...] = ()
 
     def close(self) -> None:
@@ -169,6 +172,10 @@ def _build_local(
     container.sweep = lambda: container.uploads.expire_unsent(
         [team.id for team in container.teams.list_teams()], horizon=SWEEP_HORIZON
     )
+    if settings.dream_every_s > 0:
+        from cairn.pipeline.stages.dream import dream_all
+
+        container.dream = lambda: dream_all(container.pipeline, container.teams)  # type: ignore[arg-type]
     return container
 
 

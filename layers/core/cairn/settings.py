@@ -33,6 +33,11 @@ class Settings(BaseSettings):
     extractor_base_url: str | None = None
     extractor_api_key: SecretStr | None = None
 
+    # the scheduled dream pass of a local server (`cairn serve`): every project with memories written
+    # since its last pass is consolidated across its sessions this often; 0 turns the timer off (the pass
+    # still runs after each learned session). AWS runs it on an EventBridge schedule (infra/units/pipeline.py)
+    dream_every_s: int = Field(default=3600, ge=0)
+
     # business metrics (sessions learned, memories written, ...): "emf" writes them as CloudWatch EMF through
     # Powertools Metrics (set by the stack on every Lambda); "none" records nothing (local mode)
     metrics: Literal["none", "emf"] = "none"

@@ -142,7 +142,7 @@ def _serve(host: str, port: int) -> None:
     settings = Settings(mode="local", home=config.home(), host=host, port=port)
     container = build_container(settings)
     url = settings.base_url
-    stop_sweeping, sweeper = threading.Event(), None
+    stop_sweeping, sweeper, dreamer = threading.Event(), None, None
     try:
         _ensure_local_admin(container, url)
         err.print(f"Cairn {settings.mode} server on [bold]{url}[/bold] · data in {esc(settings.home)}")
@@ -160,13 +160,22 @@ def _serve(host: str, port: int) -> None:
                 daemon=True,
             )
             sweeper.start()
+        if container.dream is not None:  # the dream pass over projects with news, as AWS's schedule does
+            dreamer = threading.Thread(
+                target=_dream_every,
+                args=(container.dream, stop_sweeping, float(settings.dream_every_s)),
+                name="cairn-dream",
+                daemon=True,
+            )
+            dreamer.start()
         # uvicorn re-raises the SIGTERM it shut down on: exit cleanly then, through the `finally`
         signal.signal(signal.SIGTERM, _exit_cleanly)
         uvicorn.run(create_app(container), host=host, port=port, log_level="warning")
     finally:
         stop_sweeping.set()
-        if sweeper is not None:
-            sweeper.join(10)  # not in the middle of a write when the store closes
+        for timer in (sweeper, dreamer):
+            if timer is not None:
+                timer.join(10)  # not in the middle of a write when the store closes
         try:
             container.close()  # the pipeline finishes the session it is learning first
         finally:
@@ -183,6 +192,19 @@ def _sweep_every(sweep, stop: threading.Event, every_s: float) -> None:
             continue
         if expired:
             log.info("failed %d session(s) whose upload never came", expired)
+
+
+def _dream_every(dream, stop: threading.Event, every_s: float) -> None:
+    """Run the dream pass every `every_s` seconds until `stop` is set; a failed pass is logged, and the
+    next one does its work (the watermark of a project moves only when its pass ends)."""
+    while not stop.wait(every_s):
+        try:
+            totals = dream()
+        except Exception:
+            log.exception("the scheduled dream pass failed")
+            continue
+        if totals.get("projects"):
+            log.info("dream pass: %s", ", ".join(f"{k} {v}" for k, v in totals.items() if v))
 
 
 def _exit_cleanly(signum: int, frame: object) -> None:

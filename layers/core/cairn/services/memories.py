@@ -261,6 +261,34 @@ class MemoryService:
         self._metrics.count(BusinessMetric.MEMORIES_WRITTEN)
         return closed, replacement
 
+    def close(
+        self,
+        caller: Principal,
+        memory_id: str,
+        details: Mapping[str, Any],
+        superseded_by: str | None = None,
+    ) -> Memory:
+        """End a memory's validity without a new memory: superseded by one that already exists (the
+        dream pass folds a restatement or an outdated value into it) or closed as done (an open item a
+        later session finished). It stays in history and search with `include_superseded`. One write,
+        so a pass killed around it either closed the memory or did not; an already closed one is
+        returned as it is."""
+        require(caller, KeyScope.WRITE)
+        current = self.get(caller, memory_id)
+        if not current.is_current:
+            return current
+        check_details(details)
+        now = self._clock()
+        closed = replace(
+            current, valid_to=now, superseded_by=superseded_by, details=dict(details), updated_at=now
+        )
+        docs = self._indexer.prepare([closed]) if self._indexer else []
+        with self._unit():
+            self._memories.put(closed)
+            if self._indexer:
+                self._indexer.write(docs)
+        return closed
+
     def relate(
         self, caller: Principal, source_id: str, predicate: str, target_id: str, weight: float = 1.0
     ) -> Relation:

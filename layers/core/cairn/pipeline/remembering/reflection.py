@@ -27,6 +27,7 @@ from cairn.transcripts.model import Role
 _NEXT_HEADING = re.compile(r"^\s*#*\s*\**\s*next steps?\b.*$", re.I | re.M)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
 MAX_ITEMS = 8
+MAX_DONE = 40
 
 
 def save_once_per_session(
@@ -128,6 +129,8 @@ def summarise(reading: SessionReading) -> dict[str, Any]:
         "errors_fixed": errors_fixed(reading.shell_calls)[:MAX_ITEMS],
         "unresolved_errors": [u["command"] for u in reading.unresolved],
         "next_steps": next_steps(reading, last_reply),
+        # what the agent's todo lists marked done: evidence a later dream pass closes older open items by
+        "done": list(dict.fromkeys(i for t in reading.todo_lists for i in t.done_items))[-MAX_DONE:],
         "open_questions": open_questions(last_reply),
         "git_state": reading.git_state,
     }

@@ -22,6 +22,7 @@ from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.models import ExtractInput, SessionRef
 from cairn.pipeline.running.log_lines import learned_line
 from cairn.pipeline.stages.consolidate import consolidate
+from cairn.pipeline.stages.dream import dream_session
 from cairn.pipeline.stages.ingest import chunk, extract, parse
 from cairn.pipeline.stages.reflect import reflect
 from cairn.pipeline.stages.status import failure, finish, mark
@@ -57,7 +58,18 @@ def run_stages(deps: PipelineDeps, ref: SessionRef) -> dict[str, Any]:
     except BaseException as exc:
         exc.stage = stage  # type: ignore[attr-defined]
         raise
+    stats["dream"] = _dream(deps, ref)
     return stats
+
+
+def _dream(deps: PipelineDeps, ref: SessionRef) -> dict[str, Any]:
+    """The project's dream pass: what the session taught is kept whatever becomes of it (a pass that
+    fails is logged, and the scheduled pass does the work, its watermark not moved)."""
+    try:
+        return dict(dream_session(deps, ref))
+    except Exception as exc:
+        log.warning("the dream pass after session %s failed: %s", ref.session_id, exc, exc_info=True)
+        return {"error": str(exc)[:200]}
 
 
 class InlinePipelineRunner:

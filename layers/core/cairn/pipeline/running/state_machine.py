@@ -4,7 +4,9 @@ State (see infra/units/pipeline.py): `{"source": {"bucket", "key", "run", ...}}`
 the execution's name (`run`), then each stage's small result under its own name. One run at a time
 learns a session (`cairn.pipeline.stages.status.take_run`): parse answers `{"learned_by": <run>}` when
 another run holds it, and the execution ends there; reflect answers `again: true` when parts were
-recorded during the run, and the execution learns again from parse. `chunk.chunks` holds chunk ids
+recorded during the run, and the execution learns again from parse. After reflect, `dream` runs the
+project's dream pass (a failure there is caught and the session stays learned); the scheduled pass is the
+same stage started with no source, the one task of its own state machine. `chunk.chunks` holds chunk ids
 (not keys: ids are short, so a few thousand fit in the 256 KB payload); the Map runs `extract` once
 per id; results are counts.
 """
@@ -15,11 +17,13 @@ from typing import Any
 
 from cairn.domain.audit import in_request
 from cairn.domain.errors import InvalidInput
+from cairn.domain.ports import TeamRepository
 from cairn.domain.vocabulary import SessionStatus
 from cairn.pipeline import keys as k
 from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.models import ChunkResult, ConsolidateResult, ExtractInput, ParseResult, SessionRef
 from cairn.pipeline.stages.consolidate import consolidate
+from cairn.pipeline.stages.dream import dream_all, dream_session
 from cairn.pipeline.stages.ingest import chunk, extract, parse
 from cairn.pipeline.stages.reflect import reflect
 from cairn.pipeline.stages.status import settle_run, take_run
@@ -101,6 +105,14 @@ def reflect_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:
     }
     again = settle_run(deps, _ref(state), _run(state), SessionStatus.LEARNED, **stats, error=None)
     return {**result.model_dump(mode="json"), "again": again}
+
+
+def dream_stage(deps: PipelineDeps, teams: TeamRepository, state: dict[str, Any]) -> dict[str, Any]:
+    """After reflect (the state names the session): the dream pass over that session's project. Started
+    by the schedule (no source): every project with memories written since its last pass."""
+    if state.get("source"):
+        return dream_session(deps, _ref(state))
+    return dream_all(deps, teams)
 
 
 def fail_stage(deps: PipelineDeps, state: dict[str, Any]) -> dict[str, Any]:

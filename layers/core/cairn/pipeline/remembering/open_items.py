@@ -1,0 +1,102 @@
+"""Open items and the later work that closes them, read off memories (pure: no store).
+
+An item is left open by a session as
+- an episode of what was left to do (tag `open`: unfinished todos, a summary's pending work), its
+  `details.items`;
+- an episode of an error that never stopped failing (tag `unresolved`), its `details.command`;
+- the handoff's `next_steps`, `open_questions` and `errors`.
+A later session closes it with evidence it kept: a todo it marked done (its reflection's `details.done`),
+a commit or an account of finished work (its episodes), a fix of the failing command (its reflection's
+`errors_fixed`, an episode tagged fixed or resolved) or the command run well (a procedure's
+`details.runs` for that session). A text item is closed when most of its content words are in one piece of
+that evidence; a command when the same command is shown fixed or run well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from cairn.domain.models import Memory, MemoryKind
+from cairn.domain.vocabulary import RESOLVED_TAGS, Tag
+from cairn.pipeline.remembering.subjects import _STOP, core_command, words
+
+COVERED = 0.7  # of an item's content words found in one piece of later evidence
+MIN_ITEM_WORDS = 3  # "Fix it" matches anything
+HANDOFF_LISTS = ("next_steps", "open_questions", "errors")
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What one later session shows done: texts (done todos, commits, accounts) and commands run well."""
+
+    session_id: str
+    memory_id: str
+    texts: tuple[str, ...] = ()
+    commands: frozenset[str] = frozenset()
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in words(text) if w not in _STOP and len(w) > 2}
+
+
+def items_of(memory: Memory) -> list[str]:
+    """The open items a memory holds (empty for anything else)."""
+    d = memory.details
+    if memory.kind is MemoryKind.HANDOFF:
+        return [str(i) for key in HANDOFF_LISTS for i in (d.get(key) or []) if str(i).strip()]
+    if memory.kind is not MemoryKind.EPISODE:
+        return []
+    if Tag.UNRESOLVED in memory.tags and d.get("command"):
+        return [core_command(str(d["command"]))]
+    if Tag.OPEN in memory.tags and Tag.TAKEN_UP not in memory.tags:
+        return [str(i) for i in (d.get("items") or [memory.content]) if str(i).strip()]
+    return []
+
+
+def evidence_of(memory: Memory) -> Evidence | None:
+    """What a memory shows done, in its session (None when it shows nothing done)."""
+    session = memory.provenance.session_id
+    if not session or not memory.is_current and not memory.superseded_by:
+        return None
+    d = memory.details
+    texts: list[str] = []
+    commands: set[str] = set()
+    if memory.kind is MemoryKind.REFLECTION:
+        texts += [str(i) for i in d.get("done") or []]
+        commands |= {core_command(str(c)) for c in d.get("errors_fixed") or []}
+    elif memory.kind is MemoryKind.EPISODE and not (Tag.OPEN in memory.tags or Tag.UNRESOLVED in memory.tags):
+        fixed = RESOLVED_TAGS & set(memory.tags) or d.get("outcome") in RESOLVED_TAGS
+        if fixed and d.get("command"):
+            commands.add(core_command(str(d["command"])))
+        elif Tag.ERROR not in memory.tags:  # a failure that was fixed is no account of work done
+            texts.append(memory.content)
+    elif memory.kind is MemoryKind.PROCEDURE and isinstance(d.get("runs"), dict):
+        ran_well = d["runs"].get(session)
+        if d.get("command") and isinstance(ran_well, list) and ran_well and int(ran_well[0]) > 0:
+            commands.add(core_command(str(d["command"])))
+    if not texts and not commands:
+        return None
+    return Evidence(session, memory.id, tuple(texts), frozenset(commands))
+
+
+def runs_by_session(memory: Memory) -> dict[str, list[int]]:
+    """A procedure's (successes, failures) per session it ran in."""
+    runs = memory.details.get("runs")
+    return {str(s): [int(r[0]), int(r[1])] for s, r in runs.items()} if isinstance(runs, dict) else {}
+
+
+def closer(item: str, is_command: bool, later: Iterable[Evidence]) -> Evidence | None:
+    """The first piece of later evidence that shows `item` done."""
+    wanted = content_words(item)
+    for ev in later:
+        if is_command:
+            if item in ev.commands:
+                return ev
+            continue
+        if len(wanted) < MIN_ITEM_WORDS:
+            continue
+        for text in ev.texts:
+            if len(wanted & content_words(text)) / len(wanted) >= COVERED:
+                return ev
+    return None

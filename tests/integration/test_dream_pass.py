@@ -1,0 +1,310 @@
+"""The dream pass on a real local store: one project's sessions consolidated, idempotent, incremental,
+and a kill -9 in the middle of a pass loses nothing (the rerun ends where an uninterrupted pass ends)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from cairn.bootstrap import build_container
+from cairn.domain.models import MemoryFilter, MemoryKind, Provenance, Session
+from cairn.domain.vocabulary import Tag
+from cairn.pipeline.remembering.dream import dream, dream_principal
+from cairn.services.memories import NewMemory
+from cairn.settings import Settings
+
+from tests.fakes.embedders import HashEmbedder
+
+pytestmark = pytest.mark.integration
+PROJECT = "github.com/acme/ledger"
+DAY0 = datetime(2026, 3, 1, 9, tzinfo=UTC)
+REPO = Path(__file__).resolve().parents[2]
+
+
+def open_store(home: Path):
+    return build_container(Settings(mode="local", home=home, dream_every_s=0), embedder=HashEmbedder("h"))
+
+
+def _session(c, team, sid: str, day: int) -> None:
+    c.sessions.put(
+        Session(id=sid, team_id=team, project=PROJECT, agent="codex", started_at=DAY0 + timedelta(days=day))
+    )
+
+
+def _say(c, team, sid: str, kind: MemoryKind, content: str, **kw):
+    new = NewMemory(
+        kind=kind,
+        content=content,
+        project=PROJECT,
+        provenance=Provenance(session_id=sid, agent="codex"),
+        details={"sessions": [sid], **kw.pop("details", {})},
+        **kw,
+    )
+    return c.memories.remember(dream_principal(team), new)
+
+
+def seed(c) -> tuple[str, dict[str, str]]:
+    """Four sessions of one Rust project: a convention said thrice, a host changed, a todo and a failing
+    command finished later, a deploy procedure that stopped working, and unrelated facts."""
+    team, _, _ = c.keys.create_team("acme", "dev")
+    team_id = team.id
+    for i, sid in enumerate(("s1", "s2", "s3", "s4")):
+        _session(c, team_id, sid, i)
+    ids = {}
+    ids["conv1"] = _say(
+        c, team_id, "s1", MemoryKind.PATTERN, "Always run cargo clippy with warnings denied before pushing"
+    ).id
+    ids["conv2"] = _say(
+        c, team_id, "s2", MemoryKind.PATTERN, "Before pushing, always run cargo clippy with warnings denied"
+    ).id
+    ids["conv3"] = _say(
+        c, team_id, "s4", MemoryKind.PATTERN, "Always run cargo clippy with warnings denied before pushing!"
+    ).id
+    ids["host1"] = _say(c, team_id, "s1", MemoryKind.FACT, "Staging deploy host: 10.0.4.12").id
+    ids["host2"] = _say(c, team_id, "s3", MemoryKind.FACT, "Staging deploy host: 10.0.9.30").id
+    ids["port"] = _say(c, team_id, "s2", MemoryKind.FACT, "The ledger API listens on port 7400").id
+    ids["todo"] = _say(
+        c,
+        team_id,
+        "s1",
+        MemoryKind.EPISODE,
+        "Left unfinished on the session's todo list: Add retries to the settlement webhook consumer",
+        tags=(Tag.TODO, Tag.OPEN),
+        details={"items": ["Add retries to the settlement webhook consumer"]},
+    ).id
+    ids["done"] = _say(
+        c,
+        team_id,
+        "s3",
+        MemoryKind.REFLECTION,
+        "Session s3 (codex).",
+        details={"done": ["Add retries to the settlement webhook consumer"]},
+    ).id
+    ids["failing"] = _say(
+        c,
+        team_id,
+        "s2",
+        MemoryKind.EPISODE,
+        "`cargo test -p ledger` still fails with: 2 tests failed",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={"command": "cargo test -p ledger", "outcome": "unresolved"},
+    ).id
+    ids["tests"] = _say(
+        c,
+        team_id,
+        "s4",
+        MemoryKind.PROCEDURE,
+        "Test with `cargo test -p ledger`",
+        tags=("test", "command"),
+        details={"command": "cd crates && cargo test -p ledger 2>&1", "runs": {"s4": [1, 0]}},
+    ).id
+    ids["deploy"] = _say(
+        c,
+        team_id,
+        "s1",
+        MemoryKind.PROCEDURE,
+        "Deploy with `make ship`",
+        confidence=0.8,
+        tags=("deploy", "command"),
+        details={"command": "make ship", "runs": {"s1": [2, 0], "s2": [1, 0], "s4": [0, 3]}},
+    ).id
+    return team_id, ids
+
+
+def snapshot(c, team_id: str) -> dict:
+    """What a pass decides, without its clock: each memory's validity, links, details and confidence."""
+    out = {}
+    for m in c.pipeline.memory_repo.iter_team(team_id):
+        details = json.dumps(dict(m.details), sort_keys=True)
+        out[m.id] = (m.is_current, m.superseded_by, details, m.confidence)
+    relations = sorted(
+        (r.source_id, r.predicate, r.target_id) for r in c.pipeline.relations.iter_team(team_id)
+    )
+    return {"memories": out, "relations": relations}
+
+
+def current(c, team_id: str, kind: MemoryKind) -> list:
+    flt = MemoryFilter(project=PROJECT, kinds=frozenset({kind}))
+    return list(c.memories.list(dream_principal(team_id), flt, limit=100).items)
+
+
+@pytest.fixture
+def store(tmp_path):
+    c = open_store(tmp_path / "home")
+    team_id, ids = seed(c)
+    yield c, team_id, ids
+    c.close()
+
+
+def test_one_pass_folds_restatements_supersedes_changes_closes_finished_items_and_demotes(store):
+    c, team, ids = store
+    out = dream(c.pipeline, team, PROJECT)
+    get = lambda i: c.pipeline.memory_repo.get(team, ids[i])  # noqa: E731
+
+    # a convention said in three sessions is one memory, the newest wording, with its evidence
+    [convention] = current(c, team, MemoryKind.PATTERN)
+    assert convention.id == ids["conv3"]
+    evidence = convention.details["evidence"]
+    assert evidence["sessions"] == ["s1", "s2", "s4"] and evidence["count"] == 3
+    assert evidence["first_seen"].startswith("2026-03-01") and evidence["last_seen"].startswith("2026-03-04")
+    for old in ("conv1", "conv2"):  # history is kept, linked to the one that stays
+        assert get(old).superseded_by == ids["conv3"] and get(old).valid_to is not None
+
+    # the host a later session changed: only the new one is current
+    facts = {m.id for m in current(c, team, MemoryKind.FACT)}
+    assert facts == {ids["host2"], ids["port"]}
+    assert get("host1").superseded_by == ids["host2"] and get("host1").details["changed_in"] == "s3"
+    rels = c.pipeline.relations.for_memory(team, ids["host2"], "out")
+    assert [(r.predicate, r.target_id) for r in rels] == [("supersedes", ids["host1"])]
+
+    # the todo s3 finished and the command s4 ran well are closed, citing the session
+    todo, failing = get("todo"), get("failing")
+    assert todo.valid_to is not None and todo.details["closed_by"] == "s3"
+    assert todo.details["closed_items"] == [
+        {"item": "Add retries to the settlement webhook consumer", "closed_by": "s3", "evidence": ids["done"]}
+    ]
+    assert failing.valid_to is not None and failing.details["closed_by"] == "s4"
+
+    # a deploy that worked in s1 and s2 and only failed in s4 is demoted, not forgotten
+    deploy = get("deploy")
+    assert deploy.is_current and deploy.details["demoted"]["since"] == "s4" and deploy.confidence <= 0.3
+    assert out.counts() == {
+        "superseded": 1,
+        "folded": 2,
+        "closed": 2,
+        "demoted": 1,
+        "restored": 0,
+        "evidenced": 1,
+    }
+
+
+def test_recall_shows_the_current_value_and_history_stays_searchable(store):
+    c, team, ids = store
+    dream(c.pipeline, team, PROJECT)
+    caller = dream_principal(team)
+    hits = c.recall.recall(caller, "staging deploy host", MemoryFilter(project=PROJECT), limit=5).hits
+    shown = [h.memory.id for h in hits]
+    assert ids["host2"] in shown and ids["host1"] not in shown
+    flt = MemoryFilter(project=PROJECT, kinds=frozenset({MemoryKind.FACT}), include_superseded=True)
+    assert ids["host1"] in {m.id for m in c.memories.list(caller, flt, limit=50).items}
+
+
+def test_a_second_pass_changes_nothing_and_a_pass_with_nothing_new_is_skipped(store):
+    c, team, _ = store
+    dream(c.pipeline, team, PROJECT)
+    before = snapshot(c, team)
+    again = dream(c.pipeline, team, PROJECT, full=True)
+    assert again.writes == 0 and snapshot(c, team) == before
+    assert dream(c.pipeline, team, PROJECT).writes == 0
+
+
+def test_a_later_pass_touches_only_what_a_new_session_changed(store):
+    c, team, ids = store
+    dream(c.pipeline, team, PROJECT)
+    state_key = f"teams/{team}/projects/"
+    assert any(k.endswith("/dream.json") for k in c.blobs.list(state_key))
+    untouched = c.pipeline.memory_repo.get(team, ids["port"]).updated_at
+    # a fifth session works the deploy again, well: the procedure is restored, nothing else moves
+    _session(c, team, "s5", 4)
+    deploy = c.pipeline.memory_repo.get(team, ids["deploy"])
+    runs = {**deploy.details["runs"], "s5": [1, 0]}
+    from cairn.services.memories import MemoryPatch
+
+    c.memories.update(dream_principal(team), deploy.id, MemoryPatch(details={**deploy.details, "runs": runs}))
+    out = dream(c.pipeline, team, PROJECT)
+    assert out.restored == [ids["deploy"]] and out.writes == 1
+    restored = c.pipeline.memory_repo.get(team, ids["deploy"])
+    assert "demoted" not in restored.details and restored.confidence == 0.8
+    assert c.pipeline.memory_repo.get(team, ids["port"]).updated_at == untouched
+
+
+KILLER = """
+import os, signal, sys
+from pathlib import Path
+sys.path[:0] = [{repo!r}, {layers!r}]
+from tests.integration.test_dream_pass import open_store, PROJECT
+from cairn.pipeline.remembering.dream import dream
+c = open_store(Path({home!r}))
+writes = 0
+def after_write():
+    global writes
+    writes += 1
+    if writes == {kill_after}:
+        os.kill(os.getpid(), signal.SIGKILL)
+dream(c.pipeline, {team!r}, PROJECT, after_write=after_write)
+"""
+
+
+@pytest.mark.parametrize("kill_after", [1, 2, 4, 7])
+def test_a_pass_killed_with_sigkill_reruns_to_the_end_an_uninterrupted_pass_reaches(tmp_path, kill_after):
+    seeded = tmp_path / "seeded"
+    c = open_store(seeded)
+    team, _ = seed(c)
+    c.close()
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    shutil.copytree(seeded, whole)
+    shutil.copytree(seeded, killed)
+
+    c = open_store(whole)
+    dream(c.pipeline, team, PROJECT)
+    expected = snapshot(c, team)
+    c.close()
+
+    script = KILLER.format(
+        repo=str(REPO),
+        layers=str(REPO / "layers" / "core"),
+        home=str(killed),
+        team=team,
+        kill_after=kill_after,
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=os.environ
+    )
+    assert run.returncode == -9, run.stderr  # killed in the middle of the pass, as kill -9 does
+
+    c = open_store(killed)
+    try:
+        dream(c.pipeline, team, PROJECT)
+        assert snapshot(c, team) == expected
+    finally:
+        c.close()
+
+
+def test_a_learned_session_ends_with_its_projects_dream_pass(container, api, team_a):
+    from tests.integration.pipeline_helpers import claude_transcript, learn
+
+    raw = claude_transcript(
+        "dreamt", [("user", "We always squash-merge pull requests."), ("assistant", "Noted.")]
+    )
+    session = learn(container, api, team_a.headers, raw=raw, session_id="dreamt", project=PROJECT)
+    assert session["status"] == "learned"
+    assert set(session["stats"]["dream"]) >= {"superseded", "folded", "closed", "demoted", "evidenced"}
+    states = [k for k in container.blobs.list(f"teams/{team_a.team_id}/") if k.endswith("/dream.json")]
+    assert len(states) == 1
+
+
+def test_a_sessions_own_story_is_never_superseded_by_another_sessions(store):
+    c, team, _ = store
+    first = _say(
+        c, team, "s1", MemoryKind.FACT, "Primary request: harden the Redis config", tags=(Tag.SUMMARY,)
+    )
+    later = _say(c, team, "s2", MemoryKind.FACT, "Primary request: add tool logging", tags=(Tag.SUMMARY,))
+    dream(c.pipeline, team, PROJECT)
+    assert {first.id, later.id} <= {m.id for m in current(c, team, MemoryKind.FACT)}
+
+
+def test_the_local_server_gets_a_dream_timer_unless_it_is_turned_off(tmp_path):
+    on = build_container(Settings(mode="local", home=tmp_path / "on"), embedder=HashEmbedder("h"))
+    off = open_store(tmp_path / "off")  # CAIRN_DREAM_EVERY_S=0
+    try:
+        assert on.dream is not None and on.dream() == {"projects": 0, "failed": 0}
+        assert off.dream is None
+    finally:
+        on.close()
+        off.close()

@@ -1,0 +1,163 @@
+"""The dream pass's text rules and the salience the block sorts by: pure functions, no store."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from cairn.domain.models import Memory, MemoryKind, Provenance
+from cairn.domain.salience import FADED_BELOW, faded, salience
+from cairn.domain.vocabulary import Tag
+from cairn.pipeline.remembering.open_items import closer, evidence_of, items_of
+from cairn.pipeline.remembering.subjects import changed, core_command, restates
+
+pytestmark = pytest.mark.unit
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Deploy host: 10.0.0.1", "Deploy host: 192.168.4.20"),
+        ("The staging database is Postgres 14", "The staging database is CockroachDB"),
+        (
+            "The public endpoint is https://old.example.org/rpc for clients",
+            "The public endpoint is https://api.example.com/rpc for clients",
+        ),
+        ("Search radius for a town: 5000 m", "Search radius for a town: 25 km"),
+        ("The payments stub listens on port 4010", "The payments stub listens on port 4020"),
+    ],
+)
+def test_the_same_subject_with_another_value_is_a_change(old, new):
+    assert changed(old, new)
+    assert not restates(old, new)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Deploy host: 10.0.0.1", "Deploy host: 10.0.0.1"),
+        ("The map server listens on port 3334", "The chat server listens on port 8765 behind nginx"),
+        ("Use `mix format` before every commit", "Run the release with `mix release` on Fridays"),
+        ("Deploy host: 10.0.0.1", "Deploy host: 10.0.0.1 (since the move)"),
+    ],
+)
+def test_different_subjects_or_the_same_value_are_no_change(a, b):
+    assert not changed(a, b)
+
+
+def test_a_convention_restated_in_other_words_is_one_statement_and_another_convention_is_not():
+    a = "Always run cargo clippy with warnings denied before pushing a branch"
+    b = "Before pushing a branch, always run cargo clippy with warnings denied"
+    assert restates(a, b)
+    assert not restates(a, "Always run the integration tests against a fresh Postgres container")
+
+
+def test_under_one_lead_in_only_the_same_list_is_a_restatement():
+    lead = "Checks run and passing in this project, in the order the session ran them:\n"
+    one = lead + "- build: `mvn -pl core package`\n- test: `mvn -pl core test`"
+    assert restates(one, lead + "- test: `mvn -pl core test`\n- build:  `mvn -pl core package`")
+    assert not restates(one, lead + "- build: `mvn -pl core package`")  # an item less is another list
+    assert not restates(one, lead + "- build: `mvn -pl api package`\n- test: `mvn -pl api test`")
+
+
+def test_a_command_is_compared_without_its_directory_environment_and_trailing_pager():
+    assert core_command("cd /src/app && MIX_ENV=test mix test 2>&1 | tail -20") == "mix test"
+    assert core_command('ssh host "journalctl -u app | head"') == 'ssh host "journalctl -u app | head"'
+
+
+def _memory(kind, content, session="s1", **kw) -> Memory:
+    return Memory(
+        id=kw.pop("id", "mem_1"),
+        team_id="t",
+        kind=kind,
+        content=content,
+        provenance=Provenance(session_id=session),
+        created_at=kw.pop("created_at", NOW),
+        **kw,
+    )
+
+
+def test_an_open_todo_is_closed_by_a_later_session_that_marked_it_done():
+    todo = _memory(
+        MemoryKind.EPISODE,
+        "Left unfinished on the session's todo list: Add retries to the webhook consumer",
+        tags=(Tag.TODO, Tag.OPEN),
+        details={"items": ["Add retries to the webhook consumer"]},
+    )
+    done = _memory(
+        MemoryKind.REFLECTION,
+        "Session s2",
+        session="s2",
+        id="mem_2",
+        details={"done": ["Add retries to the webhook consumer"]},
+    )
+    other = _memory(
+        MemoryKind.REFLECTION,
+        "Session s3",
+        session="s3",
+        id="mem_3",
+        details={"done": ["Bump the Elixir version"]},
+    )
+    [item] = items_of(todo)
+    evidence = [e for m in (other, done) if (e := evidence_of(m)) is not None]
+    found = closer(item, False, evidence)
+    assert found is not None and found.session_id == "s2" and found.memory_id == "mem_2"
+
+
+def test_a_command_left_failing_is_closed_only_by_the_same_command_run_well_later():
+    failing = _memory(
+        MemoryKind.EPISODE,
+        "`cd api && cargo test` still fails with: 2 failed",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={"command": "cd api && cargo test", "outcome": "unresolved"},
+    )
+    ran = _memory(
+        MemoryKind.PROCEDURE,
+        "Test with `cargo test`",
+        session="s2",
+        id="mem_2",
+        details={"command": "cargo test 2>&1", "runs": {"s2": [1, 0]}},
+    )
+    elsewhere = _memory(
+        MemoryKind.PROCEDURE,
+        "Build with `cargo build`",
+        session="s3",
+        id="mem_3",
+        details={"command": "cargo build", "runs": {"s3": [1, 0]}},
+    )
+    [item] = items_of(failing)
+    assert closer(item, True, [evidence_of(elsewhere)]) is None
+    assert closer(item, True, [evidence_of(elsewhere), evidence_of(ran)]).session_id == "s2"
+
+
+def test_salience_rises_with_sessions_and_use_and_fades_with_time_unused():
+    once = _memory(MemoryKind.PATTERN, "Use tabs", confidence=0.5)
+    kept = _memory(
+        MemoryKind.PATTERN,
+        "Use tabs",
+        confidence=0.5,
+        details={"evidence": {"count": 5, "last_seen": NOW.isoformat()}},
+    )
+    used = _memory(MemoryKind.PATTERN, "Use tabs", confidence=0.5, access_count=20, last_accessed_at=NOW)
+    assert salience(kept, NOW) > salience(once, NOW)
+    assert salience(used, NOW) > salience(once, NOW)
+    assert salience(once, NOW + timedelta(days=90)) < salience(once, NOW)
+    assert faded(once, NOW + timedelta(days=120)) and not faded(once, NOW)
+    # confirmed by five sessions, it outlasts a one-off by far
+    assert not faded(kept, NOW + timedelta(days=120))
+    assert salience(once, NOW + timedelta(days=120)) < FADED_BELOW
+
+
+def test_what_is_closed_superseded_or_demoted_ranks_below_what_is_current():
+    base = _memory(MemoryKind.PROCEDURE, "Deploy with `make ship`", confidence=0.7)
+    closed = _memory(MemoryKind.EPISODE, "Todo", details={"closed_by": "s2"})
+    superseded = _memory(MemoryKind.FACT, "Host: a", superseded_by="mem_9", valid_to=NOW)
+    demoted = _memory(
+        MemoryKind.PROCEDURE, "Deploy with `make ship`", confidence=0.7, details={"demoted": {"since": "s2"}}
+    )
+    assert salience(closed, NOW) == 0.0 and salience(superseded, NOW) == 0.0
+    assert 0 < salience(demoted, NOW) < salience(base, NOW)
+    assert (
+        salience(_memory(MemoryKind.FACT, "x", pinned=True, created_at=NOW - timedelta(days=900)), NOW) == 1.0
+    )
