@@ -6,10 +6,9 @@ fixes, mined procedures counting failures against themselves, the reflection and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
-
-import re
 
 from cairn.pipeline.reading.commands import ends_in_search, is_learnable_command, is_probe
 from cairn.pipeline.reading.shell import (
