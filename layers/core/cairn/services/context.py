@@ -47,7 +47,9 @@ from cairn.services.project_block import (
     is_command_memory,
     kept_commands,
     latest_session,
+    passed_commands,
     repeatable,
+    worked_past,
 )
 from cairn.services.tokens import count_many
 from cairn.services.trust import origin_tag, withheld
@@ -116,6 +118,7 @@ class ContextService:
         salience: Salience = default_salience,
     ) -> None:
         self._salience = salience
+        self._got_past = False
         self._memories = memories
         self._recall = recall
         self._sessions = sessions
@@ -162,8 +165,15 @@ class ContextService:
         rank = {m.id: (relevance.get(m.id, 10**6), -self._salience(m, now)) for m in fetched}
         # what failed in an older session, the sessions after it went on from
         last = latest_session([*fetched, *rare])
+        # ... and what the session got past by running it from the right folder or binary
+        passed = passed_commands([m for m in procedures if m.provenance.session_id == last])
+        failing = [m for m in fetched if m.provenance.session_id == last and ERROR_TAGS.intersection(m.tags)]
+        self._got_past = bool(failing) and all(worked_past(m, passed) for m in failing)
         errors = _errors(
-            *([m for m in ms if m.provenance.session_id == last] for ms in (fetched, episodes)),
+            *(
+                [m for m in ms if m.provenance.session_id == last and not worked_past(m, passed)]
+                for ms in (fetched, episodes)
+            ),
             project,
             rank,
         )
@@ -173,7 +183,8 @@ class ContextService:
             _Section("Preferences and conventions", 15, _conventions(conventions, project, rank)),
             _Section("Proven procedures", 6, _procedures(procedures, project, rank), SHARES["procedures"]),
             _Section("Recent decisions", 6, _decisions(decisions, project, rank), SHARES["decisions"]),
-            _Section("Project facts", 8, _facts(facts, project, rank), SHARES["facts"]),
+            # a summary's account of an older session is history the sessions after it went on from
+            _Section("Project facts", 8, _facts(facts, project, rank, last), SHARES["facts"]),
             _Section("Team insights", 6, self._team_insights(caller, prompt), SHARES["team"]),
         ]
         built = self._render(team, project, agent, handoffs, others, budget_tokens)
@@ -198,7 +209,9 @@ class ContextService:
         others: list[_Section],
         budget_tokens: int,
     ) -> AssembledContext:
-        errors_shown = any(s.lines for s in others if s.title == ERRORS_TITLE)
+        # what the handoff names as still failing is said by "Unresolved errors", or the last session
+        # went on past it (`project_block.worked_past`)
+        errors_shown = any(s.lines for s in others if s.title == ERRORS_TITLE) or self._got_past
         handoff = self._handoff_lines(team, handoffs[:1], project, agent, errors_shown=errors_shown)
         said = _said_pieces(handoffs[0].content) if handoffs else []
         sections = [
@@ -267,7 +280,7 @@ class ContextService:
             # not wanted whole: it alone is no reason for an id
             lists = (
                 ("asked_before", "Asked before that", 80, slice(-3, None), False),
-                ("reported", "Reported along the way", 160, slice(-4, None), True),
+                ("reported", "Reported along the way", 200, slice(-8, None), True),
                 ("next_steps", "Next steps", 160, slice(5), True),
                 ("open_questions", "Open questions", 160, slice(5), True),
                 # what still fails is named; its error is a line of "Unresolved errors"
@@ -459,8 +472,8 @@ def _work(episodes: list[Memory], project: str, rank: Rank, last: str | None = N
         key=lambda m: (
             -m.pinned,
             *rank.get(m.id, UNRANKED),
-            Tag.OPEN not in m.tags,
             m.provenance.session_id != last,  # where the last session left off, then older work
+            Tag.OPEN not in m.tags,
             Tag.SUMMARY in m.tags,
             *_newest(m),
         )
@@ -487,7 +500,8 @@ def _procedures(found: list[Memory], project: str, rank: Rank) -> list[_Line]:
 
     Over several sessions the checks and one-command builds are merged: each command once, with the
     sessions that ran it (`project_block.kept_commands`), and a procedure with no repeatable purpose (a
-    one-off look at a server that happened to work) is left out. One session's checks stay its line."""
+    one-off look at a server that happened to work) is left out. A project of one session keeps its
+    procedures as that session wrote them."""
 
     def proven(m: Memory) -> float:
         ok, bad = _count(m, "success_count"), _count(m, "failure_count")
@@ -495,7 +509,8 @@ def _procedures(found: list[Memory], project: str, rank: Rank) -> list[_Line]:
 
     found = [m for m in found if _count(m, "success_count") >= _count(m, "failure_count") or m.pinned]
     merged = [m for m in found if is_command_memory(m) and not m.pinned]
-    merged = merged if len(merged) >= 2 else []
+    # one session's procedures are its own, as it wrote them; a project's life merges them
+    merged = merged if len({m.provenance.session_id for m in found}) >= 2 else []
     kept = kept_commands(merged)
     if merged:
         found = [m for m in found if m not in merged and repeatable(m)]
@@ -546,13 +561,16 @@ def _bare(command: object) -> str:
     return _SHOWN_HOW.sub("", str(command or "")).strip()
 
 
-def _facts(found: list[Memory], project: str, rank: Rank) -> list[_Line]:
+def _facts(found: list[Memory], project: str, rank: Rank, last: str | None = None) -> list[_Line]:
     """Facts a session established (ports, paths, versions, where things live), pinned and relevant
     first; errors and team-wide facts are shown in their own sections."""
     found = [
         m
         for m in found
-        if not ERROR_TAGS.intersection(m.tags) and m.scope is not Scope.TEAM and not _recap(m)
+        if not ERROR_TAGS.intersection(m.tags)
+        and m.scope is not Scope.TEAM
+        and not _recap(m)
+        and (Tag.SUMMARY not in m.tags or last is None or m.provenance.session_id == last)
     ]
     found.sort(key=lambda m: (-m.pinned, *rank.get(m.id, UNRANKED), -round(m.confidence, 1), *_newest(m)))
     return [_line(m, project) for m in found]

@@ -129,6 +129,13 @@ def is_command_memory(m: Memory) -> bool:
 
 def kept_commands(procedures: Sequence[Memory]) -> list[KeptCommand]:
     """The commands the project's checks and one-command procedures ran, each once, most sessions first."""
+    kept_ones = [k for k in passed_commands(procedures) if k.repeatable]
+    newest_first = sorted(kept_ones, key=lambda k: k.newest.created_at, reverse=True)  # type: ignore[union-attr]
+    return sorted(newest_first, key=lambda k: -len(k.sessions))[:MAX_COMMANDS]
+
+
+def passed_commands(procedures: Sequence[Memory]) -> list[KeptCommand]:
+    """Every command the checks and one-command procedures say passed, once, with its sessions."""
     found: dict[str, KeptCommand] = {}
     for m in sorted(procedures, key=lambda m: m.created_at):
         if Tag.CHECKS in m.tags:
@@ -150,9 +157,32 @@ def kept_commands(procedures: Sequence[Memory]) -> list[KeptCommand]:
                 kept.newest = m
                 if len(steps) == 1:
                     kept.note = note.strip() or kept.note
-    kept_ones = [k for k in found.values() if k.repeatable]
-    newest_first = sorted(kept_ones, key=lambda k: k.newest.created_at, reverse=True)  # type: ignore[union-attr]
-    return sorted(newest_first, key=lambda k: -len(k.sessions))[:MAX_COMMANDS]
+    return list(found.values())
+
+
+def worked_past(error: Memory, passed: Sequence[KeptCommand]) -> bool:
+    """An error its session got past: the same step on the same target passed in that session, run
+    from another directory or through another path to its program (`go build ./go/cmd/x` failing
+    from the wrong folder, `go build ./cmd/x` passing from the right one)."""
+    failed = [normal_command(s) for s in command_steps(str(error.details.get("command") or ""))]
+    session = error.provenance.session_id
+    ran = [k.command for k in passed if session in k.sessions]
+    return bool(failed) and all(any(_same_step(f, r) for r in ran) for f in failed)
+
+
+def _same_step(a: str, b: str) -> bool:
+    x, y = a.split(), b.split()
+    if len(x) != len(y) or program(a) != program(b):
+        return False
+    return all(u == v or _same_path(u, v) for u, v in zip(x, y, strict=True))
+
+
+def _same_path(a: str, b: str) -> bool:
+    """`./go/cmd/x/` and `./cmd/x` name one folder seen from two places (one ends with the other)."""
+    u, v = (p.removeprefix("./").rstrip("/") for p in (a, b))
+    if "/" not in u + v or not u or not v:
+        return False
+    return u.endswith("/" + v) or v.endswith("/" + u)
 
 
 def repeatable(m: Memory) -> bool:
