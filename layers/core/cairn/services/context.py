@@ -166,7 +166,10 @@ class ContextService:
         # what failed in an older session, the sessions after it went on from
         last = latest_session([*fetched, *rare])
         # ... and what the session got past by running it from the right folder or binary
-        passed = passed_commands([m for m in procedures if m.provenance.session_id == last])
+        # (a project of one session shows what it left failing as it left it)
+        several = len({m.provenance.session_id for m in fetched}) >= 2
+        of_last = [m for m in procedures if m.provenance.session_id == last]
+        passed = passed_commands(of_last) if several else []
         failing = [m for m in fetched if m.provenance.session_id == last and ERROR_TAGS.intersection(m.tags)]
         self._got_past = bool(failing) and all(worked_past(m, passed) for m in failing)
         errors = _errors(
