@@ -476,3 +476,61 @@ def test_when_every_section_asks_for_more_than_the_budget_the_last_still_gets_it
     }
     # the sections ask for 1.4 of the budget; each holds to its part of it before any fills the rest
     assert shown["Project facts"] >= 2 and shown["Recent decisions"] >= 2 and ctx.tokens <= 1_500
+
+
+def _from(session: str) -> Provenance:
+    return Provenance(session_id=session)
+
+
+def test_over_several_sessions_each_check_is_listed_once_with_the_sessions_that_ran_it(store):
+    for n, session in enumerate(("s1", "s2", "s3")):
+        store.add(
+            kind=MemoryKind.PROCEDURE,
+            content=(
+                "Checks run and passing in this project:\n- test: `/usr/local/bin/mix test 2>&1 | tail -5`"
+                + ("\n- test: `curl -s https://staging.example.org/health`" if n == 1 else "")
+                + ("\n- format: `mix format --check-formatted`" if n == 2 else "")
+            ),
+            tags=("checks", "command"),
+            details={"steps": ["mix test"], "success_count": 1},
+            provenance=_from(session),
+        )
+    store.add(
+        kind=MemoryKind.PROCEDURE,
+        content="When `curl -s https://staging.example.org/api` fails: run `ssh app@st curl localhost`",
+        tags=("fix", "command"),
+        details={"command": "curl -s https://staging.example.org/api", "steps": ["run `ssh …`"]},
+        provenance=_from("s2"),
+    )
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert md.count("mix test") == 1 and "`mix test` (test, 3)" in md
+    # a look at a server run once, and a way round it, are no procedures the project keeps
+    assert "staging.example.org" not in md
+
+
+def test_what_failed_in_an_older_session_is_not_shown_as_unresolved_after_later_sessions(store):
+    old = store.add(
+        kind=MemoryKind.EPISODE,
+        content="`mvn -q test` still fails with: Could not resolve dependencies",
+        tags=("error", "unresolved"),
+        provenance=_from("s1"),
+    )
+    store.repo.put(replace(old, created_at=datetime(2026, 1, 1, tzinfo=UTC)))
+    store.add(
+        kind=MemoryKind.EPISODE,
+        content="`mvn -q verify` still fails with: Tests run: 4, Failures: 1",
+        tags=("error", "unresolved"),
+        provenance=_from("s2"),
+    )
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert "mvn -q verify" in md and "Could not resolve dependencies" not in md
+
+
+def test_a_salience_score_orders_a_section_ahead_of_recency(store):
+    older = store.add(kind=MemoryKind.DECISION, content="We chose Phoenix LiveView for the admin pages")
+    store.add(kind=MemoryKind.DECISION, content="We went with Oban for background jobs")
+    favoured = ContextService(store.repo, None, store.sessions, salience=lambda m, now: m.id == older.id)
+    md = favoured.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert md.index("Phoenix LiveView") < md.index("Oban")
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert md.index("Oban") < md.index("Phoenix LiveView")

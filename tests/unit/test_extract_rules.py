@@ -69,6 +69,11 @@ def test_decisions_carry_rationale_and_alternatives():
     assert d.details["rationale"] == "it needs no server"
 
 
+def test_what_might_have_been_chosen_is_no_decision():
+    text = "If I used the Ecto query instead of the raw SQL, I would have gotten stale rows."
+    assert Script().user(text).extract() == []
+
+
 def test_a_fact_the_user_states_is_extracted():
     [f] = Script().user("The staging API runs on port 8443 behind the VPN.").extract()
     assert (f.kind.value, f.content) == ("fact", "The staging API runs on port 8443 behind the VPN.")

@@ -143,3 +143,16 @@ def test_a_session_with_no_request_has_no_turn_and_reports_nothing():
 
     summary = summarise(read_events(ran(1, "make test", "ok")))
     assert summary["reported"] == [] and summary["last_request"] is None
+
+
+def test_a_search_that_matched_nothing_is_no_unresolved_error_but_a_failed_one_is():
+    events = [
+        *ran(1, "ssh app@h 'journalctl -u web | grep -i timeout'", "Exit code 1\nUbuntu 24.04", True),
+        *ran(3, "cargo build 2>&1 | rg warning", "Exit code 1", True),
+        *ran(5, "make lint | grep E501", "Exit code 2\nmake: *** No rule to make target 'lint'", True),
+        *ran(7, "mix test | grep failures", "Exit code 1\n** (CompileError) lib/a.ex:3: undefined", True),
+    ]
+    assert [u["command"] for u in unresolved_errors(events)] == [
+        "make lint | grep E501",
+        "mix test | grep failures",
+    ]

@@ -139,6 +139,17 @@ def test_a_compaction_summary_is_split_into_its_sections_with_pending_work_tagge
     assert sections("just one paragraph") == []
 
 
+def test_a_summarys_pending_section_that_says_none_is_left_is_a_recap_not_open_work():
+    summary = (
+        "1. Pending Tasks:\n   - None explicitly requested. All tasks have been completed:\n"
+        "     - PR 12 merged and the release tagged v0.4.1\n"
+        "2. Current Work:\n   Refactoring the supervisor tree so the cache restarts on its own.\n"
+    )
+    found = {c.title.split(": ", 1)[1]: c for c in session_signals([ev(1, Role.SUMMARY, summary)])}
+    assert "open" not in found["Pending Tasks"].tags and "retold" in found["Pending Tasks"].tags
+    assert "open" in found["Current Work"].tags
+
+
 def test_the_todo_lists_unfinished_items_are_open_items():
     todos = {
         "todos": [{"content": "Write tests", "status": "completed"}, {"content": "Push", "status": "pending"}]

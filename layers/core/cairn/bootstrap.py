@@ -204,6 +204,7 @@ def _assemble(
     from cairn.pipeline.running.wiring import attach_pipeline, build_extractor
     from cairn.services.context import ContextService
     from cairn.services.digest import DigestService
+    from cairn.domain.salience import salience
 
     metrics = build_metrics(settings)
     trail = AuditTrail(audit_log)
@@ -243,7 +244,8 @@ def _assemble(
         audit=trail,
         # redaction re-indexes what it changes itself in both modes: the index is clean when it returns
         history=RedactionService(memories, sessions, blobs, indexer, trail, unit=unit, compact=compact),
-        context=ContextService(memories, recall, sessions, audit=trail),
+        # the block orders each section by salience: evidence across sessions, recall use, age
+        context=ContextService(memories, recall, sessions, audit=trail, salience=salience),
         digest=DigestService(memories, sessions),
         indexer=indexer,
         closers=closers,

@@ -42,6 +42,17 @@ from cairn.services.agents import normalise_agent, normalise_agent_or_none
 from cairn.services.audit import AuditTrail
 from cairn.services.handoffs import is_waiting_handoff
 from cairn.services.memories import require
+from cairn.services.project_block import (
+    KeptCommand,
+    Salience,
+    default_salience,
+    is_command_memory,
+    kept_commands,
+    latest_session,
+    passed_commands,
+    repeatable,
+    worked_past,
+)
 from cairn.services.tokens import count_many
 from cairn.services.trust import origin_tag, withheld
 
@@ -107,7 +118,10 @@ class ContextService:
         count_tokens_many: Callable[[list[str]], list[int]] = count_many,
         clock: Callable[[], datetime] = utcnow,
         audit: AuditTrail | None = None,
+        salience: Salience = default_salience,
     ) -> None:
+        self._salience = salience
+        self._got_past = False
         self._memories = memories
         self._audit = audit or AuditTrail()
         self._recall = recall
@@ -150,15 +164,35 @@ class ContextService:
         decisions = newest(30, MemoryKind.DECISION)
         facts = newest(100, MemoryKind.FACT)
         fetched = [*facts, *conventions, *procedures, *decisions, *episodes]
-        others = [
-            _Section(ERRORS_TITLE, 6, _errors(fetched, episodes, project, relevance), SHARES["errors"]),
-            _Section("Recent work", 4, _work(episodes, project, relevance), SHARES["work"]),
-            _Section("Preferences and conventions", 15, _conventions(conventions, project, relevance)),
-            _Section(
-                "Proven procedures", 6, _procedures(procedures, project, relevance), SHARES["procedures"]
+        now = self._clock()
+        # what the section orders by: relevance to the prompt, then salience (sessions that confirm a
+        # memory, its use and age), each ahead of recency
+        rank = {m.id: (relevance.get(m.id, 10**6), -self._salience(m, now)) for m in fetched}
+        # what failed in an older session, the sessions after it went on from
+        last = latest_session([*fetched, *rare])
+        # ... and what the session got past by running it from the right folder or binary
+        # (a project of one session shows what it left failing as it left it)
+        several = len({m.provenance.session_id for m in fetched}) >= 2
+        of_last = [m for m in procedures if m.provenance.session_id == last]
+        passed = passed_commands(of_last) if several else []
+        failing = [m for m in fetched if m.provenance.session_id == last and ERROR_TAGS.intersection(m.tags)]
+        self._got_past = bool(failing) and all(worked_past(m, passed) for m in failing)
+        errors = _errors(
+            *(
+                [m for m in ms if m.provenance.session_id == last and not worked_past(m, passed)]
+                for ms in (fetched, episodes)
             ),
-            _Section("Recent decisions", 6, _decisions(decisions, project, relevance), SHARES["decisions"]),
-            _Section("Project facts", 8, _facts(facts, project, relevance), SHARES["facts"]),
+            project,
+            rank,
+        )
+        others = [
+            _Section(ERRORS_TITLE, 6, errors, SHARES["errors"]),
+            _Section("Recent work", 4, _work(episodes, project, rank, last), SHARES["work"]),
+            _Section("Preferences and conventions", 15, _conventions(conventions, project, rank)),
+            _Section("Proven procedures", 6, _procedures(procedures, project, rank), SHARES["procedures"]),
+            _Section("Recent decisions", 6, _decisions(decisions, project, rank), SHARES["decisions"]),
+            # a summary's account of an older session is history the sessions after it went on from
+            _Section("Project facts", 8, _facts(facts, project, rank, last), SHARES["facts"]),
             _Section("Team insights", 6, self._team_insights(caller, prompt), SHARES["team"]),
         ]
         built = self._render(team, project, agent, handoffs, others, budget_tokens)
@@ -183,7 +217,9 @@ class ContextService:
         others: list[_Section],
         budget_tokens: int,
     ) -> AssembledContext:
-        errors_shown = any(s.lines for s in others if s.title == ERRORS_TITLE)
+        # what the handoff names as still failing is said by "Unresolved errors", or the last session
+        # went on past it (`project_block.worked_past`)
+        errors_shown = any(s.lines for s in others if s.title == ERRORS_TITLE) or self._got_past
         handoff = self._handoff_lines(team, handoffs[:1], project, agent, errors_shown=errors_shown)
         said = _said_pieces(handoffs[0].content) if handoffs else []
         sections = [
@@ -406,7 +442,11 @@ def _trusted(memories: Iterable[Memory]) -> list[Memory]:
 
 
 # --- sections from fetched memories --------------------------------------------------------------
-def _errors(fetched: list[Memory], episodes: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
+Rank = dict[str, tuple[int, float]]  # a memory's place by the prompt, then its salience negated
+UNRANKED = (10**6, 0.0)
+
+
+def _errors(fetched: list[Memory], episodes: list[Memory], project: str, rank: Rank) -> list[_Line]:
     """Memories tagged error/unresolved and failed episodes, unless tagged resolved.
 
     Tagged errors are looked for among the newest memories of each kind that the other sections fetch,
@@ -422,11 +462,11 @@ def _errors(fetched: list[Memory], episodes: list[Memory], project: str, rel: di
     ]
     failed = [m for m in episodes if str(m.details.get("outcome", "")).strip().lower() in FAILED_OUTCOMES]
     found = [m for m in _unique(tagged + failed) if not RESOLVED_TAGS.intersection(m.tags)]
-    found.sort(key=lambda m: (rel.get(m.id, 10**6), -m.pinned, *_newest(m)))
+    found.sort(key=lambda m: (*rank.get(m.id, UNRANKED), -m.pinned, *_newest(m)))
     return [_line(m, project) for m in found]
 
 
-def _work(episodes: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
+def _work(episodes: list[Memory], project: str, rank: Rank, last: str | None = None) -> list[_Line]:
     """What recent sessions did and left open (git activity, unfinished todos, a summary's pending
     work), newest first; failed episodes are shown as errors instead, and a summary's to-do list the
     session went on to work through not at all (it reads as still to do; the handoff says what is)."""
@@ -442,7 +482,8 @@ def _work(episodes: list[Memory], project: str, rel: dict[str, int]) -> list[_Li
     found.sort(
         key=lambda m: (
             -m.pinned,
-            rel.get(m.id, 10**6),
+            *rank.get(m.id, UNRANKED),
+            m.provenance.session_id != last,  # where the last session left off, then older work
             Tag.OPEN not in m.tags,
             Tag.SUMMARY in m.tags,
             *_newest(m),
@@ -451,12 +492,12 @@ def _work(episodes: list[Memory], project: str, rel: dict[str, int]) -> list[_Li
     return [_line(m, project) for m in found]
 
 
-def _conventions(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
+def _conventions(found: list[Memory], project: str, rank: Rank) -> list[_Line]:
     found = sorted(
         found,
         key=lambda m: (
             -m.pinned,
-            rel.get(m.id, 10**6),
+            *rank.get(m.id, UNRANKED),
             m.scope is Scope.TEAM,  # this project's own conventions before the team's
             -round(m.confidence, 1),
             *_newest(m),
@@ -465,26 +506,34 @@ def _conventions(found: list[Memory], project: str, rel: dict[str, int]) -> list
     return [_line(m, project) for m in found]
 
 
-def _procedures(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
+def _procedures(found: list[Memory], project: str, rank: Rank) -> list[_Line]:
+    """The project's checks and builds first, then the procedures worth repeating, proven first.
+
+    Over several sessions the checks and one-command builds are merged: each command once, with the
+    sessions that ran it (`project_block.kept_commands`), and a procedure with no repeatable purpose (a
+    one-off look at a server that happened to work) is left out. A project of one session keeps its
+    procedures as that session wrote them."""
+
     def proven(m: Memory) -> float:
         ok, bad = _count(m, "success_count"), _count(m, "failure_count")
         return (ok + 1) / (ok + bad + 2)  # Laplace: 1 success of 1 ranks below 9 of 10
 
     found = [m for m in found if _count(m, "success_count") >= _count(m, "failure_count") or m.pinned]
-    # a project's checks come first; a procedure whose every step they already list is not repeated
-    # (a fix that runs a check again after another step says more than the check: it stays)
-    listed = {_bare(s) for m in found if Tag.CHECKS in m.tags for s in _strings(m.details.get("steps"))}
-    found = [
-        m
-        for m in found
-        if Tag.CHECKS in m.tags
-        or not (steps := {_bare(s) for s in _strings(m.details.get("steps")) or [m.details.get("command")]})
-        or not steps <= listed
-    ]
+    merged = [m for m in found if is_command_memory(m) and not m.pinned]
+    # one session's procedures are its own, as it wrote them; a project's life merges them
+    merged = merged if len({m.provenance.session_id for m in found}) >= 2 else []
+    kept = kept_commands(merged)
+    if merged:
+        found = [m for m in found if m not in merged and repeatable(m)]
+    # a procedure whose every step the checks already list is not repeated (a fix that runs a check
+    # again after another step says more than the check: it stays)
+    listed = {k.command for k in kept}
+    listed |= {_bare(s) for m in found if Tag.CHECKS in m.tags for s in _strings(m.details.get("steps"))}
+    found = [m for m in found if Tag.CHECKS in m.tags or not _steps_of(m) <= listed]
     found.sort(
         key=lambda m: (
             -m.pinned,
-            rel.get(m.id, 10**6),
+            *rank.get(m.id, UNRANKED),
             Tag.CHECKS not in m.tags,
             -proven(m),
             *_newest(m),
@@ -492,7 +541,27 @@ def _procedures(found: list[Memory], project: str, rel: dict[str, int]) -> list[
     )
     # the project's checks are what every next session runs: they get room to list each command
     room = {True: CHECKS_CHARS, False: ITEM_CHARS}
-    return [_line(m, project, _success_rate(m), room[Tag.CHECKS in m.tags]) for m in found]
+    lines = [_commands_line(kept)] if kept else []
+    return lines + [_line(m, project, _success_rate(m), room[Tag.CHECKS in m.tags]) for m in found]
+
+
+def _steps_of(m: Memory) -> set[str]:
+    """A procedure's commands, as `_bare` shows them (an empty set never counts as listed)."""
+    steps = {_bare(s) for s in _strings(m.details.get("steps")) or [m.details.get("command")]}
+    return steps - {""} or {m.id}
+
+
+def _commands_line(kept: list[KeptCommand]) -> _Line:
+    """The checks and builds of all the sessions, each command once, with how many sessions ran it."""
+    text = "- Checks and builds that passed here (sessions that ran each):"
+    for k in kept:
+        note = f" {k.note}" if k.note else ""
+        piece = f" `{_inline(k.command, 160)}` ({k.purpose}, {len(k.sessions)}){note};"
+        if len(text) + len(piece) > CHECKS_CHARS:
+            break
+        text += piece
+    newest = max((k.newest for k in kept if k.newest), key=lambda m: m.created_at)
+    return _Line(text.rstrip(";") + "\n", newest.id)
 
 
 _SHOWN_HOW = re.compile(r"\s+(?:\d?>&\d|\d?>\s*/dev/null)|\s+\|\s+(?:tail|head)\b.*$")
@@ -503,15 +572,18 @@ def _bare(command: object) -> str:
     return _SHOWN_HOW.sub("", str(command or "")).strip()
 
 
-def _facts(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
+def _facts(found: list[Memory], project: str, rank: Rank, last: str | None = None) -> list[_Line]:
     """Facts a session established (ports, paths, versions, where things live), pinned and relevant
     first; errors and team-wide facts are shown in their own sections."""
     found = [
         m
         for m in found
-        if not ERROR_TAGS.intersection(m.tags) and m.scope is not Scope.TEAM and not _recap(m)
+        if not ERROR_TAGS.intersection(m.tags)
+        and m.scope is not Scope.TEAM
+        and not _recap(m)
+        and (Tag.SUMMARY not in m.tags or last is None or m.provenance.session_id == last)
     ]
-    found.sort(key=lambda m: (-m.pinned, rel.get(m.id, 10**6), -round(m.confidence, 1), *_newest(m)))
+    found.sort(key=lambda m: (-m.pinned, *rank.get(m.id, UNRANKED), -round(m.confidence, 1), *_newest(m)))
     return [_line(m, project) for m in found]
 
 
@@ -521,8 +593,8 @@ def _recap(m: Memory) -> bool:
     return Tag.SUMMARY in m.tags and Tag.RETOLD in m.tags
 
 
-def _decisions(found: list[Memory], project: str, rel: dict[str, int]) -> list[_Line]:
-    found = sorted(found, key=lambda m: (-m.pinned, rel.get(m.id, 10**6), *_newest(m)))
+def _decisions(found: list[Memory], project: str, rank: Rank) -> list[_Line]:
+    found = sorted(found, key=lambda m: (-m.pinned, *rank.get(m.id, UNRANKED), *_newest(m)))
     out = []
     for m in found:
         why, cut = _clip(str(m.details.get("rationale") or ""), 200)

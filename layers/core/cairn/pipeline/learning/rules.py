@@ -69,6 +69,8 @@ FACT_TOKEN = re.compile(
     _I,
 )
 FACT_VERB = re.compile(r"\b(is|are|runs?|lives?|listens?|uses?|located|serves?|deployed|hosted|pinned)\b", _I)
+# what might have been, not what was chosen: "If I used X instead of Y, I would have got Z"
+COUNTERFACTUAL = re.compile(r"\b(?:would|could|should|might)(?:n'?t| not)? have\b", _I)
 QUESTION = re.compile(r"^(?:should|can|could|would|do|does|is|are|what|why|how|which|where|when)\b", _I)
 ALTERNATIVE = re.compile(
     r"\b(?:instead of|rather than|switch(?:ing|ed)? from|move away from)\s+([\w.@/+-]+(?:\s[\w.@/+-]+)?)", _I
@@ -158,7 +160,7 @@ def _from_user(event: EventDoc) -> list[Candidate]:
                     **span,
                 )
             )
-        elif any(p.search(s) for p in DECISION):
+        elif any(p.search(s) for p in DECISION) and not COUNTERFACTUAL.search(s):
             details: dict = {"source": "user"}
             if m := ALTERNATIVE.search(s):
                 details["alternatives"] = [_alternative(m.group(1))]

@@ -47,6 +47,13 @@ _NUMBERED = re.compile(r"^(\d{1,2})\.\s+([A-Z][^:\n]{2,60}):\s*$")
 _OPEN_WORDS = re.compile(r"pending|next step|current work|todo|remaining|open", re.I)
 _CHECK_WORDS = re.compile(r"verif|test", re.I)
 _ERROR_WORDS = re.compile(r"error|fix|problem", re.I)
+# a section of open work whose first item says there is none ("None", "- Nothing pending", "N/A", "No
+# remaining tasks", "All tasks have been completed"): what it lists after that is done work, a recap
+_NONE_LEFT = re.compile(
+    r"^\W*(?:none\b|nothing\b|n/?a\b|no (?:\w+ ){0,2}(?:tasks?|work|items?|steps?|requests?)\b"
+    r"|all (?:\w+ ){0,3}(?:done|complete[d]?|finished)\b)",
+    re.I,
+)
 
 
 # --- checks ----------------------------------------------------------------------------------------
@@ -316,13 +323,16 @@ def summaries(reading: SessionReading) -> list[Candidate]:
             if len(body) < MIN_SECTION_CHARS:
                 continue
             planned = bool(_OPEN_WORDS.search(heading))
-            pending = planned and not continued
+            none_left = planned and bool(_NONE_LEFT.match(body))
+            pending = planned and not continued and not none_left
             # open work (tagged open when nothing came after it; what the session went on to do is
             # history, not a fact about the project) and errors are episodes
             episode = planned or _ERROR_WORDS.search(heading)
             kind = MemoryKind.EPISODE if episode else MemoryKind.FACT
             tags = [Tag.SUMMARY]
-            if planned:
+            if none_left:
+                tags.append(Tag.RETOLD)
+            elif planned:
                 tags.append(Tag.OPEN if pending else Tag.TAKEN_UP)
             elif _retells(body, requests):
                 tags.append(Tag.RETOLD)

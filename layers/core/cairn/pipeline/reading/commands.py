@@ -115,6 +115,25 @@ _READ_VERBS = _words(
 )
 
 
+# searches: exit status 1 is their "no line matched", 2 and up an error (grep, ripgrep, ag, ack, git grep)
+_SEARCHES = _words("grep egrep fgrep zgrep rg ag ack findstr pgrep")
+_LAST_STAGE = re.compile(r"\s*(?:\|\|?|&&|;|\n)\s*")
+_QUOTES = "'\"` )"
+
+
+def ends_in_search(command: str) -> bool:
+    """Whether what a line ran last is a search (`journalctl -u x | grep y`, `ssh host 'tail f | grep z'`,
+    `a || grep b`): its exit status is the search's, and status 1 says only that nothing matched."""
+    stages = [s for s in _LAST_STAGE.split(command.strip().rstrip(_QUOTES)) if s.strip()]
+    words = stages[-1].strip().lstrip(_QUOTES).split() if stages else []
+    while words and ("=" in words[0] and not words[0].startswith("-") or words[0] in ("sudo", "command")):
+        words = words[1:]
+    if not words:
+        return False
+    head = words[0].rsplit("/", 1)[-1]
+    return head in _SEARCHES or (head == "git" and len(words) > 1 and words[1] == "grep")
+
+
 def step_keys(command: str) -> list[str]:
     """The keys of the commands a line chains (`a && b; c`): `mise trust && mise run fmt` runs
     `mise run fmt` as much as the line `mise run fmt` does."""

@@ -6,20 +6,49 @@ fixes, mined procedures counting failures against themselves, the reflection and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
-from cairn.pipeline.reading.commands import is_learnable_command, is_probe
-from cairn.pipeline.reading.shell import Resolutions, ShellCall, first_error_line, is_agent_mechanics_error
+from cairn.pipeline.reading.commands import ends_in_search, is_learnable_command, is_probe
+from cairn.pipeline.reading.shell import (
+    NAMED_ERROR,
+    SAYS_ERROR,
+    Resolutions,
+    ShellCall,
+    first_error_line,
+    is_agent_mechanics_error,
+)
 
 MAX_UNRESOLVED = 8
 
 
 def real_failure(call: ShellCall) -> bool:
     """The command failed, and the failure says something of the project: not the agent misusing its own
-    tool (`<tool_use_error>`, a bare "Error"), and not a look around (`ls x`, `git rev-parse`) that
-    found nothing, which no later success fixes."""
-    return call.failed and not is_probe(call.command) and not is_agent_mechanics_error(call.result.text)  # type: ignore[union-attr]
+    tool (`<tool_use_error>`, a bare "Error"), not a look around (`ls x`, `git rev-parse`) that found
+    nothing, and not a search that matched nothing (`found_nothing`): no later success fixes those."""
+    if not call.failed or is_probe(call.command):
+        return False
+    text = call.result.text  # type: ignore[union-attr]
+    return not is_agent_mechanics_error(text) and not found_nothing(call.command, text)
+
+
+# how agents report a command's status: "Exit code 1" (Claude Code), "exit code: 1", "Exited with code 1"
+_EXIT_STATUS = re.compile(r"^\W*exit(?:ed)?(?: with)?(?: status| code)?\W*(\d+)\W*$", re.I | re.M)
+
+_ERROR_NAME = re.compile(r"[a-z](?:Error|Exception)\b|\b(?:fatal|panic)\b")  # `(CompileError)`, `fatal:`
+
+
+def found_nothing(command: str, output: str) -> bool:
+    """A line whose last step is a search, ended with status 1 and no error said: nothing matched.
+    That is an answer ("not in the log"), not a failure; status 2 and up, or an error line, still are."""
+    if not ends_in_search(command):
+        return False
+    statuses = _EXIT_STATUS.findall(output)
+    if statuses and statuses[-1] != "1":
+        return False
+    said = _EXIT_STATUS.sub(" ", output)
+    return not any(p.search(said) for p in (SAYS_ERROR, NAMED_ERROR, _ERROR_NAME))
 
 
 def unresolved_errors(calls: Sequence[ShellCall]) -> list[dict[str, Any]]:

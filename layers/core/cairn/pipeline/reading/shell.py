@@ -276,8 +276,8 @@ def is_agent_mechanics_error(text: str) -> bool:
     return "<tool_use_error>" in text or text.strip() in ("", "Error")
 
 
-_NAMED_ERROR = re.compile(r"(\b[A-Za-z_.]*(?:Error|Exception)|\berror(?:\[\w+\]| TS\d+)?)\s*:", re.I)
-_SAYS_ERROR = re.compile(r"\b(error|failed|failure|exception|cannot|not found|traceback)\b", re.I)
+NAMED_ERROR = re.compile(r"(\b[A-Za-z_.]*(?:Error|Exception)|\berror(?:\[\w+\]| TS\d+)?)\s*:", re.I)
+SAYS_ERROR = re.compile(r"\b(error|failed|failure|exception|cannot|not found|traceback)\b", re.I)
 
 
 def first_error_line(text: str, limit: int = 240) -> str:
@@ -287,7 +287,7 @@ def first_error_line(text: str, limit: int = 240) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     noise = re.compile(r"^(npm warn|npm WARN|warning:|\s*at\s|>\s)", re.I)
     useful = [ln for ln in lines if not noise.match(ln)]
-    for pattern in (_NAMED_ERROR, _SAYS_ERROR):
+    for pattern in (NAMED_ERROR, SAYS_ERROR):
         for ln in useful:
             if pattern.search(ln):
                 return ln[:limit]

@@ -1,0 +1,201 @@
+"""What the session-start block keeps of a project's life, not of its last session alone.
+
+A project's memories come from many sessions. Read one by one, the same build is a "procedure" five
+times over, an error a later session got past still reads as unresolved, and a command run once to
+look at a server reads as a proven procedure. The rules here are generic, read from the memories'
+own sessions and counts, never from a project's words:
+
+- `latest_session`: the session the newest memory came from; what still failed at its end is
+  unresolved, what failed in an older one was left behind by the sessions that came after it;
+- `kept_commands`: the checks and builds the project's sessions ran and passed, one command once,
+  with the sessions that ran it; a command is kept when it has a repeatable purpose (run in two
+  sessions or more, or more than once, or a build/test/deploy step known by its tool);
+- `repeatable`: whether a procedure that is not one command earns a line (it worked more than once,
+  several sessions confirm it, or it is a build/test/deploy step's fix);
+- `confirmations` and `Salience`: how many sessions say a memory, and the seam through which a
+  score of use and age (the consolidation pass's) orders each section.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from cairn.domain.models import Memory
+from cairn.domain.vocabulary import Tag
+
+# how a memory scores for the block at a moment: higher first (the consolidation pass's salience plugs in)
+Salience = Callable[[Memory, datetime], float]
+VERIFYING = frozenset({"build", "test", "typecheck", "run", "deploy"})  # the pipeline's step kinds
+MAX_COMMANDS = 8
+FIX, FIX_RUN = "fix", "run `"  # how the pipeline tags an error's fix, and words a step it ran
+
+_SPLIT = re.compile(r"\s*(?:&&|;|\|\|)\s*")
+_SHOWN_HOW = re.compile(r"\s+(?:\d?>&\d|\d?>\s*/dev/null)|\s+\|\s+(?:tail|head)\b.*$")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=\S*$")
+_MOVES = frozenset({"cd", "pushd", "popd", "echo", "printf", "true", "sleep", "export", "source", "."})
+# "- build: `go build ./...` (runs `…`)", a line of a checks memory
+_CHECK_LINE = re.compile(r"^- (\w[\w -]*): `(.+?)`(.*)$", re.M)
+# programs that talk to another machine: a look at a server once is no check of the project's code
+_REMOTE = frozenset({"curl", "wget", "ssh", "scp", "rsync", "nc", "ncat", "telnet", "ping", "http", "xh"})
+
+
+def confirmations(m: Memory) -> int:
+    """How many sessions say this memory: the consolidation pass's evidence when it has counted it, else 1."""
+    sessions = m.details.get("sessions")
+    if isinstance(sessions, list | tuple) and sessions:
+        return len(sessions)
+    for key in ("session_count", "confirmations"):
+        try:
+            if int(m.details.get(key) or 0) > 0:
+                return int(m.details[key])
+        except (TypeError, ValueError):
+            continue
+    return 1
+
+
+def default_salience(m: Memory, now: datetime) -> float:  # noqa: ARG001 - the seam's signature
+    """Until a pass scores use and age, what several sessions confirm comes first."""
+    return float(confirmations(m))
+
+
+def latest_session(memories: Iterable[Memory]) -> str | None:
+    newest = max(memories, key=lambda m: m.created_at, default=None)
+    return newest.provenance.session_id if newest is not None else None
+
+
+def normal_command(step: str) -> str:
+    """A command as the project runs it, whatever the session's shell made of it: without how its
+    output was shown (`2>&1 | tail -5`), and with its program by name (`/usr/local/go/bin/go` is `go`)."""
+    words = _SHOWN_HOW.sub("", step).split()
+    head = next((i for i, w in enumerate(words) if not _ASSIGNMENT.match(w)), None)
+    if head is not None and "/" in words[head]:
+        words[head] = words[head].rstrip("/").rsplit("/", 1)[-1]
+    return " ".join(words)
+
+
+def command_steps(command: str) -> list[str]:
+    """The steps of a line that do the work: not moving around (`cd go`), printing (`echo ok`) or
+    setting the environment for what follows (`PATH=…`)."""
+    out = []
+    for step in _SPLIT.split(command or ""):
+        words = step.split()
+        if not words or words[0] in _MOVES or all(_ASSIGNMENT.match(w) for w in words):
+            continue
+        out.append(normal_command(step))
+    return [s for s in out if s]
+
+
+@dataclass(slots=True)
+class KeptCommand:
+    command: str
+    purpose: str
+    sessions: set[str] = field(default_factory=set)
+    runs: int = 0
+    named: bool = False  # a build/test/deploy step known by its tool (the pipeline said its kind)
+    newest: Memory | None = None
+    note: str = ""  # what the newest run said it runs ("(runs `vitest run`)")
+
+    @property
+    def repeatable(self) -> bool:
+        local = program(self.command) not in _REMOTE
+        return len(self.sessions) >= 2 or self.runs >= 2 or self.named or local
+
+
+_WRAPPERS = frozenset({"sudo", "time", "nice", "env", "command", "exec", "nohup"})
+
+
+def program(command: str) -> str:
+    """The program a command runs, past its environment and wrappers (`timeout 10 curl …` runs curl)."""
+    words = command.split()
+    while words and (_ASSIGNMENT.match(words[0]) or words[0] in _WRAPPERS or words[0] == "timeout"):
+        timed = words[0] == "timeout" and len(words) > 1 and words[1][:1].isdigit()
+        words = words[2:] if timed else words[1:]
+    return words[0].rsplit("/", 1)[-1] if words else ""
+
+
+def _single(m: Memory) -> str | None:
+    """The step kind of a one-command procedure ("Build with `go build ./...`"), or None."""
+    category = str(m.details.get("category") or "")
+    return category if m.details.get("command") and category in VERIFYING else None
+
+
+def is_command_memory(m: Memory) -> bool:
+    """A project's checks, or one command that worked: what `kept_commands` merges into one line."""
+    return Tag.CHECKS in m.tags or _single(m) is not None
+
+
+def kept_commands(procedures: Sequence[Memory]) -> list[KeptCommand]:
+    """The commands the project's checks and one-command procedures ran, each once, most sessions first."""
+    kept_ones = [k for k in passed_commands(procedures) if k.repeatable]
+    newest_first = sorted(kept_ones, key=lambda k: k.newest.created_at, reverse=True)  # type: ignore[union-attr]
+    return sorted(newest_first, key=lambda k: -len(k.sessions))[:MAX_COMMANDS]
+
+
+def passed_commands(procedures: Sequence[Memory]) -> list[KeptCommand]:
+    """Every command the checks and one-command procedures say passed, once, with its sessions."""
+    found: dict[str, KeptCommand] = {}
+    for m in sorted(procedures, key=lambda m: m.created_at):
+        if Tag.CHECKS in m.tags:
+            lines = _CHECK_LINE.findall(m.content)
+            lines = lines or [("check", str(s), "") for s in m.details.get("steps") or []]
+        elif kind := _single(m):
+            # a line of several steps was named by one of them, which leads it (`go build … && scp …`)
+            lines = [(kind, first, "") for first in command_steps(str(m.details["command"]))[:1]]
+        else:
+            continue
+        for purpose, command, note in lines:
+            steps = command_steps(command)
+            for step in steps:
+                kept = found.setdefault(step, KeptCommand(step, purpose))
+                kept.sessions.add(m.provenance.session_id or m.id)
+                ok = m.details.get("success_count")
+                kept.runs += int(ok) if isinstance(ok, int) and ok > 0 else 1
+                kept.named = kept.named or _single(m) is not None
+                kept.newest = m
+                if len(steps) == 1:
+                    kept.note = note.strip() or kept.note
+    return list(found.values())
+
+
+def worked_past(error: Memory, passed: Sequence[KeptCommand]) -> bool:
+    """An error its session got past: the same step on the same target passed in that session, run
+    from another directory or through another path to its program (`go build ./go/cmd/x` failing
+    from the wrong folder, `go build ./cmd/x` passing from the right one)."""
+    failed = [normal_command(s) for s in command_steps(str(error.details.get("command") or ""))]
+    session = error.provenance.session_id
+    ran = [k.command for k in passed if session in k.sessions]
+    return bool(failed) and all(any(_same_step(f, r) for r in ran) for f in failed)
+
+
+def _same_step(a: str, b: str) -> bool:
+    x, y = a.split(), b.split()
+    if len(x) != len(y) or program(a) != program(b):
+        return False
+    return all(u == v or _same_path(u, v) for u, v in zip(x, y, strict=True))
+
+
+def _same_path(a: str, b: str) -> bool:
+    """`./go/cmd/x/` and `./cmd/x` name one folder seen from two places (one ends with the other)."""
+    u, v = (p.removeprefix("./").rstrip("/") for p in (a, b))
+    if "/" not in u + v or not u or not v:
+        return False
+    return u.endswith("/" + v) or v.endswith("/" + u)
+
+
+def repeatable(m: Memory) -> bool:
+    """A procedure with a purpose the next session has too: it worked more than once, several sessions
+    say it, or it fixes a build/test/deploy step; not a one-off look at a server that happened to work."""
+    try:
+        ok = int(m.details.get("success_count") or 0)
+    except (TypeError, ValueError):
+        ok = 0
+    if m.pinned or ok >= 2 or confirmations(m) >= 2:
+        return True
+    # a fix made of edits changed the code once: history; a fix that runs something is a way round
+    # that holds next time ("go: command not found": run `/usr/local/go/bin/go build` instead)
+    steps = m.details.get("steps") or []
+    runs = not isinstance(steps, list) or any(str(s).startswith(FIX_RUN) for s in steps)
+    return bool(VERIFYING.intersection(m.tags)) and (FIX not in m.tags or runs)
