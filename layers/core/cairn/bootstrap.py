@@ -201,10 +201,10 @@ def _assemble(
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
     from cairn.adapters.metered import MeteredSessionRepository
+    from cairn.domain.salience import salience
     from cairn.pipeline.running.wiring import attach_pipeline, build_extractor
     from cairn.services.context import ContextService
     from cairn.services.digest import DigestService
-    from cairn.domain.salience import salience
 
     metrics = build_metrics(settings)
     trail = AuditTrail(audit_log)
