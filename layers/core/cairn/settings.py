@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     opensearch_replicas: int = Field(default=0, ge=0, le=8)
     embedding_dim: int = 384
     state_machine_arn: str | None = None
+    # the transfer worker Lambda (whole-team export/import staged in S3), invoked async by the API
+    transfer_function: str | None = None
     # the stack's usage plan (output UsagePlanId): `cairn admin create-team` gives each team its key in it
     usage_plan_id: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")

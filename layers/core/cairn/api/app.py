@@ -30,12 +30,14 @@ def create_app(container: Container, *, rest: bool = True, mcp: bool = True) -> 
     if rest:
         from cairn.api.routes import router
         from cairn.api.routes_context import router as context_router
+        from cairn.api.routes_transfers import router as transfers_router
         from cairn.api.routes_uploads import router as uploads_router
         from cairn.web import install_ui
 
         app.include_router(router, responses=ERROR_RESPONSES)
         app.include_router(context_router, responses=ERROR_RESPONSES)
         app.include_router(uploads_router, responses=ERROR_RESPONSES)
+        app.include_router(transfers_router, responses=ERROR_RESPONSES)
         install_docs(app)
         install_ui(app)  # the web UI at / and /ui/..., over the same services
     if mcp:

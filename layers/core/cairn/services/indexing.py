@@ -24,6 +24,11 @@ class MemoryIndexer:
         self._embedder = embedder
         self._batch_size = batch_size
 
+    @property
+    def version(self) -> str:
+        """The model whose vectors this indexer writes now."""
+        return self._embedder.version
+
     def index(self, memories: Sequence[Memory]) -> None:
         """Embed each memory's `search_text()` and upsert it, `batch_size` memories at a time."""
         for start in range(0, len(memories), self._batch_size):
@@ -60,3 +65,23 @@ class MemoryIndexer:
 
     def remove(self, team_id: str, memory_ids: Sequence[str]) -> None:
         self._index.remove(team_id, memory_ids)
+
+
+class CarriedVectorsOnly:
+    """The indexer of an import in AWS: it writes the entries whose vector the import carried (before
+    the table, so the stream's indexer finds them) and leaves every other memory to the stream."""
+
+    def __init__(self, index: SearchIndex) -> None:
+        self._index = index
+
+    def index(self, memories: Sequence[Memory]) -> None:
+        return None
+
+    def prepare(self, memories: Sequence[Memory]) -> list[IndexedMemory]:
+        return []
+
+    def write(self, docs: Sequence[IndexedMemory]) -> None:
+        self._index.upsert(docs)
+
+    def remove(self, team_id: str, memory_ids: Sequence[str]) -> None:
+        return None

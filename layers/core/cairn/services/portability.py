@@ -8,7 +8,10 @@ is skipped, which makes a re-run of an interrupted import safe.
 Where the index keeps vectors (`VectorCache`, local mode), a memory line also carries its vector as
 `"vector": {"model": <embedder version>, "f32": <base64 of float32>}`; an import with the same model
 indexes it as it is instead of embedding the text again (a vector of another model is ignored and the
-text embedded). Memories and their index entries are written in one unit, a chunk at a time.
+text embedded). Memories and their index entries are written in one unit, a chunk at a time. In AWS
+the vectors come from OpenSearch (`StoredVectors`: an entry made by the model from the memory's current
+text), and an import writes the carried ones to the index before the table, so the stream's indexer
+reuses them instead of embedding again.
 """
 
 from __future__ import annotations
@@ -27,7 +30,13 @@ from cairn.domain import codec
 from cairn.domain.details import check_details
 from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.models import IndexedMemory, KeyScope, Memory, Principal, Relation, Session, vector_key
-from cairn.domain.ports import MemoryRepository, RelationRepository, SessionRepository, VectorCache
+from cairn.domain.ports import (
+    MemoryRepository,
+    RelationRepository,
+    SessionRepository,
+    StoredVectors,
+    VectorCache,
+)
 from cairn.services.memories import Indexer, require
 
 
@@ -47,7 +56,7 @@ class PortabilityService:
         sessions: SessionRepository,
         indexer: Indexer | None = None,
         unit: Callable[[], AbstractContextManager[Any]] | None = None,
-        vectors: VectorCache | None = None,
+        vectors: VectorCache | StoredVectors | None = None,
         model: str | None = None,  # the embedder's version, whose vectors travel with the memories
     ) -> None:
         self._memories = memories
@@ -57,6 +66,9 @@ class PortabilityService:
         self._unit = unit or nullcontext
         self._vectors = vectors if model else None
         self._model = model
+        # locally a memory and its index entries commit as one unit, so the entries follow the adds
+        # (and skip a memory another import added meanwhile); without a unit (AWS) they go first
+        self._index_after = unit is not None
 
     def export_lines(self, caller: Principal) -> Iterator[str]:
         require(caller, KeyScope.ADMIN)
@@ -76,8 +88,11 @@ class PortabilityService:
         for r in self._relations.iter_team(team):
             yield json.dumps({"type": "relation", "record": codec.encode_relation(r)}, sort_keys=True)
 
-    def import_lines(self, caller: Principal, lines: Iterable[str]) -> ImportReport:
-        """Every line is read and checked before the first is stored: a bad line imports nothing."""
+    def import_lines(
+        self, caller: Principal, lines: Iterable[str], progress: Callable[[int], None] | None = None
+    ) -> ImportReport:
+        """Every line is read and checked before the first is stored: a bad line imports nothing.
+        `progress` is told how many records are done after each chunk (a staged import's status)."""
         require(caller, KeyScope.ADMIN)
         team = caller.team_id
         records: list[tuple[str, Memory | Relation | Session]] = []
@@ -99,6 +114,8 @@ class PortabilityService:
             added = self._import_memories(memories[start : start + _CHUNK], carried)
             counts["memory"] += added
             counts["skipped"] += min(_CHUNK, len(memories) - start) - added
+            if progress is not None:
+                progress(start + min(_CHUNK, len(memories) - start))
         for kind, obj in records:
             if isinstance(obj, Memory):
                 continue
@@ -113,6 +130,8 @@ class PortabilityService:
                 counts["skipped"] += 1
                 continue
             counts[kind] += 1
+        if progress is not None:
+            progress(len(records))
         return ImportReport(counts["memory"], counts["relation"], counts["session"], counts["skipped"])
 
     def _import_memories(self, chunk: list[Memory], carried: dict[str, tuple[float, ...]]) -> int:
@@ -135,19 +154,25 @@ class PortabilityService:
             docs += self._indexer.prepare([m for m in fresh if m.id not in carried])
         added: set[str] = set()
         with self._unit():
+            if self._indexer and not self._index_after:
+                # the index first: in AWS the table's stream then finds each carried vector already
+                # indexed (same model, same text) and does not embed it again
+                self._indexer.write(docs)
             for m in fresh:
                 try:
                     self._memories.add(m)
                     added.add(m.id)
                 except Conflict:
                     continue
-            if self._indexer:
+            if self._indexer and self._index_after:
                 self._indexer.write([d for d in docs if d.memory.id in added])
         return len(added)
 
     def _known_vectors(self, memories: list[Memory]) -> dict[str, list[float]]:
         if self._vectors is None or self._model is None:
             return {}
+        if isinstance(self._vectors, StoredVectors):  # OpenSearch: by memory, checked against the text
+            return self._vectors.stored_vectors(memories, self._model)
         keys = {m.id: vector_key(self._model, m.search_text()) for m in memories}
         found = self._vectors.cached_vectors(list(keys.values()))
         return {memory_id: found[key] for memory_id, key in keys.items() if key in found}
