@@ -72,6 +72,7 @@ class CairnStack(Stack):
                 "Indexer": indexer.function,
                 **{name.capitalize(): fn for name, fn in pipeline.functions.items()},
                 "Sweeper": pipeline.sweeper,
+                "Transfer": api.transfer_function,
             },
             queues={"Pipeline": pipeline.dead_letter, "Indexer": indexer.dead_letter},
             state_machine=pipeline.state_machine,

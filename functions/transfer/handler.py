@@ -14,5 +14,5 @@ container = build_container()
 @logger.inject_lambda_context
 def handler(event: dict, context: object) -> dict:
     done = container.transfers.run(event["team_id"], event["transfer_id"])
-    logger.info("transfer %s %s: %s", done.id, done.kind, done.state)
-    return {"transfer_id": done.id, "state": done.state, "records": done.records}
+    logger.info("transfer %s %s: %s %s", done.id, done.kind, done.state, done.error or "")
+    return {"transfer_id": done.id, "state": done.state, "records": done.records, "error": done.error}
