@@ -500,7 +500,7 @@ def test_an_export_is_started_by_the_api_and_written_by_the_worker_under_their_r
 
 def test_an_import_is_uploaded_and_run_by_the_worker_under_their_roles(stack, api, learned):
     from cairn.domain import codec
-    from cairn.domain.models import Memory
+    from cairn.domain.models import Memory, Relation
 
     memory = Memory(
         id="mem_01jd0000000000000000000000",
@@ -509,8 +509,12 @@ def test_an_import_is_uploaded_and_run_by_the_worker_under_their_roles(stack, ap
         content="Imported under the transfer worker's role",
         project=PROJECT,
     )
-    line = {"type": "memory", "record": codec.encode_memory(memory)}
-    data = (json.dumps(line) + "\n").encode()
+    relation = Relation("rel_01jd0000000000000000000000", "other", memory.id, "relates-to", memory.id)
+    lines = [
+        {"type": "memory", "record": codec.encode_memory(memory)},
+        {"type": "relation", "record": codec.encode_relation(relation)},
+    ]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
     granted, launched = _transfer(stack, api, "/v1/admin/imports", json={"bytes": len(data)})
     key = f"teams/{stack.team_id}/transfers/{granted['id']}/import.jsonl"
     boto3.client("s3", region_name=tp.REGION).put_object(Bucket=stack.bucket, Key=key, Body=data)
@@ -519,7 +523,7 @@ def test_an_import_is_uploaded_and_run_by_the_worker_under_their_roles(stack, ap
     assert done["state"] == "done", done
     with as_role("api", stack.credentials["api"], stack.environments["api"]):
         status = api[1].get(f"/v1/admin/imports/{granted['id']}").json()
-    assert status["counts"]["memories"] + status["counts"]["skipped"] == 1, status
+    assert status["counts"] == {"memories": 1, "relations": 1, "sessions": 0, "skipped": 0}, status
     upload = tp.Need("s3:PutObject", f"arn:aws:s3:::{stack.bucket}/{key}")
     assert_template_grants(stack, "api", extra=[upload])
     assert_template_grants(stack, "transfer")

@@ -239,6 +239,21 @@ class VectorCache(Protocol):
 
 
 @runtime_checkable
+class BulkMemoryWriter(Protocol):
+    """A store that writes many new memories in few requests (DynamoDB's BatchWriteItem); an import
+    uses it for memories it has just checked are absent."""
+
+    def add_new(self, memories: Sequence[Memory]) -> None: ...
+
+
+@runtime_checkable
+class BulkRelationWriter(Protocol):
+    """A store that adds many relations in few requests; returns the ids it added (those not stored)."""
+
+    def add_new(self, relations: Sequence[Relation]) -> set[str]: ...
+
+
+@runtime_checkable
 class StoredVectors(Protocol):
     """An index that stores each memory's vector (OpenSearch) and can give back those it made with
     `model` from the memory's current search text: an export carries them, and the stream's indexer

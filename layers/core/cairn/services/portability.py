@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from itertools import islice
@@ -31,6 +32,8 @@ from cairn.domain.details import check_details
 from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.models import IndexedMemory, KeyScope, Memory, Principal, Relation, Session, vector_key
 from cairn.domain.ports import (
+    BulkMemoryWriter,
+    BulkRelationWriter,
     MemoryRepository,
     RelationRepository,
     SessionRepository,
@@ -116,23 +119,37 @@ class PortabilityService:
             counts["skipped"] += min(_CHUNK, len(memories) - start) - added
             if progress is not None:
                 progress(start + min(_CHUNK, len(memories) - start))
-        for kind, obj in records:
-            if isinstance(obj, Memory):
-                continue
-            try:
-                if isinstance(obj, Relation):
-                    self._relations.add(obj)
-                else:
-                    if self._sessions.get(team, obj.id) is not None:
-                        raise Conflict("session exists")
-                    self._sessions.put(obj)
-            except Conflict:
-                counts["skipped"] += 1
-                continue
-            counts[kind] += 1
+        others = [(kind, obj) for kind, obj in records if not isinstance(obj, Memory)]
+        if isinstance(self._relations, BulkRelationWriter) and not self._index_after:
+            relations = [obj for _, obj in others if isinstance(obj, Relation)]
+            for start in range(0, len(relations), _CHUNK):
+                chunk = relations[start : start + _CHUNK]
+                added_ids = self._relations.add_new(chunk)
+                counts["relation"] += len(added_ids)
+                counts["skipped"] += len(chunk) - len(added_ids)
+            others = [(kind, obj) for kind, obj in others if not isinstance(obj, Relation)]
+        # without a unit (AWS) each is its own request: several at once; locally one after another
+        with ThreadPoolExecutor(_WRITERS) as pool:
+            stored = map(self._add_other, others) if self._index_after else pool.map(self._add_other, others)
+            for (kind, _), added in zip(others, stored, strict=True):
+                counts[kind if added else "skipped"] += 1
         if progress is not None:
             progress(len(records))
         return ImportReport(counts["memory"], counts["relation"], counts["session"], counts["skipped"])
+
+    def _add_other(self, item: tuple[str, Memory | Relation | Session]) -> bool:
+        """Store a relation or session; False when one of that id is there already."""
+        _, obj = item
+        try:
+            if isinstance(obj, Relation):
+                self._relations.add(obj)
+            elif isinstance(obj, Session):
+                if self._sessions.get(obj.team_id, obj.id) is not None:
+                    return False
+                self._sessions.put(obj)
+        except Conflict:
+            return False
+        return True
 
     def _import_memories(self, chunk: list[Memory], carried: dict[str, tuple[float, ...]]) -> int:
         """Add the chunk's new memories and index them in one unit; their embedding (of the ones that
@@ -158,7 +175,10 @@ class PortabilityService:
                 # the index first: in AWS the table's stream then finds each carried vector already
                 # indexed (same model, same text) and does not embed it again
                 self._indexer.write(docs)
-            for m in fresh:
+            if isinstance(self._memories, BulkMemoryWriter) and not self._index_after:
+                self._memories.add_new(fresh)  # AWS: 25 a request; the ids were just found absent
+                added.update(m.id for m in fresh)
+            for m in fresh if not added else ():
                 try:
                     self._memories.add(m)
                     added.add(m.id)
@@ -179,6 +199,7 @@ class PortabilityService:
 
 
 _CHUNK = 500
+_WRITERS = 8  # concurrent requests of an import without a unit of work (DynamoDB)
 
 
 def _vector(value: dict, n: int) -> tuple[float, ...]:

@@ -33,6 +33,8 @@ from cairn.adapters.aws.opensearch_bodies import (
 from cairn.domain.errors import Unavailable
 from cairn.domain.models import Candidates, IndexedMemory, Memory, MemoryFilter
 
+BULK_TIMEOUT_S = 30
+
 
 def opensearch_client(
     endpoint: str, region: str | None = None, auth: str = "sigv4", service: str = "es", timeout: float = 5.0
@@ -253,7 +255,10 @@ class OpenSearchIndex:
     def _bulk(self, actions: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
         try:
             response = self._client.bulk(
-                body=build_bulk_body(actions), params={"refresh": _flag(self._refresh)}
+                body=build_bulk_body(actions),
+                # writes are off the request path (the indexer, an import): a loaded domain gets longer
+                # than a query's few seconds before the batch is retried
+                params={"refresh": _flag(self._refresh), "request_timeout": BULK_TIMEOUT_S},
             )
         except (TransportError, OSConnectionError) as exc:
             raise self._unavailable(exc) from exc
