@@ -30,8 +30,11 @@ class S3BlobStore:
     def __init__(self, bucket: str, client: Any = None, kms_key_id: str | None = None) -> None:
         if client is None:
             import boto3
+            from botocore.config import Config
 
-            client = boto3.client("s3")
+            # SigV4 for presigned URLs too: in us-east-1 boto3 would presign with SigV2, which S3 refuses
+            # with a role's temporary credentials (and LocalStack refuses as well)
+            client = boto3.client("s3", config=Config(signature_version="s3v4"))
         self._bucket = bucket
         self._s3 = client
         self._kms_key_id = kms_key_id
