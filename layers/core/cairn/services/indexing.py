@@ -11,9 +11,11 @@ that made its vector: the local index files it in that model's set, OpenSearch s
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from cairn.domain.errors import Unavailable
 from cairn.domain.models import IndexedMemory, Memory, vector_key
 from cairn.domain.ports import Embedder, SearchIndex, VersionedIndex
 
@@ -81,7 +83,18 @@ class CarriedVectorsOnly:
         return []
 
     def write(self, docs: Sequence[IndexedMemory]) -> None:
-        self._index.upsert(docs)
+        # an upsert is idempotent: a busy domain that timed out gets the same batch again, twice
+        for attempt in range(WRITE_ATTEMPTS):
+            try:
+                self._index.upsert(docs)
+                return
+            except Unavailable:
+                if attempt == WRITE_ATTEMPTS - 1:
+                    raise
+                time.sleep(2.0 * (attempt + 1))
 
     def remove(self, team_id: str, memory_ids: Sequence[str]) -> None:
         return None
+
+
+WRITE_ATTEMPTS = 3

@@ -128,6 +128,8 @@ class TransferService:
             return self._import(transfer, acting)
         except Exception as exc:  # noqa: BLE001 - any failure ends the transfer with its reason
             message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            cause = getattr(exc, "details", {}).get("cause") or getattr(exc, "details", {}).get("first")
+            message = f"{message} ({cause})" if cause else message
             return self._save(replace(self._get(team_id, transfer_id), state="failed", error=str(message)))
 
     def _export(self, transfer: Transfer, acting: Principal) -> Transfer:
