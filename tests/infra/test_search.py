@@ -58,7 +58,7 @@ def test_prod_domain_spans_three_zones_with_dedicated_masters(prod):
     )
 
 
-def test_domain_resource_policy_admits_only_the_api_mcp_indexer_and_consolidate_roles(synth):
+def test_domain_resource_policy_admits_only_the_api_mcp_indexer_transfer_and_consolidate_roles(synth):
     template = synth.json["dev"]
     (domain,) = resources(template, "AWS::OpenSearchService::Domain").values()
     statements = domain["Properties"]["AccessPolicies"]["Statement"]
@@ -67,13 +67,14 @@ def test_domain_resource_policy_admits_only_the_api_mcp_indexer_and_consolidate_
     _, api = function_by_service(template, "cairn-api")
     _, mcp = function_by_service(template, "cairn-mcp")
     _, indexer = function_by_service(template, "cairn-indexer")
+    _, transfer = function_by_service(template, "cairn-transfer")
     (consolidate,) = [
         f
         for f in resources(template, "AWS::Lambda::Function").values()
         if f["Properties"]["Handler"] == "handler.consolidate"
     ]
     assert sorted(p["Fn::GetAtt"][0] for p in principals) == sorted(
-        f["Properties"]["Role"]["Fn::GetAtt"][0] for f in (api, mcp, indexer, consolidate)
+        f["Properties"]["Role"]["Fn::GetAtt"][0] for f in (api, mcp, indexer, transfer, consolidate)
     )
     assert statements[0]["Action"] == "es:ESHttp*"
     assert "*" not in principals
