@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
-from cairn.domain.errors import Conflict, InvalidInput, NotFound
+from cairn.domain.errors import Conflict, InvalidInput, NotFound, Unavailable
 from cairn.domain.ids import is_valid_id, new_id
 from cairn.domain.models import KeyScope, Principal, utcnow
 from cairn.domain.ports import BlobStore, TransferLauncher, UploadTarget
@@ -185,7 +185,11 @@ class TransferService:
         if self._launcher is None:
             self._save(replace(transfer, state="failed", error="no transfer worker is configured"))
             raise InvalidInput("this server has no transfer worker configured (CAIRN_TRANSFER_FUNCTION)")
-        self._launcher.launch(transfer.team_id, transfer.id)
+        try:
+            self._launcher.launch(transfer.team_id, transfer.id)
+        except Exception as exc:  # noqa: BLE001 - an SDK error is a one-line 503, not a traceback
+            self._save(replace(transfer, state="failed", error=f"the worker did not start: {exc}"))
+            raise Unavailable("the transfer worker could not be started; try again") from exc
 
     def _save(self, transfer: Transfer) -> Transfer:
         transfer = replace(transfer, updated_at=self._clock().isoformat())  # type: ignore[attr-defined]
