@@ -49,6 +49,7 @@ def acknowledge_findings(stack: CairnStack) -> None:
         *stack.pipeline.functions.values(),
         stack.pipeline.sweeper,
         *stack.reindex.functions.values(),
+        stack.api.transfer_function,
     ]
     _ack(
         stack.api.ui_secret,
@@ -84,6 +85,7 @@ def acknowledge_findings(stack: CairnStack) -> None:
         *stack.pipeline.functions.values(),
         stack.pipeline.sweeper,
         *stack.reindex.functions.values(),
+        stack.api.transfer_function,
     ]
     for fn in table_users:
         _ack(
@@ -122,11 +124,26 @@ def acknowledge_findings(stack: CairnStack) -> None:
         [_logical("StorageTranscripts", "/teams/*")],
     )
 
+    _ack(
+        stack.api.function,
+        "IAM5",
+        "CDK's grantInvoke also names the transfer worker's versions and aliases (<arn>:*): that one "
+        "function only.",
+        [f"Resource::<{stack.get_logical_id(stack.api.transfer_function.node.default_child)}.Arn>:*"],
+    )
+    _ack(
+        stack.api.transfer_function,
+        "IAM5",
+        "The transfer worker reads and writes whole-team export/import files under teams/*/transfers/ "
+        "only; the team is enforced by the API that starts it.",
+        [_logical("StorageTranscripts", "/teams/*/transfers/*")],
+    )
     for fn in (
         stack.api.function,
         stack.api.mcp_function,
         stack.indexer.function,
         *stack.reindex.functions.values(),
+        stack.api.transfer_function,
     ):
         _ack(fn, "IAM5", "es:ESHttp* on the index paths of this one OpenSearch domain.", [domain_paths])
     _ack(

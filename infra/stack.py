@@ -75,6 +75,7 @@ class CairnStack(Stack):
                 **{name.capitalize(): fn for name, fn in pipeline.functions.items()},
                 "Sweeper": pipeline.sweeper,
                 **{f"Reindex{name.title().replace('_', '')}": fn for name, fn in reindex.functions.items()},
+                "Transfer": api.transfer_function,
             },
             queues={"Pipeline": pipeline.dead_letter, "Indexer": indexer.dead_letter},
             state_machine=pipeline.state_machine,

@@ -53,6 +53,23 @@ class Api(Construct):
             ),
             removal_policy=config.removal_policy,
         )
+        # whole-team export and import, staged in S3 (`services/transfers.py`): the API starts it with an
+        # async invoke and answers at once; this worker has minutes, not the API's 29 s, and no 6 MB cap
+        self.transfer_function = runtime.function(
+            self,
+            "TransferFunction",
+            code_dir="transfer",
+            handler="handler.handler",
+            service="cairn-transfer",
+            description="Cairn whole-team export/import worker (staged in S3)",
+            memory_mb=max(config.api_memory_mb, 2048),
+            timeout=Duration.minutes(15),
+            environment={**environment, **writer_environment},
+        )
+        storage.table.grant_read_write_data(self.transfer_function)
+        storage.grant_transfer_files(self.transfer_function)
+        search.grant_http(self.transfer_function.role)  # type: ignore[arg-type]
+
         self.function = runtime.function(
             self,
             "Function",
@@ -67,8 +84,10 @@ class Api(Construct):
                 **writer_environment,
                 "CAIRN_STATE_MACHINE_ARN": state_machine_arn,
                 "CAIRN_UI_SECRET_ARN": self.ui_secret.secret_arn,
+                "CAIRN_TRANSFER_FUNCTION": self.transfer_function.function_name,
             },
         )
+        self.transfer_function.grant_invoke(self.function)
         self.ui_secret.grant_read(self.function)
         storage.table.grant_read_write_data(self.function)
         # Presigned uploads are signed with this role: s3:PutObject (+ the key) under teams/.

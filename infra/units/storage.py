@@ -21,6 +21,7 @@ TRANSCRIPT_PREFIX = "teams/"
 TRANSCRIPT_SUFFIX = ".jsonl.gz"
 #: A session's stage outputs: teams/<team>/projects/<project>/sessions/<session>/stages/<stage>/<name>.json
 STAGE_OUTPUTS = f"{TRANSCRIPT_PREFIX}*/stages/*"
+TRANSFER_FILES = f"{TRANSCRIPT_PREFIX}*/transfers/*"  # whole-team exports and imports
 
 
 class Storage(Construct):
@@ -165,6 +166,18 @@ class Storage(Construct):
                 conditions={"StringLike": {"s3:prefix": [f"{TRANSCRIPT_PREFIX}*"]}},
             )
         )
+
+    def grant_transfer_files(self, grantee: iam.IGrantable) -> None:
+        """The transfer worker: read and write its files under `teams/*/transfers/*` (an export written
+        as a multipart upload, aborted on failure; a status object; the uploaded import), with the key."""
+        grantee.grant_principal.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"],
+                resources=[self.bucket.arn_for_objects(TRANSFER_FILES)],
+            )
+        )
+        # a multipart upload under SSE-KMS decrypts its data key to complete (AWS: kms:Decrypt needed)
+        self.key.grant(grantee, "kms:GenerateDataKey", "kms:Decrypt")
 
     def grant_blob_put(self, grantee: iam.IGrantable, key_pattern: str = "*") -> None:
         """PutObject under ``key_pattern`` (also what a presigned PUT URL signed by ``grantee`` can do)."""

@@ -22,7 +22,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 STAGES = ("parse", "chunk", "extract", "consolidate", "reflect", "dream", "fail")
-FUNCTION_DIRS = ("api", "mcp", "authorizer", "indexer", "pipeline", "sweeper")
+FUNCTION_DIRS = ("api", "mcp", "authorizer", "indexer", "pipeline", "sweeper", "transfer")
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
 TRANSACT_WRITE_ITEM_ACTIONS = {
@@ -157,6 +157,9 @@ def for_moto(statements: list[dict]) -> dict:
             # transactions"); moto asks for the operation's name instead, which no real policy grants
             if set(actions) & TRANSACT_WRITE_ITEM_ACTIONS:
                 adapted["Action"] = [*actions, "dynamodb:TransactWriteItems"]
+            # moto asks for "lambda:Invoke" (the operation's name); AWS for lambda:InvokeFunction
+            if "lambda:InvokeFunction" in actions:
+                adapted["Action"] = [*adapted["Action"], "lambda:Invoke"]
             if "dynamodb:GetItem" in actions:
                 adapted["Action"] = [*adapted["Action"], "dynamodb:TransactGetItems"]
         out.append(adapted)
@@ -181,6 +184,11 @@ S3_OPERATION = {
     "DeleteObject": "s3:DeleteObject",
     "ListObjectVersions": "s3:ListBucketVersions",
     "DeleteObjects": "s3:DeleteObjectVersion",  # per object named (with its VersionId)
+    # a multipart upload is authorised as PutObject, but its abort ("S3 actions" reference)
+    "CreateMultipartUpload": "s3:PutObject",
+    "UploadPart": "s3:PutObject",
+    "CompleteMultipartUpload": "s3:PutObject",
+    "AbortMultipartUpload": "s3:AbortMultipartUpload",
 }
 
 
@@ -210,7 +218,9 @@ def needs(signing_name: str, operation: str, params: dict[str, Any], physical: P
             return [Need(action, f"arn:aws:s3:::{bucket}", (("s3:prefix", params.get("Prefix", "")),))]
         out = [Need(action, f"arn:aws:s3:::{bucket}/{params['Key']}")]
         key = _bucket_key(physical)
-        if action == "s3:PutObject":
+        if operation == "CreateMultipartUpload":  # under SSE-KMS a multipart upload needs both
+            out += [Need("kms:GenerateDataKey", key), Need("kms:Decrypt", key)]
+        elif action == "s3:PutObject":
             out.append(Need("kms:GenerateDataKey", key))
         elif action == "s3:GetObject":
             out.append(Need("kms:Decrypt", key))
@@ -232,6 +242,10 @@ def needs(signing_name: str, operation: str, params: dict[str, Any], physical: P
         return [Need(f"secretsmanager:{operation}", params["SecretId"])]
     if signing_name == "states":
         return [Need(f"states:{operation}", params["stateMachineArn"])]
+    if signing_name == "lambda":
+        name = params["FunctionName"]
+        arn = name if name.startswith("arn:") else f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
+        return [Need(f"lambda:{operation}Function" if operation == "Invoke" else f"lambda:{operation}", arn)]
     if signing_name == "kms":
         return [Need(f"kms:{operation}", params["KeyId"])]
     raise AssertionError(f"no IAM mapping for {signing_name}:{operation} in {region_account}")

@@ -41,6 +41,7 @@ FUNCTIONS = {
     "authorizer": ("cairn-authorizer", "handler.handler"),
     "indexer": ("cairn-indexer", "handler.handler"),
     "sweeper": ("cairn-sweeper", "handler.handler"),
+    "transfer": ("cairn-transfer", "handler.handler"),
     **{f"pipeline.{s}": ("cairn-pipeline", f"handler.{s}") for s in tp.STAGES},
     **{f"reindex.{t}": ("cairn-reindex", f"handler.{t}") for t in ("plan", "embed_page", "finish")},
 }
@@ -115,6 +116,9 @@ def _create_resources(template: dict, osmem_url: str) -> tuple[tp.Physical, dict
         by_id[logical] = {"Ref": secret["ARN"]}
     for logical in tp.resources(template, "AWS::StepFunctions::StateMachine"):
         by_id[logical] = {"Ref": machine, "Name": machine.rsplit(":", 1)[-1]}
+    for logical in tp.resources(template, "AWS::Lambda::Function"):
+        name = f"cairn-dev-{logical.lower()[:40]}"  # the API is told the transfer worker's name
+        by_id[logical] = {"Ref": name, "Arn": f"arn:aws:lambda:{tp.REGION}:{tp.ACCOUNT}:function:{name}"}
     for logical in tp.resources(template, "AWS::OpenSearchService::Domain"):
         by_id[logical] = {"DomainEndpoint": osmem_url.split("://", 1)[1], "Arn": "arn:aws:es:::domain/cairn"}
     return tp.Physical(by_id), {"table": table, "bucket": bucket}
@@ -468,6 +472,102 @@ def test_the_api_audit_trail_and_a_redaction_work_under_its_role(stack, api, lea
     assert {"write", "redact"} <= {e["action"] for e in trail.json()["items"]}
     assert [e["action"] for e in history.json()["items"]] == ["write"]
     assert_template_grants(stack, "api")
+
+
+class CapturedLaunch:
+    """Stands in for Lambda's async queue: the API's invoke is recorded (and checked against the
+    template by `assert_template_grants`), and the test then runs the worker under its own role."""
+
+    def __init__(self, launcher) -> None:
+        self.inner, self.events = launcher, []
+
+    def launch(self, team_id: str, transfer_id: str) -> None:
+        self.events.append({"team_id": team_id, "transfer_id": transfer_id})
+        from botocore.exceptions import ClientError
+
+        try:
+            self.inner.launch(team_id, transfer_id)  # the real boto3 Invoke, under the API's role
+        except ClientError as exc:  # moto holds no worker function; a refusal would be AccessDenied
+            assert exc.response["Error"]["Code"] == "ResourceNotFoundException", exc
+
+
+def _transfer(stack: Stack, api, path: str, **kwargs):
+    module, client = api
+    transfers = module.app.state.container.transfers
+    if not isinstance(transfers._launcher, CapturedLaunch):
+        transfers._launcher = CapturedLaunch(transfers._launcher)
+    with as_role("api", stack.credentials["api"], stack.environments["api"]):
+        answer = client.post(path, **kwargs)
+    assert answer.status_code in (201, 202), answer.text
+    return answer.json(), transfers._launcher
+
+
+def test_an_export_is_started_by_the_api_and_written_by_the_worker_under_their_roles(stack, api, learned):
+    import cairn.adapters.aws.s3 as s3_adapter
+    from moto.s3 import models as s3_models
+
+    started, launched = _transfer(stack, api, "/v1/admin/exports")
+    # small parts, so the worker's multipart upload (and its abort grant) runs here too
+    saved = s3_adapter.PART_BYTES, s3_models.S3_UPLOAD_PART_MIN_SIZE
+    s3_adapter.PART_BYTES = s3_models.S3_UPLOAD_PART_MIN_SIZE = 256
+    try:
+        done = _run(stack, "transfer", "handler", launched.events[-1], code_dir="transfer")
+    finally:
+        s3_adapter.PART_BYTES, s3_models.S3_UPLOAD_PART_MIN_SIZE = saved
+    assert done["state"] == "done" and done["records"] > 0, done
+    with as_role("api", stack.credentials["api"], stack.environments["api"]):
+        status = api[1].get(f"/v1/admin/exports/{started['id']}").json()
+    assert status["state"] == "done" and f"/transfers/{started['id']}/export.jsonl" in status["url"]
+    worker = stack.environments["api"]["CAIRN_TRANSFER_FUNCTION"]
+    invoke = tp.Need("lambda:InvokeFunction", f"arn:aws:lambda:{tp.REGION}:{tp.ACCOUNT}:function:{worker}")
+    # the client's GET of the presigned URL is authorised as the API's role, with the key to decrypt
+    key = f"teams/{stack.team_id}/transfers/{started['id']}/export.jsonl"
+    read = [
+        tp.Need("s3:GetObject", f"arn:aws:s3:::{stack.bucket}/{key}"),
+        tp.Need("kms:Decrypt", stack.environments["api"]["CAIRN_KMS_KEY_ID"]),
+    ]
+    assert_template_grants(stack, "api", extra=[invoke, *read])
+    calls = {op for who, _, op, _ in RECORDED if who == "transfer"}
+    assert {"CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload"} <= calls
+    assert (
+        assert_template_grants(
+            stack,
+            "transfer",
+            extra=[tp.Need("s3:AbortMultipartUpload", f"arn:aws:s3:::{stack.bucket}/{key}")],
+        )
+        > 0
+    )
+
+
+def test_an_import_is_uploaded_and_run_by_the_worker_under_their_roles(stack, api, learned):
+    from cairn.domain import codec
+    from cairn.domain.models import Memory, Relation
+
+    memory = Memory(
+        id="mem_01jd0000000000000000000000",
+        team_id="other",
+        kind=MemoryKind.FACT,
+        content="Imported under the transfer worker's role",
+        project=PROJECT,
+    )
+    relation = Relation("rel_01jd0000000000000000000000", "other", memory.id, "relates-to", memory.id)
+    lines = [
+        {"type": "memory", "record": codec.encode_memory(memory)},
+        {"type": "relation", "record": codec.encode_relation(relation)},
+    ]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    granted, launched = _transfer(stack, api, "/v1/admin/imports", json={"bytes": len(data)})
+    key = f"teams/{stack.team_id}/transfers/{granted['id']}/import.jsonl"
+    boto3.client("s3", region_name=tp.REGION).put_object(Bucket=stack.bucket, Key=key, Body=data)
+    _transfer(stack, api, f"/v1/admin/imports/{granted['id']}/start")
+    done = _run(stack, "transfer", "handler", launched.events[-1], code_dir="transfer")
+    assert done["state"] == "done", done
+    with as_role("api", stack.credentials["api"], stack.environments["api"]):
+        status = api[1].get(f"/v1/admin/imports/{granted['id']}").json()
+    assert status["counts"] == {"memories": 1, "relations": 1, "sessions": 0, "skipped": 0}, status
+    upload = tp.Need("s3:PutObject", f"arn:aws:s3:::{stack.bucket}/{key}")
+    assert_template_grants(stack, "api", extra=[upload])
+    assert_template_grants(stack, "transfer")
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ pytest.importorskip("aws_cdk", reason="aws-cdk-lib is not installed (pip install
 pytest.importorskip("cdk_nag", reason="cdk-nag is not installed (pip install 'cdk-nag==2.38.2')")
 
 ENVIRONMENTS = ("dev", "prod")
-FUNCTION_DIRS = ("api", "mcp", "authorizer", "indexer", "pipeline", "sweeper", "reindex")
+FUNCTION_DIRS = ("api", "mcp", "authorizer", "indexer", "pipeline", "sweeper", "reindex", "transfer")
 
 
 @dataclass

@@ -30,6 +30,17 @@ EXPECTED_ENV = {
         "CAIRN_STATE_MACHINE_ARN",
         "CAIRN_UI_SECRET_ARN",
         "CAIRN_KMS_KEY_ID",
+        "CAIRN_TRANSFER_FUNCTION",
+    },
+    ("cairn-transfer", "handler.handler"): {
+        "CAIRN_TABLE_NAME",
+        "CAIRN_BUCKET",
+        "CAIRN_OPENSEARCH_ENDPOINT",
+        "CAIRN_OPENSEARCH_INDEX_PREFIX",
+        "CAIRN_OPENSEARCH_SHARDS",
+        "CAIRN_OPENSEARCH_REPLICAS",
+        "CAIRN_EMBEDDING_DIM",
+        "CAIRN_KMS_KEY_ID",
     },
     ("cairn-mcp", "handler.handler"): {
         "CAIRN_TABLE_NAME",

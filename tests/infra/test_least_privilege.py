@@ -40,7 +40,7 @@ def test_authorizer_can_only_read_the_table(synth):
     assert service_prefixes <= {"dynamodb", "xray"}, service_prefixes
 
 
-def test_only_the_api_mcp_indexer_consolidate_and_the_reindex_tasks_may_call_opensearch(synth):
+def test_only_the_api_mcp_indexer_transfer_worker_consolidate_and_reindex_tasks_may_call_opensearch(synth):
     template = synth.json["dev"]
     callers = set()
     for _, fn in resources(template, "AWS::Lambda::Function").items():
@@ -51,6 +51,7 @@ def test_only_the_api_mcp_indexer_consolidate_and_the_reindex_tasks_may_call_ope
         ("cairn-api", "handler.handler"),
         ("cairn-mcp", "handler.handler"),
         ("cairn-indexer", "handler.handler"),
+        ("cairn-transfer", "handler.handler"),
         ("cairn-pipeline", "handler.consolidate"),
         *(("cairn-reindex", f"handler.{task}") for task in ("plan", "embed_page", "finish")),
     }
@@ -92,6 +93,16 @@ def test_api_puts_and_reads_transcripts_under_teams_and_deletes_only_stage_outpu
     assert "states:StartExecution" in actions_of(statements)
 
 
+def test_the_transfer_worker_reads_and_writes_only_transfer_files_and_the_api_may_invoke_it(synth):
+    s3 = _s3_statements(synth, "cairn-transfer")
+    assert set(s3) == {"s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"}
+    assert all("/teams/*/transfers/*" in str(st["Resource"]) for sts in s3.values() for st in sts)
+    actions = _actions(synth, "cairn-transfer", "handler.handler")
+    assert {"dynamodb:PutItem", "dynamodb:Query", "kms:Decrypt", "kms:GenerateDataKey"} <= actions
+    assert not {a for a in actions if a.startswith(("states:", "lambda:"))}
+    assert "lambda:InvokeFunction" in actions_of(_statements(synth, "cairn-api"))
+
+
 def test_every_pipeline_stage_reads_and_writes_its_stage_outputs_and_consolidate_alone_searches(synth):
     for stage in PIPELINE_STAGES:
         actions = _actions(synth, "cairn-pipeline", f"handler.{stage}")
@@ -108,7 +119,9 @@ def test_every_pipeline_stage_reads_and_writes_its_stage_outputs_and_consolidate
 
 def test_functions_that_write_the_bucket_are_told_the_stacks_key(synth):
     template = synth.json["dev"]
-    writers = [("cairn-api", None)] + [("cairn-pipeline", f"handler.{s}") for s in PIPELINE_STAGES]
+    writers = [("cairn-api", None), ("cairn-transfer", None)] + [
+        ("cairn-pipeline", f"handler.{s}") for s in PIPELINE_STAGES
+    ]
     for service, handler in writers:
         _, fn = function_by_service(template, service, handler)
         key_id = fn["Properties"]["Environment"]["Variables"]["CAIRN_KMS_KEY_ID"]

@@ -58,7 +58,7 @@ def test_prod_domain_spans_three_zones_with_dedicated_masters(prod):
     )
 
 
-def test_domain_resource_policy_admits_only_the_api_mcp_indexer_consolidate_and_reindex_roles(synth):
+def test_domain_resource_policy_admits_only_the_api_mcp_indexer_transfer_consolidate_and_reindex_roles(synth):
     template = synth.json["dev"]
     (domain,) = resources(template, "AWS::OpenSearchService::Domain").values()
     statements = domain["Properties"]["AccessPolicies"]["Statement"]
@@ -67,6 +67,7 @@ def test_domain_resource_policy_admits_only_the_api_mcp_indexer_consolidate_and_
     _, api = function_by_service(template, "cairn-api")
     _, mcp = function_by_service(template, "cairn-mcp")
     _, indexer = function_by_service(template, "cairn-indexer")
+    _, transfer = function_by_service(template, "cairn-transfer")
     (consolidate,) = [
         f
         for f in resources(template, "AWS::Lambda::Function").values()
@@ -77,7 +78,7 @@ def test_domain_resource_policy_admits_only_the_api_mcp_indexer_consolidate_and_
         for t in ("plan", "embed_page", "finish")
     ]
     assert sorted(p["Fn::GetAtt"][0] for p in principals) == sorted(
-        f["Properties"]["Role"]["Fn::GetAtt"][0] for f in (api, mcp, indexer, consolidate, *reindex)
+        f["Properties"]["Role"]["Fn::GetAtt"][0] for f in (api, mcp, indexer, transfer, consolidate, *reindex)
     )
     assert statements[0]["Action"] == "es:ESHttp*"
     assert "*" not in principals

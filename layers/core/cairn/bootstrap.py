@@ -27,18 +27,21 @@ from cairn.domain.ports import (
     RelationRepository,
     SearchIndex,
     SessionRepository,
+    StoredVectors,
     TeamQuotas,
     TeamRepository,
+    TransferLauncher,
     VectorCache,
 )
 from cairn.services.audit import AuditTrail
 from cairn.services.history import RedactionService
-from cairn.services.indexing import MemoryIndexer
+from cairn.services.indexing import CarriedVectorsOnly, MemoryIndexer
 from cairn.services.keys import KeyService
 from cairn.services.memories import MemoryService
 from cairn.services.portability import PortabilityService
 from cairn.services.recall import RecallService
 from cairn.services.reindex import DriftReport, ReindexService
+from cairn.services.transfers import TransferService
 from cairn.services.uploads import SWEEP_HORIZON, UploadService
 from cairn.settings import Settings
 
@@ -80,6 +83,7 @@ class Container:
     history: RedactionService | None = None
     context: ContextService | None = None
     digest: DigestService | None = None
+    transfers: TransferService | None = None  # whole-team export/import staged in the blob store
     uploads: UploadService | None = None
     pipeline: PipelineDeps | None = None
     # inline in local mode; Step Functions in AWS where a state machine is configured; None: no pipeline
@@ -197,6 +201,7 @@ def _assemble(
     quotas: TeamQuotas | None = None,
     target: Embedder | None = None,
     compact: Callable[[], None] | None = None,
+    launcher: TransferLauncher | None = None,
 ) -> Container:
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
@@ -230,9 +235,10 @@ def _assemble(
             memories,
             relations,
             sessions,
-            on_write,
+            # in AWS the table's stream indexes; an import writes only the vectors it carried
+            on_write or CarriedVectorsOnly(index),
             unit=unit,
-            vectors=index if isinstance(index, VectorCache) else None,
+            vectors=index if isinstance(index, VectorCache | StoredVectors) else None,
             model=embedder.version,
             audit=trail,
         ),
@@ -250,6 +256,13 @@ def _assemble(
         indexer=indexer,
         closers=closers,
     )
+    container.transfers = TransferService(
+        blobs,
+        container.portability,
+        # AWS: the worker Lambda (none configured: transfers are refused with the reason); locally a thread
+        launcher if settings.mode == "aws" else _thread_launcher(container),
+        url_ttl_s=settings.upload_url_ttl_s * 3,
+    )
     extractor = build_extractor(
         settings.extractor,
         model=settings.extractor_model,
@@ -261,6 +274,12 @@ def _assemble(
         container, memories, relations, index, extractor=extractor, inline=settings.mode == "local"
     )
     return container
+
+
+def _thread_launcher(container: Container) -> TransferLauncher:
+    from cairn.adapters.local.transfer_thread import ThreadTransferLauncher
+
+    return ThreadTransferLauncher(lambda team, transfer: container.transfers.run(team, transfer))  # type: ignore[union-attr]
 
 
 def build_metrics(settings: Settings) -> Metrics:
@@ -379,9 +398,19 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
         )
         if settings.usage_plan_id
         else NoTeamQuotas(),
+        launcher=_lambda_launcher(settings),
     )
     container.ui_secret = _ui_secret(settings) or _ui_secret_from_aws(settings)
     return container
+
+
+def _lambda_launcher(settings: Settings) -> TransferLauncher | None:
+    """The transfer worker Lambda (CAIRN_TRANSFER_FUNCTION, set by the stack on the API)."""
+    if not settings.transfer_function:
+        return None
+    from cairn.adapters.aws.lambda_launcher import LambdaTransferLauncher
+
+    return LambdaTransferLauncher(settings.transfer_function)
 
 
 def build_key_service(settings: Settings | None = None) -> KeyService:

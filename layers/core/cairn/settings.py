@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     # how long the reindex plan waits after beginning a build before it lists ids (the stream indexer
     # looks at the build every opensearch_builds.BUILD_CHECK_S)
     reindex_settle_s: float = 12.0
+    # the transfer worker Lambda (whole-team export/import staged in S3), invoked async by the API
+    transfer_function: str | None = None
     # the stack's usage plan (output UsagePlanId): `cairn admin create-team` gives each team its key in it
     usage_plan_id: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")

@@ -33,6 +33,7 @@ def create_app(container: Container, *, rest: bool = True, mcp: bool = True) -> 
         from cairn.api.routes_audit import router as audit_router
         from cairn.api.routes_context import router as context_router
         from cairn.api.routes_digest import router as digest_router
+        from cairn.api.routes_transfers import router as transfers_router
         from cairn.api.routes_uploads import router as uploads_router
         from cairn.web import install_ui
 
@@ -41,6 +42,7 @@ def create_app(container: Container, *, rest: bool = True, mcp: bool = True) -> 
         app.include_router(digest_router, responses=ERROR_RESPONSES)
         app.include_router(audit_router, responses=ERROR_RESPONSES)
         app.include_router(uploads_router, responses=ERROR_RESPONSES)
+        app.include_router(transfers_router, responses=ERROR_RESPONSES)
         install_docs(app)
         install_ui(app)  # the web UI at / and /ui/..., over the same services
     if mcp:

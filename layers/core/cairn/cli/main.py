@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import quote
 
+import httpx
 import typer
 
 from cairn.atomic import atomic_file
@@ -235,7 +237,7 @@ def apikey_revoke(key_id: str, url: Url = None, key: Key = None) -> None:
     out.print(f"[green]revoked[/green] {key_id}")
 
 
-EXPORT_PROGRESS_EVERY = 1000
+POLL_S = 1.0  # how often the CLI asks how far a staged export or import got
 
 
 @app.command("export")
@@ -244,38 +246,70 @@ def export_cmd(
     url: Url = None,
     key: Key = None,
 ) -> None:
-    """Export the team's memories, relations and sessions as JSON lines.
+    """Export the team's memories (with their vectors), relations and sessions as JSON lines.
 
-    A file is written in full to a temporary file next to it, then renamed over it: an export that
-    fails leaves an existing file as it was.
+    The server writes the export to storage (S3 in AWS) while this shows how far it got, then the file
+    is downloaded from a short-lived link. A file is written in full to a temporary file next to it,
+    then renamed over it: an export that fails leaves an existing file as it was.
     """
+    if path is not None:
+        _check_export_path(path)
     client = _client(url, key)
-    n = _export_to(client, sys.stdout) if path is None else _export_file(client, path)
+    link, records = _staged_export(client)
+    if path is None:
+        n = _download(link, sys.stdout)
+    else:
+        with atomic_file(path, mode=0o600, durable=True) as sink:
+            n = _download(link, sink)
+    if n != records:
+        raise CliError(f"the export holds {records} records but {n} arrived; run `cairn export` again")
     err.print(f"exported {n} records" + (f" to {esc(path)}" if path else ""))
 
 
-def _export_file(client: CairnClient, path: Path) -> int:
+def _check_export_path(path: Path) -> None:
     if path.is_dir():
         raise CliError(f"{path} is a folder; give a file name to export to")
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise CliError(f"cannot write {path}: the folder {folder} does not exist")
-    with atomic_file(path, mode=0o600, durable=True) as sink:
-        return _export_to(client, sink)
 
 
-def _export_to(client: CairnClient, sink) -> int:
+def _staged_export(client: CairnClient) -> tuple[str, int]:
+    """Start the export, show its progress until done; (the file's short-lived URL, its records)."""
+    status = client.request("POST", "/v1/admin/exports")
+    status = _wait(client, f"/v1/admin/exports/{status['id']}", "exporting", status)
+    return status["url"], int(status["records"])
+
+
+def _wait(client: CairnClient, path: str, verb: str, status: dict) -> dict:
+    shown = None
+    while status["state"] not in ("done", "failed"):
+        time.sleep(POLL_S)
+        status = client.request("GET", path)
+        total = f"/{status['total']}" if status.get("total") else ""
+        line = f"{verb}: {status['state']}, {status['records']}{total} records"
+        if line != shown:
+            err.print(line + "…")
+            shown = line
+    if status["state"] == "failed":
+        raise CliError(f"{verb[:-3]} failed: {status.get('error') or 'no reason given'}")
+    return status
+
+
+def _download(link: str, sink) -> int:
+    """Stream the file from its presigned link (no API key sent: the link is its own permission)."""
     n = 0
-    for line in client.stream_lines("/v1/admin/export"):
-        if line:
-            sink.write(line + "\n")
-            n += 1
-            if n % EXPORT_PROGRESS_EVERY == 0:
-                err.print(f"exporting: {n} records…")
+    try:
+        with httpx.stream("GET", link, timeout=60.0) as resp:
+            if resp.status_code >= 400:
+                raise CliError(f"the export could not be downloaded: HTTP {resp.status_code}")
+            for line in resp.iter_lines():
+                if line:
+                    sink.write(line + "\n")
+                    n += 1
+    except httpx.HTTPError as exc:
+        raise CliError(f"the export could not be downloaded: {exc}") from exc
     return n
-
-
-IMPORT_BATCH_BYTES = 512 * 1024
 
 
 @app.command("import")
@@ -284,18 +318,36 @@ def import_cmd(
     url: Url = None,
     key: Key = None,
 ) -> None:
-    """Import JSON lines into the team (ids kept; records already present are skipped)."""
+    """Import JSON lines into the team (ids kept; records already present are skipped).
+
+    The file is uploaded to storage (S3 in AWS) by a short-lived link, then the server imports it
+    while this shows how far it got; vectors of the server's model are used as they are."""
     lines = read_export(path)
+    data = ("\n".join(lines) + "\n").encode()
     client = _client(url, key)
-    totals = {"memories": 0, "relations": 0, "sessions": 0, "skipped": 0}
-    done = 0
-    for batch in _batches(lines, IMPORT_BATCH_BYTES):
-        res = client.request("POST", "/v1/admin/import", content="\n".join(batch).encode())
-        for k in totals:
-            totals[k] += res[k]
-        done += len(batch)
-        err.print(f"importing: {done}/{len(lines)} lines")
-    out.print(", ".join(f"{v} {k}" for k, v in totals.items()))
+    granted = client.request("POST", "/v1/admin/imports", json={"bytes": len(data)})
+    _upload(granted["upload"], data)
+    err.print(f"uploaded {len(lines)} lines")
+    status = client.request("POST", f"/v1/admin/imports/{granted['id']}/start")
+    status = _wait(client, f"/v1/admin/imports/{granted['id']}", "importing", status)
+    out.print(", ".join(f"{v} {k}" for k, v in status["counts"].items()))
+
+
+def _upload(target: dict, data: bytes) -> None:
+    try:
+        if target["method"] == "PUT":
+            sent = httpx.put(target["url"], content=data, headers=target.get("headers") or {}, timeout=300)
+        else:  # S3 presigned POST: the policy fields first, the file last
+            sent = httpx.post(
+                target["url"],
+                data=target.get("fields") or {},
+                files={"file": ("import.jsonl", data, "application/x-ndjson")},
+                timeout=300,
+            )
+    except httpx.HTTPError as exc:
+        raise CliError(f"the import file could not be uploaded: {exc}") from exc
+    if sent.status_code >= 400:
+        raise CliError(f"the import file could not be uploaded: HTTP {sent.status_code} {sent.text[:200]}")
 
 
 def read_export(path: Path) -> list[str]:
@@ -318,19 +370,6 @@ def read_export(path: Path) -> list[str]:
             raise CliError(f"{path} is not a `cairn export` file: line {n} is not a JSON object")
         lines.append(line)
     return lines
-
-
-def _batches(lines: list[str], max_bytes: int):
-    batch: list[str] = []
-    size = 0
-    for line in lines:
-        if batch and size + len(line) + 1 > max_bytes:
-            yield batch
-            batch, size = [], 0
-        batch.append(line)
-        size += len(line.encode()) + 1
-    if batch:
-        yield batch
 
 
 if __name__ == "__main__":  # pragma: no cover

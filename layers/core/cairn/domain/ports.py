@@ -7,7 +7,7 @@ every adapter of a port to the same behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -188,6 +188,21 @@ class BlobStore(Protocol):
         self, key: str, max_bytes: int, content_type: str, expires_in_s: int
     ) -> UploadTarget: ...
 
+    def presign_download(self, key: str, expires_in_s: int) -> str:
+        """A URL that reads this one object, without the API key, for a short while."""
+
+    def put_chunks(
+        self, key: str, chunks: Iterable[bytes], content_type: str = "application/octet-stream"
+    ) -> None:
+        """One object written from chunks as they come (a large export), never held whole in memory;
+        readers see it only once complete."""
+
+
+class TransferLauncher(Protocol):
+    """Starts the worker of a staged export or import (a Lambda invoked asynchronously, or a thread)."""
+
+    def launch(self, team_id: str, transfer_id: str) -> None: ...
+
 
 @runtime_checkable
 class VersionedBlobs(Protocol):
@@ -246,6 +261,30 @@ class VectorCache(Protocol):
     reindexing, the pipeline and imports never embed the same text with the same model twice."""
 
     def cached_vectors(self, keys: Sequence[str]) -> dict[str, list[float]]: ...
+
+
+@runtime_checkable
+class BulkMemoryWriter(Protocol):
+    """A store that writes many new memories in few requests (DynamoDB's BatchWriteItem); an import
+    uses it for memories it has just checked are absent."""
+
+    def add_new(self, memories: Sequence[Memory]) -> None: ...
+
+
+@runtime_checkable
+class BulkRelationWriter(Protocol):
+    """A store that adds many relations in few requests; returns the ids it added (those not stored)."""
+
+    def add_new(self, relations: Sequence[Relation]) -> set[str]: ...
+
+
+@runtime_checkable
+class StoredVectors(Protocol):
+    """An index that stores each memory's vector (OpenSearch) and can give back those it made with
+    `model` from the memory's current search text: an export carries them, and the stream's indexer
+    does not embed again what an import already indexed."""
+
+    def stored_vectors(self, memories: Sequence[Memory], model: str) -> dict[str, list[float]]: ...
 
 
 @dataclass(frozen=True, slots=True)

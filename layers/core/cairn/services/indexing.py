@@ -11,9 +11,11 @@ that made its vector: the local index files it in that model's set, OpenSearch s
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from cairn.domain.errors import Unavailable
 from cairn.domain.models import IndexedMemory, Memory, vector_key
 from cairn.domain.ports import Embedder, SearchIndex, VersionedIndex
 
@@ -23,6 +25,11 @@ class MemoryIndexer:
         self._index = index
         self._embedder = embedder
         self._batch_size = batch_size
+
+    @property
+    def version(self) -> str:
+        """The model whose vectors this indexer writes now."""
+        return self._embedder.version
 
     def index(self, memories: Sequence[Memory]) -> None:
         """Embed each memory's `search_text()` and upsert it, `batch_size` memories at a time."""
@@ -60,3 +67,34 @@ class MemoryIndexer:
 
     def remove(self, team_id: str, memory_ids: Sequence[str]) -> None:
         self._index.remove(team_id, memory_ids)
+
+
+class CarriedVectorsOnly:
+    """The indexer of an import in AWS: it writes the entries whose vector the import carried (before
+    the table, so the stream's indexer finds them) and leaves every other memory to the stream."""
+
+    def __init__(self, index: SearchIndex) -> None:
+        self._index = index
+
+    def index(self, memories: Sequence[Memory]) -> None:
+        return None
+
+    def prepare(self, memories: Sequence[Memory]) -> list[IndexedMemory]:
+        return []
+
+    def write(self, docs: Sequence[IndexedMemory]) -> None:
+        # an upsert is idempotent: a busy domain that timed out gets the same batch again, twice
+        for attempt in range(WRITE_ATTEMPTS):
+            try:
+                self._index.upsert(docs)
+                return
+            except Unavailable:
+                if attempt == WRITE_ATTEMPTS - 1:
+                    raise
+                time.sleep(2.0 * (attempt + 1))
+
+    def remove(self, team_id: str, memory_ids: Sequence[str]) -> None:
+        return None
+
+
+WRITE_ATTEMPTS = 3

@@ -8,7 +8,10 @@ is skipped, which makes a re-run of an interrupted import safe.
 Where the index keeps vectors (`VectorCache`, local mode), a memory line also carries its vector as
 `"vector": {"model": <embedder version>, "f32": <base64 of float32>}`; an import with the same model
 indexes it as it is instead of embedding the text again (a vector of another model is ignored and the
-text embedded). Memories and their index entries are written in one unit, a chunk at a time.
+text embedded). Memories and their index entries are written in one unit, a chunk at a time. In AWS
+the vectors come from OpenSearch (`StoredVectors`: an entry made by the model from the memory's current
+text), and an import writes the carried ones to the index before the table, so the stream's indexer
+reuses them instead of embedding again.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from itertools import islice
@@ -28,7 +32,15 @@ from cairn.domain.audit import AuditAction
 from cairn.domain.details import check_details
 from cairn.domain.errors import Conflict, Forbidden, InvalidInput
 from cairn.domain.models import IndexedMemory, KeyScope, Memory, Principal, Relation, Session, vector_key
-from cairn.domain.ports import MemoryRepository, RelationRepository, SessionRepository, VectorCache
+from cairn.domain.ports import (
+    BulkMemoryWriter,
+    BulkRelationWriter,
+    MemoryRepository,
+    RelationRepository,
+    SessionRepository,
+    StoredVectors,
+    VectorCache,
+)
 from cairn.services.audit import AuditTrail
 from cairn.services.memories import Indexer, require
 
@@ -49,7 +61,7 @@ class PortabilityService:
         sessions: SessionRepository,
         indexer: Indexer | None = None,
         unit: Callable[[], AbstractContextManager[Any]] | None = None,
-        vectors: VectorCache | None = None,
+        vectors: VectorCache | StoredVectors | None = None,
         model: str | None = None,  # the embedder's version, whose vectors travel with the memories
         audit: AuditTrail | None = None,
     ) -> None:
@@ -61,6 +73,9 @@ class PortabilityService:
         self._unit = unit or nullcontext
         self._vectors = vectors if model else None
         self._model = model
+        # locally a memory and its index entries commit as one unit, so the entries follow the adds
+        # (and skip a memory another import added meanwhile); without a unit (AWS) they go first
+        self._index_after = unit is not None
 
     def export_lines(self, caller: Principal) -> Iterator[str]:
         """The team's sessions, memories and relations; for a key limited to projects, only those
@@ -89,8 +104,11 @@ class PortabilityService:
                 continue
             yield json.dumps({"type": "relation", "record": codec.encode_relation(r)}, sort_keys=True)
 
-    def import_lines(self, caller: Principal, lines: Iterable[str]) -> ImportReport:
-        """Every line is read and checked before the first is stored: a bad line imports nothing."""
+    def import_lines(
+        self, caller: Principal, lines: Iterable[str], progress: Callable[[int], None] | None = None
+    ) -> ImportReport:
+        """Every line is read and checked before the first is stored: a bad line imports nothing.
+        `progress` is told how many records are done after each chunk (a staged import's status)."""
         require(caller, KeyScope.ADMIN)
         team = caller.team_id
         records: list[tuple[str, Memory | Relation | Session]] = []
@@ -114,22 +132,40 @@ class PortabilityService:
             added = self._import_memories(memories[start : start + _CHUNK], carried)
             counts["memory"] += added
             counts["skipped"] += min(_CHUNK, len(memories) - start) - added
-        for kind, obj in records:
-            if isinstance(obj, Memory):
-                continue
-            try:
-                if isinstance(obj, Relation):
-                    self._relations.add(obj)
-                else:
-                    if self._sessions.get(team, obj.id) is not None:
-                        raise Conflict("session exists")
-                    self._sessions.put(obj)
-            except Conflict:
-                counts["skipped"] += 1
-                continue
-            counts[kind] += 1
+            if progress is not None:
+                progress(start + min(_CHUNK, len(memories) - start))
+        others = [(kind, obj) for kind, obj in records if not isinstance(obj, Memory)]
+        if isinstance(self._relations, BulkRelationWriter) and not self._index_after:
+            relations = [obj for _, obj in others if isinstance(obj, Relation)]
+            for start in range(0, len(relations), _CHUNK):
+                chunk = relations[start : start + _CHUNK]
+                added_ids = self._relations.add_new(chunk)
+                counts["relation"] += len(added_ids)
+                counts["skipped"] += len(chunk) - len(added_ids)
+            others = [(kind, obj) for kind, obj in others if not isinstance(obj, Relation)]
+        # without a unit (AWS) each is its own request: several at once; locally one after another
+        with ThreadPoolExecutor(_WRITERS) as pool:
+            stored = map(self._add_other, others) if self._index_after else pool.map(self._add_other, others)
+            for (kind, _), added in zip(others, stored, strict=True):
+                counts[kind if added else "skipped"] += 1
+        if progress is not None:
+            progress(len(records))
         self._audit.record(caller, AuditAction.IMPORT, team, details=counts)
         return ImportReport(counts["memory"], counts["relation"], counts["session"], counts["skipped"])
+
+    def _add_other(self, item: tuple[str, Memory | Relation | Session]) -> bool:
+        """Store a relation or session; False when one of that id is there already."""
+        _, obj = item
+        try:
+            if isinstance(obj, Relation):
+                self._relations.add(obj)
+            elif isinstance(obj, Session):
+                if self._sessions.get(obj.team_id, obj.id) is not None:
+                    return False
+                self._sessions.put(obj)
+        except Conflict:
+            return False
+        return True
 
     def _check_reach(self, caller: Principal, records: list[Memory | Relation | Session]) -> None:
         """Forbidden, before anything is stored, when a key limited to projects imports a record of
@@ -167,25 +203,35 @@ class PortabilityService:
             docs += self._indexer.prepare([m for m in fresh if m.id not in carried])
         added: set[str] = set()
         with self._unit():
-            for m in fresh:
+            if self._indexer and not self._index_after:
+                # the index first: in AWS the table's stream then finds each carried vector already
+                # indexed (same model, same text) and does not embed it again
+                self._indexer.write(docs)
+            if isinstance(self._memories, BulkMemoryWriter) and not self._index_after:
+                self._memories.add_new(fresh)  # AWS: 25 a request; the ids were just found absent
+                added.update(m.id for m in fresh)
+            for m in fresh if not added else ():
                 try:
                     self._memories.add(m)
                     added.add(m.id)
                 except Conflict:
                     continue
-            if self._indexer:
+            if self._indexer and self._index_after:
                 self._indexer.write([d for d in docs if d.memory.id in added])
         return len(added)
 
     def _known_vectors(self, memories: list[Memory]) -> dict[str, list[float]]:
         if self._vectors is None or self._model is None:
             return {}
+        if isinstance(self._vectors, StoredVectors):  # OpenSearch: by memory, checked against the text
+            return self._vectors.stored_vectors(memories, self._model)
         keys = {m.id: vector_key(self._model, m.search_text()) for m in memories}
         found = self._vectors.cached_vectors(list(keys.values()))
         return {memory_id: found[key] for memory_id, key in keys.items() if key in found}
 
 
 _CHUNK = 500
+_WRITERS = 8  # concurrent requests of an import without a unit of work (DynamoDB)
 
 
 def _vector(value: dict, n: int) -> tuple[float, ...]:

@@ -116,6 +116,14 @@ class DynamoMemoryRepository:
                 raise Conflict("memory already exists", id=memory.id) from None
             raise
 
+    def add_new(self, memories: Sequence[Memory]) -> None:
+        """`BulkMemoryWriter`: memories the caller found absent, in BatchWriteItem requests of 25 (an
+        import of thousands: one request per 25 instead of one each; unconditional, so only for ids
+        just checked to be new)."""
+        with self._t.item.batch_write() as batch:
+            for memory in memories:
+                batch.save(memory_item(self._t, memory))
+
     def put(self, memory: Memory) -> None:
         if not self._put_counted(memory, claim=False):
             raise NotFound("memory not found", id=memory.id)
@@ -354,6 +362,23 @@ class DynamoRelationRepository:
     def __init__(self, table: DynamoTable, page_size: int = 100) -> None:
         self._t = table
         self._page_size = page_size
+
+    def add_new(self, relations: Sequence[Relation]) -> set[str]:
+        """`BulkRelationWriter`: the relations whose id is not stored yet, their three items each in
+        BatchWriteItem requests (an import of thousands; one TransactWrite each is ~100x the requests);
+        returns the ids added. Unconditional: a relation added meanwhile under the same id is the same
+        record from the same export."""
+        if not relations:
+            return set()
+        team_id = relations[0].team_id
+        keys = [(f"{team_id}#R#{r.id}", RELATION_SK) for r in relations]
+        stored = {item.pk.rpartition("#R#")[2] for item in self._t.item.batch_get(keys, consistent_read=True)}
+        fresh = [r for r in relations if r.id not in stored and r.team_id == team_id]
+        with self._t.item.batch_write() as batch:
+            for relation in fresh:
+                for item in relation_items(self._t, relation):
+                    batch.save(item)
+        return {r.id for r in fresh}
 
     def add(self, relation: Relation) -> None:
         item_cls = self._t.item

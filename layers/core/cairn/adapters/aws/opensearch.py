@@ -17,6 +17,7 @@ from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import NotFoundError, TransportError
 
 from cairn.adapters.aws.opensearch_bodies import (
+    VECTOR_FIELD,
     build_bulk_body,
     build_knn_query,
     build_lexical_query,
@@ -26,10 +27,13 @@ from cairn.adapters.aws.opensearch_bodies import (
     hits,
     index_template_body,
     knn_hits,
+    plain_words,
     query_words,
 )
 from cairn.domain.errors import Unavailable
-from cairn.domain.models import Candidates, IndexedMemory, MemoryFilter
+from cairn.domain.models import Candidates, IndexedMemory, Memory, MemoryFilter
+
+BULK_TIMEOUT_S = 30
 
 
 def opensearch_client(
@@ -200,6 +204,36 @@ class OpenSearchIndex:
                 return out
             after = docs[-1]["sort"]
 
+    def stored_vectors(self, memories: Sequence[Memory], model: str) -> dict[str, list[float]]:
+        """`StoredVectors`: memory id -> the vector its entry holds, for entries made by `model` from the
+        memory's current text (one search per team, by memory id; nothing when the engine is away)."""
+        by_team: dict[str, dict[str, Memory]] = {}
+        for m in memories:
+            by_team.setdefault(m.team_id, {})[m.id] = m
+        out: dict[str, list[float]] = {}
+        for team_id, wanted in by_team.items():
+            body = {
+                "size": len(wanted),
+                "query": {"bool": {"filter": [
+                    {"term": {"team_id": team_id}},
+                    {"terms": {"memory_id": list(wanted)}},
+                ]}},
+                "_source": ["memory_id", "embedding_version", "text", VECTOR_FIELD],
+            }  # fmt: skip
+            try:
+                page = self._client.search(index=self.index, body=body, params={"routing": team_id})
+            except (TransportError, OSConnectionError):
+                continue  # derived data: whatever is not found is embedded again
+            for doc in page["hits"]["hits"]:
+                source = doc["_source"]
+                memory = wanted.get(source.get("memory_id", ""))
+                vector = source.get(VECTOR_FIELD)
+                if memory is None or not vector or source.get("embedding_version") != model:
+                    continue
+                if source.get("text") == plain_words(memory.search_text()):
+                    out[memory.id] = [float(x) for x in vector]
+        return out
+
     def search(
         self,
         team_id: str,
@@ -252,7 +286,10 @@ class OpenSearchIndex:
     def _bulk(self, actions: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
         try:
             response = self._client.bulk(
-                body=build_bulk_body(actions), params={"refresh": _flag(self._refresh)}
+                body=build_bulk_body(actions),
+                # writes are off the request path (the indexer, an import): a loaded domain gets longer
+                # than a query's few seconds before the batch is retried
+                params={"refresh": _flag(self._refresh), "request_timeout": BULK_TIMEOUT_S},
             )
         except (TransportError, OSConnectionError) as exc:
             raise self._unavailable(exc) from exc

@@ -11,6 +11,7 @@ upload cannot land anywhere else), a size range and the content type; S3 enforce
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ from cairn.domain.errors import InvalidInput, NotFound
 from cairn.domain.ports import UploadTarget
 
 MAX_PRESIGN_EXPIRY_S = 3600  # presigned uploads are for a hook that uploads at once: keep them short
+PART_BYTES = 8 * 1024 * 1024  # multipart parts (S3's minimum is 5 MiB, but for the last)
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 
 
@@ -28,8 +30,11 @@ class S3BlobStore:
     def __init__(self, bucket: str, client: Any = None, kms_key_id: str | None = None) -> None:
         if client is None:
             import boto3
+            from botocore.config import Config
 
-            client = boto3.client("s3")
+            # SigV4 for presigned URLs too: in us-east-1 boto3 would presign with SigV2, which S3 refuses
+            # with a role's temporary credentials (and LocalStack refuses as well)
+            client = boto3.client("s3", config=Config(signature_version="s3v4"))
         self._bucket = bucket
         self._s3 = client
         self._kms_key_id = kms_key_id
@@ -95,6 +100,56 @@ class S3BlobStore:
                 Bucket=self._bucket, Delete={"Objects": old[start : start + 1000], "Quiet": True}
             )
         return len(old)
+
+    def put_chunks(
+        self, key: str, chunks: Iterable[bytes], content_type: str = "application/octet-stream"
+    ) -> None:
+        """A multipart upload of PART_BYTES parts (a single put when it all fits in one); an upload
+        that fails is aborted, so no half object is ever visible."""
+        check_key(key)
+        buffer = bytearray()
+        upload_id: str | None = None
+        parts: list[dict[str, Any]] = []
+        extra: dict[str, str] = {}
+        if self._kms_key_id:
+            extra = {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": self._kms_key_id}
+        try:
+            for chunk in chunks:
+                buffer += chunk
+                if len(buffer) < PART_BYTES:
+                    continue
+                if upload_id is None:
+                    upload_id = self._s3.create_multipart_upload(
+                        Bucket=self._bucket, Key=key, ContentType=content_type, **extra
+                    )["UploadId"]
+                parts.append(self._part(key, upload_id, len(parts) + 1, bytes(buffer)))
+                buffer.clear()
+            if upload_id is None:
+                self.put(key, bytes(buffer), content_type)
+                return
+            if buffer:
+                parts.append(self._part(key, upload_id, len(parts) + 1, bytes(buffer)))
+            self._s3.complete_multipart_upload(
+                Bucket=self._bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts}
+            )
+        except BaseException:
+            if upload_id is not None:
+                self._s3.abort_multipart_upload(Bucket=self._bucket, Key=key, UploadId=upload_id)
+            raise
+
+    def _part(self, key: str, upload_id: str, number: int, data: bytes) -> dict[str, Any]:
+        etag = self._s3.upload_part(
+            Bucket=self._bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=data
+        )["ETag"]
+        return {"PartNumber": number, "ETag": etag}
+
+    def presign_download(self, key: str, expires_in_s: int) -> str:
+        """A GET of this one object, signed by the caller's role, valid at most MAX_PRESIGN_EXPIRY_S."""
+        check_key(key)
+        expires_in_s = max(1, min(expires_in_s, MAX_PRESIGN_EXPIRY_S))
+        return self._s3.generate_presigned_url(
+            "get_object", Params={"Bucket": self._bucket, "Key": key}, ExpiresIn=expires_in_s
+        )
 
     def presign_upload(self, key: str, max_bytes: int, content_type: str, expires_in_s: int) -> UploadTarget:
         # `${filename}` in a key makes S3 substitute the uploader's file name (and boto3 then relaxes the

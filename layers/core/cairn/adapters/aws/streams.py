@@ -1,17 +1,20 @@
 """Turns DynamoDB Streams records of the single table into search-index changes (the indexer Lambda).
 
 Only memory items matter. A modification that leaves the memory's content record unchanged (an access
-count bump from `record_access`) is skipped, so reading memories does not re-embed them. Within one batch
-the last change of a memory wins, so an insert followed by a delete ends as a removal.
+count bump from `record_access`) is skipped, so reading memories does not re-embed them; nor is a memory
+embedded whose index entry already holds a vector of this model for its text (an import wrote the vector
+it carried first). Within one batch the last change of a memory wins, so an insert followed by a delete
+ends as a removal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from cairn.adapters.aws.dynamo_memories import MEMORY_SK, memory_from_image
-from cairn.domain.models import Memory
+from cairn.domain.models import IndexedMemory, Memory, vector_key
 
 
 def _s(image: Mapping[str, Any], name: str) -> str | None:
@@ -75,10 +78,12 @@ class DynamoStreamIndexer:
 
     def apply(self, records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         upserts, removals = changes_from_stream_records(records)
-        if upserts:
-            self._indexer.index(upserts)
-            if self._mirror is not None:
-                self._mirror.index(upserts)
+        reused = self._reuse(upserts)
+        fresh = [m for m in upserts if m.id not in reused]
+        if fresh:
+            self._indexer.index(fresh)
+        if upserts and self._mirror is not None:
+            self._mirror.index(upserts)  # the build's copy is embedded with its own model
         by_team: dict[str, list[str]] = {}
         for team_id, memory_id in removals:
             by_team.setdefault(team_id, []).append(memory_id)
@@ -86,4 +91,24 @@ class DynamoStreamIndexer:
             self._index.remove(team_id, ids)
             if self._mirror is not None:
                 self._mirror.remove(team_id, ids)
-        return {"indexed": len(upserts), "removed": len(removals)}
+        return {"indexed": len(upserts), "removed": len(removals), "reused": len(reused)}
+
+    def _reuse(self, upserts: list[Memory]) -> set[str]:
+        """Upsert, without embedding, the memories whose entry already holds a vector of this model for
+        the same text (an import that carried it, a change that left the text alone); their ids."""
+        stored = getattr(self._index, "stored_vectors", None)
+        if stored is None or not upserts:
+            return set()
+        version = self._indexer.version
+        vectors = stored(upserts, version)
+        docs = [
+            IndexedMemory(
+                replace(m, embedding_version=version),
+                tuple(vectors[m.id]),
+                vector_key(version, m.search_text()),
+            )
+            for m in upserts
+            if m.id in vectors
+        ]
+        self._indexer.write(docs)
+        return {d.memory.id for d in docs}

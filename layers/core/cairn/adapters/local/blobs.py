@@ -10,11 +10,13 @@ The HTTP route that receives the PUT calls `verify_upload` and then `put`.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
 import os
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -145,6 +147,57 @@ class FilesystemBlobStore:
             max_bytes=max_bytes,
             expires_at=datetime.fromtimestamp(expiry, UTC),
         )
+
+    def put_chunks(
+        self, key: str, chunks: Iterable[bytes], content_type: str = "application/octet-stream"
+    ) -> None:
+        """Written to a temporary file, then renamed into place: readers never see a partial object."""
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=self._tmp)
+        try:
+            with os.fdopen(fd, "wb") as sink:
+                for chunk in chunks:
+                    sink.write(chunk)
+                sink.flush()
+                os.fsync(sink.fileno())
+            os.chmod(tmp_name, 0o600)
+            os.replace(tmp_name, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp_name)
+            raise
+
+    def presign_download(self, key: str, expires_in_s: int) -> str:
+        """A signed token for `GET /v1/downloads/{token}`: this one object, until it expires."""
+        check_key(key)
+        expiry = int(self._clock().timestamp()) + max(1, expires_in_s)
+        payload = _b64(json.dumps({"p": "get", "k": key, "e": expiry}, separators=(",", ":")).encode())
+        return f"{self._base_url}/v1/downloads/{payload}.{self._sign(payload)}"
+
+    def verify_download(self, token: str, now: datetime) -> str:
+        """The key a download token names; Forbidden if not signed by this store, altered, or expired."""
+        payload, _, signature = token.partition(".")
+        if not hmac.compare_digest(signature.encode(), self._sign(payload).encode()):
+            raise Forbidden("download token signature is invalid")
+        try:
+            claims = json.loads(_unb64(payload))
+            if claims.get("p") != "get":  # an upload token is not a download token
+                raise KeyError("p")
+            key, expiry = str(claims["k"]), datetime.fromtimestamp(int(claims["e"]), UTC)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise Forbidden("download token is malformed") from exc
+        if now >= expiry:
+            raise Forbidden("download token has expired", expired_at=expiry.isoformat())
+        check_key(key)
+        return key
+
+    def path_of(self, key: str) -> Path:
+        """Where an object lies (the download route streams it from there); NotFound if absent."""
+        path = self._path(key)
+        if not path.is_file():
+            raise NotFound("blob not found", key=key)
+        return path
 
     def verify_upload(self, token: str, now: datetime) -> UploadGrant:
         """The grant a token carries; Forbidden if it was not signed by this store, altered, or expired."""
