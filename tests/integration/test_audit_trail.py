@@ -90,6 +90,20 @@ def _import(w: World):
     return w.call("POST", "/v1/admin/import", content=lines.encode())
 
 
+def _staged_import(w: World):
+    data = ("\n".join(w.c.portability.export_lines(w.admin)) + "\n").encode()
+    return w.call("POST", "/v1/admin/imports", json={"bytes": len(data)})
+
+
+def _start_staged_import(w: World):
+    data = ("\n".join(w.c.portability.export_lines(w.admin)) + "\n").encode()
+    granted = _staged_import(w).json()
+    upload = granted["upload"]
+    path = upload["url"].split("://", 1)[1].split("/", 1)[1]
+    w.call("PUT", "/" + path, content=data, headers=upload["headers"])
+    return w.call("POST", f"/v1/admin/imports/{granted['id']}/start")
+
+
 MEMORY = {"kind": "fact", "content": "deploys go through the staging stack first", "project": PROJECT}
 REST_CALLS: dict[tuple[str, str], Callable[[World], Any]] = {
     ("POST", "/v1/memories"): lambda w: w.call("POST", "/v1/memories", json=MEMORY),
@@ -109,6 +123,9 @@ REST_CALLS: dict[tuple[str, str], Callable[[World], Any]] = {
     ("POST", "/v1/admin/keys"): lambda w: w.call("POST", "/v1/admin/keys", json={"member": "bo"}),
     ("DELETE", "/v1/admin/keys/{key_id}"): _revoke,
     ("POST", "/v1/admin/import"): _import,
+    ("POST", "/v1/admin/exports"): lambda w: w.call("POST", "/v1/admin/exports"),
+    ("POST", "/v1/admin/imports"): _staged_import,
+    ("POST", "/v1/admin/imports/{transfer_id}/start"): _start_staged_import,
     ("POST", "/v1/admin/redact"): lambda w: w.call("POST", "/v1/admin/redact", json={"string": "gradle"}),
     ("POST", "/v1/uploads"): _upload_grant,
     ("PUT", "/v1/uploads/{token}"): _put_upload,

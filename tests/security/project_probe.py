@@ -33,6 +33,7 @@ from cairn.services.uploads import transcript_key
 
 PROJECT_A = "github.com/acme/alpha"
 PROJECT_B = "github.com/acme/bravo"
+TRANSFER = new_id("xfer")  # no such transfer: the limited key is refused before any lookup
 MARK = "zebracorn"  # in every piece of B's data, and nowhere else
 B_SESSION = "ses-bravo-0001"
 A_SESSION = "ses-alpha-0001"
@@ -256,6 +257,11 @@ def rest_probes(world: World) -> dict[tuple[str, str], list[dict[str, Any]]]:
                 "headers": {"Content-Type": "application/gzip"},
             }
         ],
+        # takes no key either: a download link comes only from an export's status, which the limited
+        # key is refused; a forged one is refused
+        ("GET", "/v1/downloads/{token}"): [
+            get(f"/v1/downloads/{world.team_id}.transfers.{TRANSFER}.export.forged")
+        ],
         ("GET", "/v1/sessions/{session_id}"): [get(f"/v1/sessions/{B_SESSION}")],
         ("POST", "/v1/sessions/{session_id}/reprocess"): [
             send("POST", f"/v1/sessions/{B_SESSION}/reprocess", {"force": True})
@@ -263,6 +269,14 @@ def rest_probes(world: World) -> dict[tuple[str, str], list[dict[str, Any]]]:
         ("GET", "/v1/sessions/{session_id}/transcript"): [
             get(f"/v1/sessions/{B_SESSION}/transcript", line_start=1, around=5)
         ],
+        # whole-team transfers need a key for every project: refused to the limited key before anything
+        ("POST", "/v1/admin/exports"): [send("POST", "/v1/admin/exports")],
+        ("GET", "/v1/admin/exports/{transfer_id}"): [get(f"/v1/admin/exports/{TRANSFER}")],
+        ("POST", "/v1/admin/imports"): [send("POST", "/v1/admin/imports", {"bytes": 100})],
+        ("POST", "/v1/admin/imports/{transfer_id}/start"): [
+            send("POST", f"/v1/admin/imports/{TRANSFER}/start")
+        ],
+        ("GET", "/v1/admin/imports/{transfer_id}"): [get(f"/v1/admin/imports/{TRANSFER}")],
         ("GET", "/v1/projects/{project}/digest"): [
             get(f"/v1/projects/{PROJECT_B}/digest"),
             get(f"/v1/projects/{PROJECT_B}/digest", sessions=5),

@@ -262,6 +262,7 @@ def _assemble(
         # AWS: the worker Lambda (none configured: transfers are refused with the reason); locally a thread
         launcher if settings.mode == "aws" else _thread_launcher(container),
         url_ttl_s=settings.upload_url_ttl_s * 3,
+        audit=trail,
     )
     extractor = build_extractor(
         settings.extractor,

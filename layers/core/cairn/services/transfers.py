@@ -20,10 +20,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
-from cairn.domain.errors import Conflict, InvalidInput, NotFound, Unavailable
+from cairn.domain.audit import AuditAction
+from cairn.domain.errors import Conflict, Forbidden, InvalidInput, NotFound, Unavailable
 from cairn.domain.ids import is_valid_id, new_id
 from cairn.domain.models import KeyScope, Principal, utcnow
 from cairn.domain.ports import BlobStore, TransferLauncher, UploadTarget
+from cairn.services.audit import AuditTrail
 from cairn.services.memories import require
 from cairn.services.portability import PortabilityService
 
@@ -65,7 +67,9 @@ class TransferService:
         launcher: TransferLauncher | None,
         url_ttl_s: int = 900,
         clock: Callable[[], object] = utcnow,
+        audit: AuditTrail | None = None,
     ) -> None:
+        self._audit = audit or AuditTrail()
         self._blobs = blobs
         self._portability = portability
         self._launcher = launcher
@@ -74,24 +78,26 @@ class TransferService:
 
     # --- the API's side ----------------------------------------------------------------------------
     def start_export(self, caller: Principal) -> Transfer:
-        require(caller, KeyScope.ADMIN)
+        _require_whole_team(caller)
         transfer = self._new(caller, "export", "queued")
         self._launch(transfer)
+        self._record(caller, AuditAction.EXPORT, transfer, "started")
         return transfer
 
     def request_import(self, caller: Principal, size: int) -> tuple[Transfer, UploadTarget]:
         """A transfer waiting for its file, and where to upload it (one object, at most `size` bytes)."""
-        require(caller, KeyScope.ADMIN)
+        _require_whole_team(caller)
         if not 1 <= size <= MAX_IMPORT_BYTES:
             raise InvalidInput(f"an import file must be 1 byte to {MAX_IMPORT_BYTES} bytes", bytes=size)
         transfer = self._new(caller, "import", "waiting")
         target = self._blobs.presign_upload(
             transfer_key(caller.team_id, transfer.id, "import.jsonl"), size, CONTENT_TYPE, self._ttl
         )
+        self._record(caller, AuditAction.IMPORT, transfer, "upload granted")
         return transfer, target
 
     def start_import(self, caller: Principal, transfer_id: str) -> Transfer:
-        require(caller, KeyScope.ADMIN)
+        _require_whole_team(caller)
         transfer = self._get(caller.team_id, transfer_id)
         if transfer.kind != "import":
             raise InvalidInput("this transfer is an export, not an import", transfer_id=transfer_id)
@@ -101,11 +107,12 @@ class TransferService:
             raise InvalidInput("the import file has not been uploaded", transfer_id=transfer_id)
         transfer = self._save(replace(transfer, state="queued"))
         self._launch(transfer)
+        self._record(caller, AuditAction.IMPORT, transfer, "started")
         return transfer
 
     def status(self, caller: Principal, transfer_id: str) -> tuple[Transfer, str | None]:
         """The transfer, and for a finished export a short-lived URL of its file."""
-        require(caller, KeyScope.ADMIN)
+        _require_whole_team(caller)
         transfer = self._get(caller.team_id, transfer_id)
         url = None
         if transfer.kind == "export" and transfer.state == "done":
@@ -175,6 +182,12 @@ class TransferService:
         }
         return self._save(replace(running, state="done", records=total, counts=counts))
 
+    def _record(self, caller: Principal, action: AuditAction, transfer: Transfer, step: str) -> None:
+        """The request's entry (its actor and request id); the worker's own export or import entry
+        follows with the counts, under the key `transfer:<id>`."""
+        details = {"transfer": transfer.id, "step": step}
+        self._audit.record(caller, action, caller.team_id, details=details)
+
     # --- status objects ------------------------------------------------------------------------------
     def _new(self, caller: Principal, kind: Literal["export", "import"], state: State) -> Transfer:
         now = self._clock().isoformat()  # type: ignore[attr-defined]
@@ -205,3 +218,11 @@ class TransferService:
         except NotFound:
             raise NotFound("no such transfer", transfer_id=transfer_id) from None
         return Transfer(**json.loads(raw))
+
+
+def _require_whole_team(caller: Principal) -> None:
+    """A staged transfer moves the whole team, so it needs an admin key for every project of it (the
+    worker acts for the team); a key limited to projects exports its own through `/v1/admin/export`."""
+    require(caller, KeyScope.ADMIN)
+    if caller.projects is not None:
+        raise Forbidden("a whole-team export or import needs an admin key for every project of the team")
