@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -251,3 +252,83 @@ def test_the_session_start_block_handing_over_a_handoff_is_recorded(world):
     assert "migrations half done" in block.text
     delivered = [e for e in world.trail() if e.action is AuditAction.DELIVER]
     assert [(e.target, e.request_id) for e in delivered] == [(handoff.id, block.headers["x-request-id"])]
+
+
+# --- the web UI -------------------------------------------------------------------------------------
+# not in the OpenAPI document: its POST routes are walked from the app; signing in and out changes no data
+UI_NOT_MUTATING = {("POST", "/ui/login"), ("POST", "/ui/logout")}
+
+
+def _ui_posts(app) -> set[tuple[str, str]]:
+    def walk(routes):
+        for route in routes:
+            if hasattr(route, "original_router"):
+                yield from walk(route.original_router.routes)
+            elif getattr(route, "endpoint", None) is not None:
+                yield route
+
+    return {
+        ("POST", route.path)
+        for route in walk(app.routes)
+        if route.endpoint.__module__.startswith("cairn.web") and "POST" in route.methods
+    }
+
+
+def _ui_reprocess(w: World) -> str:
+    _upload_grant(w, "sess-audit-ui")
+    return "/ui/sessions/sess-audit-ui/reprocess"
+
+
+def _ui_revoke(w: World) -> str:
+    key, _ = w.c.keys.create_key(w.admin, "bo", "laptop", frozenset({KeyScope.READ}))
+    return f"/ui/keys/{key.id}/revoke"
+
+
+UI_CALLS: dict[tuple[str, str], Callable[[World], tuple[str, dict[str, str]]]] = {
+    ("POST", "/ui/keys"): lambda w: ("/ui/keys", {"member": "bo", "name": "laptop", "scope": "read"}),
+    ("POST", "/ui/keys/{key_id}/revoke"): lambda w: (_ui_revoke(w), {}),
+    ("POST", "/ui/memories/{memory_id}/edit"): lambda w: (
+        f"/ui/memories/{w.memory()}/edit",
+        {"content": "the build uses bazel", "title": "", "tags": ""},
+    ),
+    ("POST", "/ui/memories/{memory_id}/pin"): lambda w: (f"/ui/memories/{w.memory()}/pin", {"pinned": "1"}),
+    ("POST", "/ui/memories/{memory_id}/forget"): lambda w: (f"/ui/memories/{w.memory()}/forget", {}),
+    ("POST", "/ui/memories/{memory_id}/supersede"): lambda w: (
+        f"/ui/memories/{w.memory()}/supersede",
+        {"content": "the build uses maven", "title": "", "tags": ""},
+    ),
+    ("POST", "/ui/memories/{memory_id}/feedback"): lambda w: (
+        f"/ui/memories/{w.memory()}/feedback",
+        {"signal": "useful", "note": ""},
+    ),
+    ("POST", "/ui/sessions/{session_id}/reprocess"): lambda w: (_ui_reprocess(w), {"force": "1"}),
+}
+
+
+def _signed_in(w: World) -> tuple[TestClient, str]:
+    """A browser-like client signed in to the UI with the admin key, and its CSRF token."""
+    client = TestClient(w.client.app, follow_redirects=False)
+    form = client.get("/ui/login").text
+    login_csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
+    client.post("/ui/login", data={"csrf": login_csrf, "key": w.secret})
+    page = client.get("/ui/")
+    assert page.status_code == 200, page.text[:300]
+    return client, re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+
+
+def test_every_mutating_web_ui_route_is_known_here(world):
+    unknown = _ui_posts(world.client.app) - set(UI_CALLS) - UI_NOT_MUTATING
+    assert not unknown, f"give these UI routes an audit entry and a call in UI_CALLS: {sorted(unknown)}"
+    assert set(UI_CALLS) <= _ui_posts(world.client.app), "UI_CALLS names a route that is gone"
+
+
+@pytest.mark.parametrize("route", sorted(UI_CALLS), ids=lambda r: f"{r[0]} {r[1]}")
+def test_every_mutating_web_ui_route_writes_an_audit_entry(world, route):
+    client, csrf = _signed_in(world)
+    path, form = UI_CALLS[route](world)
+    before = {e.id for e in world.trail()}
+    response = client.post(path, data={**form, "csrf": csrf})
+    assert response.status_code < 400, (path, response.status_code, response.text[:300])
+    request_id = response.headers["x-request-id"]
+    mine = [e for e in world.trail() if e.id not in before and e.request_id == request_id]
+    assert mine, f"{route} recorded nothing under its request id {request_id}"

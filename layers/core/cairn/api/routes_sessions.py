@@ -9,10 +9,8 @@ from pydantic import BaseModel, ConfigDict
 
 from cairn.api.auth import principal
 from cairn.domain import codec
-from cairn.domain.audit import AuditAction
-from cairn.domain.errors import Unavailable
-from cairn.domain.models import KeyScope, Principal
-from cairn.services.memories import require
+from cairn.domain.models import Principal
+from cairn.services.sessions import reprocess as reprocess_session
 from cairn.services.sessions import visible_session
 from cairn.services.uploads import check_session_id
 
@@ -33,18 +31,8 @@ def get_session(session_id: str, caller: Caller, request: Request) -> dict:
 
 @router.post("/sessions/{session_id}/reprocess", status_code=202)
 def reprocess(session_id: str, caller: Caller, request: Request, body: ReprocessIn | None = None) -> dict:
-    require(caller, KeyScope.WRITE)
     check_session_id(session_id)
-    container = request.app.state.container
-    session = visible_session(caller, container.sessions, session_id)
-    caller.check_project(session.project)
-    if container.runner is None:
-        raise Unavailable("no pipeline runner is configured on this server")
-    force = bool(body and body.force)
-    container.runner.start(caller.team_id, session_id, force=force)
-    container.audit.record(
-        caller, AuditAction.REPROCESS, session_id, project=session.project, details={"force": force}
-    )
+    session = reprocess_session(caller, request.app.state.container, session_id, bool(body and body.force))
     return {"session": codec.encode_session(session), "queued": True}
 
 

@@ -6,7 +6,10 @@ limited to projects never sees another project's session: by id it is NotFound, 
 
 from __future__ import annotations
 
-from cairn.domain.errors import InvalidInput, NotFound
+from typing import Any
+
+from cairn.domain.audit import AuditAction
+from cairn.domain.errors import InvalidInput, NotFound, Unavailable
 from cairn.domain.models import KeyScope, Page, Principal, Session
 from cairn.domain.ports import SessionRepository
 from cairn.services.memories import require
@@ -43,3 +46,19 @@ def visible_sessions(
     if caller.projects is None or project is not None:
         return page
     return Page(tuple(s for s in page.items if caller.sees_session(s)), page.next_cursor)
+
+
+def reprocess(caller: Principal, container: Any, session_id: str, force: bool) -> Session:
+    """Learn a session again (REST and the web UI alike): the caller must write its project; the
+    request is recorded in the audit trail. `container` is the bootstrap's, for its sessions, runner
+    and trail."""
+    require(caller, KeyScope.WRITE)
+    session = visible_session(caller, container.sessions, session_id)
+    caller.check_project(session.project)
+    if container.runner is None:
+        raise Unavailable("no pipeline runner is configured on this server")
+    container.runner.start(caller.team_id, session_id, force=force)
+    container.audit.record(
+        caller, AuditAction.REPROCESS, session_id, project=session.project, details={"force": force}
+    )
+    return session

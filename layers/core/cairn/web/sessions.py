@@ -10,16 +10,13 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from cairn.domain.errors import Unavailable
 from cairn.domain.models import (
-    KeyScope,
     MemoryFilter,
     Principal,
     Session,
 )
 from cairn.domain.vocabulary import SessionStatus
-from cairn.services.memories import require
-from cairn.services.sessions import visible_session, visible_sessions
+from cairn.services.sessions import reprocess, visible_session, visible_sessions
 from cairn.services.uploads import check_session_id
 from cairn.web.common import Posted, UiRoute, Who, base_path, int_param, redirect, render, services
 
@@ -112,12 +109,8 @@ def session_page(session_id: str, request: Request, who: Who) -> Response:
 @router.post("/ui/sessions/{session_id}/reprocess")
 def reprocess_session(session_id: str, request: Request, post: Posted) -> Response:
     who, form = post
-    require(who.principal, KeyScope.WRITE)
-    c = services(request)
-    who.principal.check_project(_session(c, who.principal, session_id).project)
-    if c.runner is None:
-        raise Unavailable("no pipeline runner is configured on this server")
-    c.runner.start(who.principal.team_id, session_id, force=form.get("force") == "1")
+    check_session_id(session_id)
+    reprocess(who.principal, services(request), session_id, force=form.get("force") == "1")
     return redirect(request, f"/ui/sessions/{session_id}", "reprocess")
 
 
