@@ -21,8 +21,6 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
 
-import numpy as np
-
 from cairn.domain import codec
 from cairn.domain.audit import AuditAction
 from cairn.domain.details import check_details
@@ -81,6 +79,8 @@ class PortabilityService:
                 line: dict[str, Any] = {"type": "memory", "record": codec.encode_memory(m)}
                 vector = known.get(m.id)
                 if vector is not None:
+                    import numpy as np  # here, not at module top: off the authorizer's and hooks' cold start
+
                     raw = np.asarray(vector, dtype="<f4").tobytes()
                     line["vector"] = {"model": self._model, "f32": base64.b64encode(raw).decode()}
                 yield json.dumps(line, sort_keys=True)
@@ -189,6 +189,8 @@ _CHUNK = 500
 
 
 def _vector(value: dict, n: int) -> tuple[float, ...]:
+    import numpy as np  # here, not at module top: off the authorizer's and hooks' cold start
+
     try:
         raw = base64.b64decode(value["f32"], validate=True)
         vector = np.frombuffer(raw, dtype="<f4")
