@@ -80,6 +80,9 @@ class EnvironmentConfig:
     # month, so only prod, whose users would hit cold starts after each quiet spell and scale-out, pays it.
     api_provisioned_concurrency: int = 0
     mcp_provisioned_concurrency: int = 0
+    # The same for the REQUEST authorizer (512 MB): after idle a hook meets its cold start first, then
+    # the API's; one warm 512 MB instance costs ~$5.50/month (docs/deploy.md, "Hooks after idle").
+    authorizer_provisioned_concurrency: int = 0
     stage_memory_mb: int = 1024
     log_level: str = "INFO"
     # LLM extraction through Bedrock (infra/units/bedrock.py): a Bedrock model id or inference profile id
@@ -197,6 +200,7 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
         api_memory_mb=2048,
         api_provisioned_concurrency=2,
         mcp_provisioned_concurrency=1,
+        authorizer_provisioned_concurrency=1,
         stage_memory_mb=2048,
         extract_max_concurrency=10,
         transcript_transition_days=30,

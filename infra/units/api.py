@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
@@ -13,7 +12,7 @@ from constructs import Construct
 from infra.config import EnvironmentConfig
 from infra.units.auth import Auth
 from infra.units.search import Search
-from infra.units.shared_layer import SharedRuntime
+from infra.units.shared_layer import SharedRuntime, warm
 from infra.units.storage import STAGE_OUTPUTS, TRANSCRIPT_PREFIX, Storage
 
 HEALTH_PATH = ("v1", "health")
@@ -155,8 +154,8 @@ class Api(Construct):
             ),
         )
         # with provisioned concurrency, API Gateway invokes the warm alias, not the unpublished function
-        self.target = _warm(self.function, config.api_provisioned_concurrency)
-        self.mcp_target = _warm(self.mcp_function, config.mcp_provisioned_concurrency)
+        self.target = warm(self.function, config.api_provisioned_concurrency)
+        self.mcp_target = warm(self.mcp_function, config.mcp_provisioned_concurrency)
         integration = apigw.LambdaIntegration(self.target)
         authorized = apigw.MethodOptions(
             authorizer=auth.authorizer,
@@ -201,16 +200,3 @@ class Api(Construct):
         self.health_method = health.add_method(
             "GET", integration, authorization_type=apigw.AuthorizationType.NONE
         )
-
-
-def _warm(function: lambda_.Function, instances: int) -> lambda_.IFunction:
-    """`function` itself, or with `instances` provisioned: its alias `live` on the current version."""
-    if instances <= 0:
-        return function
-    return lambda_.Alias(
-        function,
-        "Live",
-        alias_name="live",
-        version=function.current_version,
-        provisioned_concurrent_executions=instances,
-    )

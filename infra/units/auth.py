@@ -7,7 +7,7 @@ from aws_cdk import aws_apigateway as apigw
 from constructs import Construct
 
 from infra.config import EnvironmentConfig
-from infra.units.shared_layer import SharedRuntime
+from infra.units.shared_layer import SharedRuntime, warm
 from infra.units.storage import Storage
 
 #: API Gateway caches the authorizer's policy per identity-source value for this long.
@@ -41,11 +41,14 @@ class Auth(Construct):
         # itself when the header is missing, so clients must send Authorization (an X-API-Key-only client is
         # rejected before the authorizer runs). The cached policy is reused for every route of the API, so the
         # authorizer must return a policy covering the whole stage (e.g. arn:...:<api>/<stage>/*/*).
+        # after idle (the cached policy lapses after AUTHORIZER_CACHE_TTL) a hook pays this function's cold
+        # start before the API's; warm instances take it off the hook's 3 s path (docs/deploy.md)
+        self.target = warm(self.function, config.authorizer_provisioned_concurrency)
         self.authorizer = apigw.RequestAuthorizer(
             self,
             "Authorizer",
             authorizer_name=f"{config.resource_prefix}-api-key",
-            handler=self.function,
+            handler=self.target,
             identity_sources=[apigw.IdentitySource.header("Authorization")],
             results_cache_ttl=AUTHORIZER_CACHE_TTL,
         )

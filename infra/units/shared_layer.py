@@ -77,3 +77,16 @@ class SharedRuntime(Construct):
             log_group=log_group,
             environment=env,
         )
+
+
+def warm(function: lambda_.Function, instances: int) -> lambda_.IFunction:
+    """`function` itself, or with `instances` provisioned: its alias `live` on the current version."""
+    if instances <= 0:
+        return function
+    return lambda_.Alias(
+        function,
+        "Live",
+        alias_name="live",
+        version=function.current_version,
+        provisioned_concurrent_executions=instances,
+    )

@@ -131,3 +131,19 @@ def test_prod_keeps_warm_api_and_mcp_instances_that_api_gateway_invokes_and_dev_
         uri = str(props["Integration"]["Uri"])
         expected = warm["cairn-mcp" if path == "/mcp" else "cairn-api"][0]
         assert expected in uri, path
+
+
+def test_prod_keeps_a_warm_authorizer_instance_that_api_gateway_calls_and_dev_keeps_none(synth):
+    dev, prod = synth.json["dev"], synth.json["prod"]
+    function_id, _ = function_by_service(prod, "cairn-authorizer")
+    warm = {  # the authorizer's aliases: logical id -> properties
+        alias_id: alias["Properties"]
+        for alias_id, alias in resources(prod, "AWS::Lambda::Alias").items()
+        if alias["Properties"]["FunctionName"] == {"Ref": function_id}
+    }
+    configs = [a["ProvisionedConcurrencyConfig"] for a in warm.values()]
+    assert [c["ProvisionedConcurrentExecutions"] for c in configs] == [1]
+    (authorizer,) = resources(prod, "AWS::ApiGateway::Authorizer").values()
+    assert next(iter(warm)) in str(authorizer["Properties"]["AuthorizerUri"])
+    (dev_authorizer,) = resources(dev, "AWS::ApiGateway::Authorizer").values()
+    assert "Alias" not in str(dev_authorizer["Properties"]["AuthorizerUri"])

@@ -25,8 +25,6 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
 
-import numpy as np
-
 from cairn.domain import codec
 from cairn.domain.audit import AuditAction
 from cairn.domain.details import check_details
@@ -96,6 +94,8 @@ class PortabilityService:
                 line: dict[str, Any] = {"type": "memory", "record": codec.encode_memory(m)}
                 vector = known.get(m.id)
                 if vector is not None:
+                    import numpy as np  # here, not at module top: off the authorizer's and hooks' cold start
+
                     raw = np.asarray(vector, dtype="<f4").tobytes()
                     line["vector"] = {"model": self._model, "f32": base64.b64encode(raw).decode()}
                 yield json.dumps(line, sort_keys=True)
@@ -235,6 +235,8 @@ _WRITERS = 8  # concurrent requests of an import without a unit of work (DynamoD
 
 
 def _vector(value: dict, n: int) -> tuple[float, ...]:
+    import numpy as np  # here, not at module top: off the authorizer's and hooks' cold start
+
     try:
         raw = base64.b64decode(value["f32"], validate=True)
         vector = np.frombuffer(raw, dtype="<f4")
