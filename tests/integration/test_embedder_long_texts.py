@@ -27,3 +27,13 @@ def test_what_a_long_text_says_past_the_models_window_still_shapes_its_vector(em
     query = np.array(embedder.embed_query("how does the deploy pipeline ship the Lambda layer?"))
     assert float(np.dot(long_text, query)) > float(np.dot(head_only, query)) + 0.05
     assert abs(float(np.linalg.norm(long_text)) - 1.0) < 1e-4
+
+
+def test_a_mixed_length_list_gets_each_texts_own_vector_in_its_original_order():
+    texts = [HEAD + TAIL, "go test ./...", TAIL, HEAD, "fix", TAIL + " " + TAIL, "mix format", HEAD + HEAD]
+    one_by_one = OnnxMiniLmEmbedder(workers=1)
+    alone = [one_by_one.embed([t])[0] for t in texts]
+    for kwargs in ({"workers": 2}, {"workers": 1, "batch_size": 8, "batch_tokens": 1 << 20}):
+        together = OnnxMiniLmEmbedder(**kwargs).embed(texts)
+        for one, bulk in zip(alone, together, strict=True):
+            assert float(np.dot(one, bulk)) > 1 - 1e-5

@@ -7,10 +7,10 @@ never pay for the model.
 
 One session with one intra-op thread serves both paths. A query runs alone on it (onnxruntime's
 spinning pool made query p50 2.5x slower on a shared machine). Bulk work (`embed`: indexing, reindex,
-import, the pipeline) tokenises the texts once, sorts them by token count, cuts them into batches and
-runs `workers` batches at once on the same session (`InferenceSession.run` is thread-safe and releases
-the GIL), so it uses every core without a second copy of the model and without touching the query
-path's settings.
+import, the pipeline) tokenises the texts once, sorts them by token count, cuts them into batches of
+at most `batch_tokens` padded tokens and runs `workers` batches at once on the same session
+(`InferenceSession.run` is thread-safe and releases the GIL), so it uses every core without a second
+copy of the model and without touching the query path's settings.
 
 A stored text longer than the model's 256-token window (a transcript excerpt is ~450) is embedded
 as the token-weighted mean of its first `max_pieces` windows, not as its first window alone: the
@@ -43,11 +43,13 @@ class OnnxMiniLmEmbedder:
         model_path: str | Path | None = None,
         tokenizer_path: str | Path | None = None,
         max_tokens: int = 256,
-        batch_size: int = 8,  # with batches sorted by tokens, 8 ran ~8 % faster than 16 on 2 cores
+        batch_size: int = 32,
         threads: int = 1,
         workers: int | None = None,
         max_pieces: int = 2,  # 3 windows scored the same on the dev sessions and cost more ingest time
+        batch_tokens: int = 256,  # rows x width per batch: see `_chunks`
     ) -> None:
+        self._batch_tokens = batch_tokens
         self._model_path = model_path
         self._tokenizer_path = Path(tokenizer_path or _DATA / "tokenizer.json")
         self._max_tokens = max_tokens
@@ -74,7 +76,7 @@ class OnnxMiniLmEmbedder:
         # Sorting by token count keeps each batch's padding short (sorted by characters, batches of 16
         # were ~9 % padding on coding-session text; by tokens 0.3 %); results go back in input order.
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
-        chunks = [order[s : s + self._batch_size] for s in range(0, len(order), self._batch_size)]
+        chunks = self._chunks(order, [len(e.ids) for e in encodings])
         runs = self._map(lambda chunk: self._infer([encodings[i] for i in chunk]), chunks)
         windows = np.zeros((len(encodings), self.dimension), dtype=np.float32)
         for chunk, vectors in zip(chunks, runs, strict=True):
@@ -86,6 +88,24 @@ class OnnxMiniLmEmbedder:
         np.add.at(pooled, np.array(owner), windows * tokens[:, None])
         pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return pooled.tolist()
+
+    def _chunks(self, order: list[int], lengths: list[int]) -> list[list[int]]:
+        # Batches are capped by padded tokens, not rows: a full 256-token window runs alone and short
+        # texts share a batch. On these 2 cores a batch of eight full windows cost more CPU per window
+        # than one window alone (likely the attention scores outgrowing the cache), while short texts
+        # still gain from batching; bulk embedding took ~10 % less CPU (docs/benchmarks.md).
+        chunks: list[list[int]] = []
+        for i in order:  # ascending length: the row being added is the batch's widest
+            batch = chunks[-1] if chunks else []
+            if (
+                batch
+                and len(batch) < self._batch_size
+                and (len(batch) + 1) * lengths[i] <= self._batch_tokens
+            ):
+                batch.append(i)
+            else:
+                chunks.append([i])
+        return chunks
 
     def _map(self, fn, chunks: list[list[int]]) -> list[np.ndarray]:
         if len(chunks) < 2 or self._workers < 2:
