@@ -206,7 +206,6 @@ def _assemble(
     """The services over a set of adapters. Locally every write is indexed inline; in AWS the
     DynamoDB stream feeds the indexer Lambda, so the services write only to the table."""
     from cairn.adapters.metered import MeteredSessionRepository
-    from cairn.domain.salience import salience
     from cairn.pipeline.running.wiring import attach_pipeline, build_extractor
     from cairn.services.context import ContextService
     from cairn.services.digest import DigestService
@@ -250,8 +249,9 @@ def _assemble(
         audit=trail,
         # redaction re-indexes what it changes itself in both modes: the index is clean when it returns
         history=RedactionService(memories, sessions, blobs, indexer, trail, unit=unit, compact=compact),
-        # the block orders each section by salience: evidence across sessions, recall use, age
-        context=ContextService(memories, recall, sessions, audit=trail, salience=salience),
+        # the block orders each section by the sessions that confirm a memory (project_block's default):
+        # the dream pass's `salience` fades by wall-clock age, and cost the multi-session block 3 -> 1 of 20
+        context=ContextService(memories, recall, sessions, audit=trail),
         digest=DigestService(memories, sessions),
         indexer=indexer,
         closers=closers,
