@@ -258,7 +258,9 @@ def indexed(team_a, learned) -> dict[str, Any]:
                 matches.append(hit)
         return answer if matches else None
 
-    return poll(found, 180, "recall to find the learned memories", 3.0)
+    # 300 s: the stream indexer embeds a whole session's excerpts on the host's Lambda executor, slow
+    # on a loaded 2-core machine (over 180 s there at load 6; 90 s for the whole file on its own)
+    return poll(found, 300, "recall to find the learned memories", 3.0)
 
 
 # --- the tests ------------------------------------------------------------------------------------
