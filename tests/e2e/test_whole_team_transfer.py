@@ -6,6 +6,10 @@ The team is seeded by the same staged import, from generated records whose vecto
 deployed model's version but are random: the stream's indexer must take them as they are. Were any
 memory embedded again, its vector would come back as the model's, not the random one; so the vectors
 the final export carries prove import reused them, twice, without a single embedding.
+
+The file runs last of the suite (its name sorts after test_whole_stack): its ~20,000 stream records keep
+the stack's one-shard stream indexer busy for minutes after it ends, which a test that waits for a new
+session's memories to be indexed would otherwise wait behind.
 """
 
 from __future__ import annotations
