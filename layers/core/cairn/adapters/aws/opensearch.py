@@ -119,33 +119,22 @@ class OpenSearchIndex:
         self._ready = True
 
     def upsert(self, docs: Sequence[IndexedMemory]) -> None:
-        if not docs:
-            return
-        self.ensure_index()
-        actions = [
-            (
-                {
-                    "index": {
-                        "_index": self.index,
-                        "_id": doc_id(d.memory.team_id, d.memory.id),
-                        "routing": d.memory.team_id,
-                    }
-                },
-                document(d.memory, d.vector),
-            )
-            for d in docs
-        ]
-        self._bulk(actions)
+        if docs:
+            self.ensure_index()
+            self._write("index", docs)
 
     def create_missing(self, docs: Sequence[IndexedMemory]) -> None:
         """Write only the documents the index lacks (bulk `create`): a model-change worker must not
         overwrite what the stream indexer wrote meanwhile, which is newer than the worker's read."""
-        if not docs:
-            return
+        if docs:
+            self._write("create", docs)
+
+    def _write(self, op: str, docs: Sequence[IndexedMemory]) -> None:
+        """One bulk request of `op` ("index" replaces, "create" only adds) for the documents."""
         actions = [
             (
                 {
-                    "create": {
+                    op: {
                         "_index": self.index,
                         "_id": doc_id(d.memory.team_id, d.memory.id),
                         "routing": d.memory.team_id,
