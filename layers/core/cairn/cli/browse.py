@@ -46,13 +46,7 @@ def list_memories(
     for name, values in (("kind", kind), ("scope", scope), ("tag", tag)):
         if values:
             params[name] = values
-    client = CairnClient(url, key)
-    page = client.request("GET", "/v1/memories", params=params)
-    items = list(page["items"])
-    while all_pages and page.get("next_cursor"):
-        page = client.request("GET", "/v1/memories", params={**params, "cursor": page["next_cursor"]})
-        items.extend(page["items"])
-    next_cursor = None if all_pages else page.get("next_cursor")
+    items, next_cursor = _pages(CairnClient(url, key), "/v1/memories", params, all_pages)
     if as_json:
         print_json({"items": items, "next_cursor": next_cursor})
         return
@@ -148,13 +142,7 @@ def audit(
     for name, value in (("target", target), ("cursor", cursor)):
         if value:
             params[name] = value
-    client = CairnClient(url, key)
-    page = client.request("GET", "/v1/audit", params=params)
-    items = list(page["items"])
-    while all_pages and page.get("next_cursor"):
-        page = client.request("GET", "/v1/audit", params={**params, "cursor": page["next_cursor"]})
-        items.extend(page["items"])
-    next_cursor = None if all_pages else page.get("next_cursor")
+    items, next_cursor = _pages(CairnClient(url, key), "/v1/audit", params, all_pages)
     if as_json:
         print_json({"items": items, "next_cursor": next_cursor})
         return
@@ -174,3 +162,15 @@ def _entry_line(e: dict[str, Any]) -> str:
         f"{e['at']}  {e['action']:<10} {e['member']} (key {e['key_id']}{agent})  "
         f"request {e.get('request_id') or '-'}" + (f"  {details}" if details else "")
     )
+
+
+def _pages(
+    client: CairnClient, path: str, params: dict[str, Any], all_pages: bool
+) -> tuple[list, str | None]:
+    """A listing's first page (or every page, with `all_pages`), and the cursor to continue from."""
+    page = client.request("GET", path, params=params)
+    items = list(page["items"])
+    while all_pages and page.get("next_cursor"):
+        page = client.request("GET", path, params={**params, "cursor": page["next_cursor"]})
+        items.extend(page["items"])
+    return items, None if all_pages else page.get("next_cursor")
