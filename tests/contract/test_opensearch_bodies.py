@@ -18,6 +18,7 @@ from cairn.adapters.aws.opensearch_bodies import (
     build_knn_query,
     build_lexical_query,
     build_msearch_body,
+    build_stored_vectors_query,
     document,
     filter_clauses,
     index_body,
@@ -195,3 +196,14 @@ def test_knn_hits_keep_the_engines_order_and_clamp_rounding_past_the_ends():
     assert b.knn_hits(response)[0][1] == 1.0 and b.knn_hits(response)[2][1] == -1.0
     # the lexical leg's BM25 score is the engine's own, unconverted
     assert b.hits(response)[1] == ("b", 0.55)
+
+
+def test_stored_vectors_are_asked_by_team_and_memory_with_the_vector_field_in_source():
+    body = build_stored_vectors_query(TEAM, ["m1", "m2", "m1"])
+    assert body["size"] == 2
+    assert body["query"] == {
+        "bool": {"filter": [{"term": {"team_id": TEAM}}, {"terms": {"memory_id": ["m1", "m2"]}}]}
+    }
+    # the vector, and what says it is still the memory's: the model that made it and the text it embedded
+    assert set(body["_source"]) == {"memory_id", "embedding_version", "text", VECTOR_FIELD}
+    assert "excludes" not in index_body(384)["mappings"].get("_source", {})  # nothing strips it

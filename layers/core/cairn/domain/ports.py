@@ -280,9 +280,10 @@ class BulkRelationWriter(Protocol):
 
 @runtime_checkable
 class StoredVectors(Protocol):
-    """An index that stores each memory's vector (OpenSearch) and can give back those it made with
-    `model` from the memory's current search text: an export carries them, and the stream's indexer
-    does not embed again what an import already indexed."""
+    """An index that stores each memory's vector (both search indexes) and can give back those made with
+    `model` from the memory's current search text: an export carries them, the stream's indexer does
+    not embed again what an import already indexed, and consolidation decides a near duplicate by the
+    exact cosine to them instead of by an approximate k-NN score."""
 
     def stored_vectors(self, memories: Sequence[Memory], model: str) -> dict[str, list[float]]: ...
 

@@ -22,6 +22,7 @@ from cairn.adapters.aws.opensearch_bodies import (
     build_knn_query,
     build_lexical_query,
     build_msearch_body,
+    build_stored_vectors_query,
     doc_id,
     document,
     hits,
@@ -201,14 +202,7 @@ class OpenSearchIndex:
             by_team.setdefault(m.team_id, {})[m.id] = m
         out: dict[str, list[float]] = {}
         for team_id, wanted in by_team.items():
-            body = {
-                "size": len(wanted),
-                "query": {"bool": {"filter": [
-                    {"term": {"team_id": team_id}},
-                    {"terms": {"memory_id": list(wanted)}},
-                ]}},
-                "_source": ["memory_id", "embedding_version", "text", VECTOR_FIELD],
-            }  # fmt: skip
+            body = build_stored_vectors_query(team_id, list(wanted))
             try:
                 page = self._client.search(index=self.index, body=body, params={"routing": team_id})
             except (TransportError, OSConnectionError):

@@ -189,6 +189,19 @@ def build_knn_query(team_id: str, vector: Sequence[float], flt: MemoryFilter, k:
     }
 
 
+def build_stored_vectors_query(team_id: str, memory_ids: Sequence[str]) -> dict[str, Any]:
+    """The entries of these memories with what tells whether their vector is still the memory's: the
+    vector (OpenSearch returns a document's original JSON, the `knn_vector` field included, in `_source`
+    unless the mapping excludes it: https://docs.opensearch.org/latest/mappings/metadata-fields/source/),
+    the model that made it and the text it was made from."""
+    ids = list(dict.fromkeys(memory_ids))
+    return {
+        "size": len(ids),
+        "query": {"bool": {"filter": [{"term": {"team_id": team_id}}, {"terms": {"memory_id": ids}}]}},
+        "_source": ["memory_id", "embedding_version", "text", VECTOR_FIELD],
+    }
+
+
 def build_msearch_body(index: str, searches: Sequence[dict[str, Any]], routing: str | None = None) -> str:
     """NDJSON for `_msearch`: a header line then a body line per search, newline-terminated."""
     header: dict[str, Any] = {"index": index}

@@ -30,7 +30,7 @@ import numpy as np
 from cairn.adapters.local import search_ivf
 from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.search_segments import TeamView, build_segment
-from cairn.domain.models import Candidates, IndexedMemory, MemoryFilter
+from cairn.domain.models import Candidates, IndexedMemory, Memory, MemoryFilter, vector_key
 from cairn.domain.ports import BuildProgress, PendingDoc, VersionCounts
 from cairn.search.analyzer import analyzed_text, query_terms
 
@@ -185,6 +185,14 @@ class SqliteSearchIndex:
                     for key, blob in rows:
                         found[key] = np.frombuffer(blob, dtype=np.float32).tolist()
         return found
+
+    def stored_vectors(self, memories: Sequence[Memory], model: str) -> dict[str, list[float]]:
+        """`StoredVectors`: memory id -> the vector stored for the memory's current search text by
+        `model` (a vector is keyed by model and text, so a memory whose text changed since, or one
+        embedded by another model, gets none)."""
+        keys = {m.id: vector_key(model, m.search_text()) for m in memories}
+        found = self.cached_vectors(list(dict.fromkeys(keys.values())))
+        return {memory_id: found[key] for memory_id, key in keys.items() if key in found}
 
     # -- a model change: the next model's vectors are built beside the served ones, then swapped in ------
 

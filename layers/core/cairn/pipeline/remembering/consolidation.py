@@ -4,19 +4,29 @@ Order matters. An exact duplicate (same kind and normalised content in the proje
 then a candidate that reverses a current decision/preference supersedes it (checked before the
 near-duplicate test, because "use X" and "don't use X" look alike to embeddings); then a near
 duplicate (embedding cosine and word overlap) is merged; anything else becomes a new memory.
+
 Writes go through MemoryService, which indexes (embeds) them. Merges record the session in
 `details.sessions`, so a memory gains confidence once per session that evidences it and a rerun
 of the same session changes nothing.
+
+A near duplicate is looked for the same way in both modes. The candidates are the index's vector
+neighbours and its lexical (BM25) neighbours within the project and kind, plus the memories this run
+has written already (in AWS the stream indexes them after the run, so the index cannot know them yet);
+the decision is the exact cosine between stored vectors (the index's, by id; embedded when it has none)
+and the word overlap. A k-NN leg is approximate (HNSW) or missing (an emulator), and its score is not a
+decision: a near duplicate shares most of its words, so the lexical leg finds what the vector leg misses.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Scope, content_hash
+from cairn.domain.ports import StoredVectors
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.models import Candidate, EventsDoc
@@ -35,6 +45,7 @@ PROMOTE_KINDS = frozenset({MemoryKind.PATTERN, MemoryKind.PREFERENCE})
 PROMOTE_PROJECTS = 3
 PROMOTE_SCAN = 2_000
 PROMOTE_NEIGHBOURS = 50
+NEAR_NEIGHBOURS = 10  # per leg of the index search for one candidate's near duplicates
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?")  # "file.py" is a word; a full stop is not
 
 
@@ -125,13 +136,19 @@ class Consolidation:
         self.out = Outcome()
         self._current: dict[MemoryKind, list[Memory]] = {}
         self._ids: dict[int, str] = {}  # candidate (by identity) -> the memory it became or merged into
+        # what this run wrote or merged into, as last written: near-duplicate candidates the index may
+        # not hold yet (AWS indexes from the table's stream), and each memory's vector once known
+        self._written: dict[str, Memory] = {}
+        self._vectors: dict[str, list[float]] = {}
 
     # --- the per-candidate decision ----------------------------------------------------------
     def apply(self, batch: list[Candidate]) -> Outcome:
         vectors = self._embed(batch if self.deps.warm_vectors else [c for c in batch if c.kind in NEAR_KINDS])
         touched: list[Memory] = []
         for c in batch:
-            memory = self._one(c, vectors.get(id(c)) if c.kind in NEAR_KINDS else None)
+            vector = vectors.get(id(c)) if c.kind in NEAR_KINDS else None
+            memory = self._one(c, vector)
+            self._wrote(memory, c, vector)
             self._ids[id(c)] = memory.id
             if c.ref:
                 self.out.refs[c.ref] = memory.id
@@ -153,6 +170,7 @@ class Consolidation:
             closed, replacement = self.deps.memories.supersede(self.caller, old.id, new)
             self.out.superseded.append([closed.id, replacement.id])
             self._forget_current(closed)
+            self._written.pop(closed.id, None)
             self._current.setdefault(c.kind, []).append(replacement)
             return replacement
         if vector is not None and (near := self._near_duplicate(c, vector)) is not None:
@@ -284,16 +302,46 @@ class Consolidation:
             kinds=frozenset({c.kind}),
             scopes=frozenset({Scope.PROJECT}),
         )
-        found = self.deps.index.search(self.session.team_id, c.content, vector, flt, 5, 5)  # type: ignore[union-attr]
-        ids = [mid for mid, score in found.semantic if score >= NEAR_COSINE]
-        if not ids:
-            return None
-        memories = self.deps.memory_repo.get_many(self.session.team_id, ids)
-        for mid in ids:
-            m = memories.get(mid)
-            if m is not None and m.is_current and overlap(m.content, c.content) >= NEAR_OVERLAP:
-                return m
-        return None
+        found = self._near(c.content, vector, flt, NEAR_NEIGHBOURS)
+        return found[0] if found else None
+
+    def _near(self, text: str, vector: list[float], flt: MemoryFilter, k: int) -> list[Memory]:
+        """The current memories `flt` admits that are near duplicates of `text` (whose vector is
+        `vector`), best first: word overlap at least NEAR_OVERLAP and exact cosine at least
+        NEAR_COSINE. Looked for among the index's k vector and k lexical neighbours and what this run
+        wrote; the index's own scores only choose whom to look at."""
+        found = self.deps.index.search(self.session.team_id, text, vector, flt, k, k)  # type: ignore[union-attr]
+        listed = [mid for mid, _ in (*found.semantic, *found.lexical) if mid not in self._written]
+        pool = dict(self.deps.memory_repo.get_many(self.session.team_id, list(dict.fromkeys(listed))))
+        pool.update(self._written)
+        alike = [m for m in pool.values() if flt.admits(m) and overlap(m.content, text) >= NEAR_OVERLAP]
+        stored = self._stored_vectors(alike)
+        scored = [(cosine(vector, stored[m.id]), m) for m in alike if m.id in stored]
+        # ties (equal search texts) go to the oldest, which both modes wrote first
+        scored.sort(key=lambda s: (-s[0], s[1].created_at, s[1].id))
+        return [m for score, m in scored if score >= NEAR_COSINE]
+
+    def _stored_vectors(self, memories: list[Memory]) -> dict[str, list[float]]:
+        """Each memory's vector of its current search text: known to this run, stored in the index
+        (by id), or else embedded now (a memory the index has not caught up with)."""
+        if self.deps.embedder is None:
+            return {}
+        model = self.deps.embedder.version
+        wanted = [m for m in memories if m.id not in self._vectors]
+        if wanted and isinstance(self.deps.index, StoredVectors):
+            self._vectors.update(self.deps.index.stored_vectors(wanted, model))
+        missing = [m for m in wanted if m.id not in self._vectors]
+        if missing:
+            embedded = self.deps.embedder.embed([m.search_text() for m in missing])
+            self._vectors.update({m.id: v for m, v in zip(missing, embedded, strict=True)})
+        return {m.id: self._vectors[m.id] for m in memories if m.id in self._vectors}
+
+    def _wrote(self, memory: Memory, c: Candidate, vector: list[float] | None) -> None:
+        """Remember what this run wrote, with the candidate's vector when it embedded the very text
+        the memory is indexed by (a merge keeps the stored memory's text, so not then)."""
+        self._written[memory.id] = memory
+        if vector is not None and memory.id not in self._vectors and memory.search_text() == _indexed_text(c):
+            self._vectors[memory.id] = vector
 
     # --- graph -------------------------------------------------------------------------------
     def _link(self, batch: list[Candidate]) -> None:
@@ -370,9 +418,7 @@ class Consolidation:
     def _vectors_of(self, memories: list[Memory]) -> dict[str, list[float]]:
         if self.deps.embedder is None or self.deps.index is None:
             return {}
-        # the index holds vectors of search_text(), so compare like with like
-        vectors = self.deps.embedder.embed([m.search_text() for m in memories])
-        return {m.id: v for m, v in zip(memories, vectors, strict=True)}
+        return self._stored_vectors(memories)  # of search_text(), as the index holds: like with like
 
     def _promoted_already(self, group: list[Memory]) -> Memory | None:
         """The team memory an earlier promotion linked one of these copies to, if it is still current."""
@@ -389,20 +435,10 @@ class Consolidation:
         """Current memories of the same kind and scope that are near duplicates of `memory` (itself
         included when it has that scope), across every project of the team."""
         flt = MemoryFilter(kinds=frozenset({memory.kind}), scopes=frozenset({scope}))
-        found = self.deps.index.search(  # type: ignore[union-attr]
-            self.session.team_id, memory.content, vector, flt, 1, PROMOTE_NEIGHBOURS
-        )
-        ids = [mid for mid, score in found.semantic if score >= NEAR_COSINE]
-        if memory.scope is scope and memory.id not in ids:
-            ids.insert(0, memory.id)
-        stored = self.deps.memory_repo.get_many(self.session.team_id, ids)
-        return [
-            m
-            for mid in ids
-            if (m := stored.get(mid)) is not None
-            and m.is_current
-            and (m.id == memory.id or overlap(m.content, memory.content) >= NEAR_OVERLAP)
-        ]
+        found = [m for m in self._near(memory.content, vector, flt, PROMOTE_NEIGHBOURS) if m.id != memory.id]
+        if memory.scope is scope and memory.is_current:
+            found.insert(0, memory)
+        return found
 
     def _scan_by_hash(self) -> dict[str, list[Memory]]:
         """Without an index: group by exact content, over the team's most recent project memories."""
@@ -425,6 +461,15 @@ def _indexed_text(c: Candidate) -> str:
     """`Memory.search_text()` of the memory `c` would become (title, content, normalised tags)."""
     tags = " ".join(dict.fromkeys(t.strip().lower() for t in c.tags if t.strip()))
     return "\n".join(p for p in [(c.title or "").strip(), c.content.strip(), tags] if p)
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    """The cosine of two vectors (an embedder's are unit length already; a stored one may be float32)."""
+    if len(a) != len(b):  # two models' vectors (a swap of models mid-run) are never alike
+        return 0.0
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
 
 
 def overlap(a: str, b: str) -> float:
