@@ -112,19 +112,35 @@ def shared_embedder() -> Embedder:
     return OnnxMiniLmEmbedder()
 
 
+def bundled_embedders() -> tuple[Embedder, ...]:
+    """Every model this package can load (each loads its weights on first use only). After a model
+    change the index keeps serving the old model's vectors until the rebuild swaps, so queries must
+    still be embedded with the old model: a model that ships here can do that."""
+    return (shared_embedder(),)
+
+
+def _loadable(target: Embedder, previous: Sequence[Embedder] | None) -> tuple[Embedder, ...]:
+    """The models besides `target` that can embed a query for the served index: the caller's, or by
+    default every bundled model."""
+    others = bundled_embedders() if previous is None else tuple(previous)
+    return tuple(m for m in others if m.version != target.version)
+
+
 def build_container(
     settings: Settings | None = None,
     embedder: Embedder | None = None,
     reconcile: bool = True,
-    previous: Sequence[Embedder] = (),
+    previous: Sequence[Embedder] | None = None,
 ) -> Container:
     """`reconcile=False` leaves a local store's index drift for `cairn reindex --check` to report.
-    `previous`: older models this process can still load, so that after a model change a local store
-    keeps serving its old vectors (queries embedded with their model) until `cairn reindex` swaps."""
+    `previous`: older models this process can still load (None: every bundled model), so that after a
+    model change queries are embedded with the model of the index actually served (locally the active
+    vector set, in AWS the alias's current index) until the rebuild swaps, in both modes."""
     settings = settings or Settings()
+    embedder = embedder or shared_embedder()
     if settings.mode == "aws":
-        return _build_aws(settings, embedder or shared_embedder())
-    return _build_local(settings, embedder or shared_embedder(), reconcile, previous)
+        return _build_aws(settings, embedder, _loadable(embedder, previous))
+    return _build_local(settings, embedder, reconcile, _loadable(embedder, previous))
 
 
 def _build_local(
@@ -368,7 +384,7 @@ def _private_key_file(settings: Settings, name: str) -> bytes:
     return path.read_bytes()
 
 
-def _build_aws(settings: Settings, embedder: Embedder) -> Container:
+def _build_aws(settings: Settings, embedder: Embedder, previous: Sequence[Embedder] = ()) -> Container:
     from cairn.adapters.aws.apigateway_quotas import ApiGatewayTeamQuotas
     from cairn.adapters.aws.dynamo import dynamo_repositories
     from cairn.adapters.aws.s3 import S3BlobStore
@@ -382,7 +398,8 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
     index = _opensearch_index(settings)
     container = _assemble(
         settings,
-        embedder,
+        # queries follow the alias's current index: the old model until a model-change build swaps
+        _serving(index, embedder, previous),
         memories=repos.memories,
         relations=repos.relations,
         sessions=repos.sessions,
@@ -403,6 +420,16 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
     )
     container.ui_secret = _ui_secret(settings) or _ui_secret_from_aws(settings)
     return container
+
+
+def _serving(index: OpenSearchIndex, embedder: Embedder, previous: Sequence[Embedder]) -> Embedder:
+    """`embedder`, or while the served index holds another model's vectors, that model (a query of a
+    model this process cannot load fails, and recall answers by keywords)."""
+    from cairn.adapters.aws.opensearch_builds import OpenSearchIndexBuilds
+    from cairn.adapters.serving_embedder import ServingEmbedder
+
+    builds = OpenSearchIndexBuilds(index, index.client)
+    return ServingEmbedder(embedder, builds.served_version_cached, previous)
 
 
 def _lambda_launcher(settings: Settings) -> TransferLauncher | None:
@@ -449,7 +476,9 @@ def build_upload_sweep(settings: Settings | None = None) -> Callable[[], int]:
 
 
 def build_stream_indexer(
-    settings: Settings | None = None, embedder: Embedder | None = None
+    settings: Settings | None = None,
+    embedder: Embedder | None = None,
+    previous: Sequence[Embedder] | None = None,
 ) -> DynamoStreamIndexer:
     """The indexer Lambda's work: DynamoDB stream records -> embeddings -> OpenSearch."""
     from cairn.adapters.aws.streams import DynamoStreamIndexer
@@ -463,7 +492,9 @@ def build_stream_indexer(
     index = _opensearch_index(settings)
     embedder = embedder or shared_embedder()
     mirror = BuildMirror(OpenSearchIndexBuilds(index, index.client), embedder)
-    return DynamoStreamIndexer(MemoryIndexer(index, embedder), index, mirror)
+    # the served index gets vectors of its own model (the old one while a build is on), the build the new
+    served = _serving(index, embedder, _loadable(embedder, previous))
+    return DynamoStreamIndexer(MemoryIndexer(index, served), index, mirror)
 
 
 def build_distributed_reindex(
