@@ -66,7 +66,9 @@ class Reindex(Construct):
                     **search.client_environment,
                 },
             )
-            storage.table.grant_read_data(fn)  # the teams and their memories; nothing is written there
+            storage.table.grant_read_data(fn)  # the teams and their memories
+            if name == "finish":  # stamps each record's `embedding_version` after the swap, nothing else
+                storage.table.grant(fn, "dynamodb:UpdateItem")
             search.grant_http(fn.role)  # type: ignore[arg-type]  # the build index, its alias, the swap
             self.grant_run_files(storage, fn)
             self.functions[name] = fn
