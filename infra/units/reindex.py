@@ -27,6 +27,7 @@ from infra.units.storage import Storage
 
 REINDEX_PREFIX = "reindex/"
 MANIFEST_KEY = f"{REINDEX_PREFIX}manifest.json"  # cairn.services.distributed_reindex.MANIFEST_KEY
+REINDEX_RUN_KEY = f"{REINDEX_PREFIX}run.json"  # cairn.services.distributed_reindex.RUN_KEY
 DEFAULT_WORKERS = 8
 #: (task, handler, timeout): a page is PAGE_SIZE (500) memories, embedded in well under a minute
 TASKS = (

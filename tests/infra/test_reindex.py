@@ -84,3 +84,20 @@ def test_the_state_machine_may_read_the_manifest_and_start_its_child_workflows(s
     }
     assert "s3:GetObject" in actions and "lambda:InvokeFunction" in actions
     assert "states:StartExecution" in actions  # a Distributed Map runs each page as a child execution
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_the_api_reads_only_the_reindex_runs_record_and_lists_only_its_done_markers(synth, env):
+    """The UI's reindex page: exactly what `DistributedReindex.status` reads, nothing written there."""
+    template = synth.json[env]
+    _, fn = function_by_service(template, "cairn-api", "handler.handler")
+    statements = role_statements(template, fn)
+    on_reindex = [s for s in statements if "reindex/" in json.dumps(s)]
+    granted = {
+        (a, json.dumps(s.get("Condition", {})) if a == "s3:ListBucket" else json.dumps(s["Resource"]))
+        for s in on_reindex
+        for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    }
+    assert {a for a, _ in granted} == {"s3:GetObject", "s3:ListBucket"}
+    assert all("reindex/run.json" in where for a, where in granted if a == "s3:GetObject")
+    assert all('"reindex/*/done/"' in where for a, where in granted if a == "s3:ListBucket")

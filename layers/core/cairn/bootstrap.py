@@ -40,7 +40,7 @@ from cairn.services.keys import KeyService
 from cairn.services.memories import MemoryService
 from cairn.services.portability import PortabilityService
 from cairn.services.recall import RecallService
-from cairn.services.reindex import DriftReport, ReindexService
+from cairn.services.reindex import DriftReport, ReindexProgress, ReindexService
 from cairn.services.transfers import TransferService
 from cairn.services.uploads import SWEEP_HORIZON, UploadService
 from cairn.settings import Settings
@@ -98,6 +98,9 @@ class Container:
     # the scheduled dream pass over every project with news (its totals); a local server runs it every
     # `settings.dream_every_s` seconds; None when that is 0
     dream: Callable[[], dict[str, int]] | None = None
+    # a model-change reindex's progress for the UI: the local index's build, or in AWS the Distributed
+    # Map's pages (read from `reindex/` in the bucket); None when none has run
+    reindex_progress: Callable[[], ReindexProgress | None] | None = None
     closers: tuple[Callable[[], None], ...] = ()
 
     def close(self) -> None:
@@ -177,6 +180,7 @@ def _build_local(
         target=CachingEmbedder(embedder, index),
         compact=index.compact,  # a redaction leaves no old bytes in the file
     )
+    container.reindex_progress = container.reindex.progress
     # a store written by an older version (memory and index were two commits) may hold memories a
     # crash left unindexed: mend that before serving
     container.warm = lambda: _warm_local(container, index)
@@ -419,7 +423,20 @@ def _build_aws(settings: Settings, embedder: Embedder, previous: Sequence[Embedd
         launcher=_lambda_launcher(settings),
     )
     container.ui_secret = _ui_secret(settings) or _ui_secret_from_aws(settings)
+    container.reindex_progress = lambda: _distributed_progress(container, repos.memories, index, embedder)
     return container
+
+
+def _distributed_progress(
+    container: Container, memories: MemoryRepository, index: OpenSearchIndex, target: Embedder
+) -> ReindexProgress:
+    """What the reindex state machine's run record and done markers under `reindex/` say (the API
+    reads them, granted GetObject on the record and a listing of done markers alone)."""
+    from cairn.adapters.aws.opensearch_builds import OpenSearchIndexBuilds
+    from cairn.services.distributed_reindex import DistributedReindex
+
+    builds = OpenSearchIndexBuilds(index, index.client)
+    return DistributedReindex(container.teams, memories, container.blobs, builds, target).progress()
 
 
 def _serving(index: OpenSearchIndex, embedder: Embedder, previous: Sequence[Embedder]) -> Embedder:

@@ -37,6 +37,7 @@ from cairn.domain.ports import (
     TeamRepository,
 )
 from cairn.services.indexing import MemoryIndexer
+from cairn.services.reindex import ReindexProgress
 
 ROOT = "reindex/"
 MANIFEST_KEY = ROOT + "manifest.json"  # fixed: the state machine's ItemReader reads this key
@@ -196,6 +197,18 @@ class DistributedReindex:
             pages_done=done,
             records=int(run.get("records", 0)),
             started_at=run.get("started_at"),
+        )
+
+    def progress(self) -> ReindexProgress:
+        status = self.status()
+        return ReindexProgress(
+            status.served,
+            status.building,
+            status.pages_done,
+            status.pages,
+            "pages",
+            state=status.state,
+            started_at=status.started_at,
         )
 
     def _write_run(self, run: dict) -> None:
