@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from infra.config import EnvironmentConfig
 from infra.units.auth import Auth
+from infra.units.reindex import REINDEX_PREFIX, REINDEX_RUN_KEY
 from infra.units.search import Search
 from infra.units.shared_layer import SharedRuntime, warm
 from infra.units.storage import STAGE_OUTPUTS, TRANSCRIPT_PREFIX, Storage
@@ -99,6 +101,20 @@ class Api(Construct):
         # earlier versions: it reads (grant_transcript_read: all of teams/*) and writes (PutObject above)
         storage.grant_blob_redact(self.function)
         search.grant_http(self.function.role)  # type: ignore[arg-type]
+        # the UI's reindex page: the reindex run's record and a listing of its done markers, nothing else
+        # under reindex/ (cairn.services.distributed_reindex.RUN_KEY and its `<model>/done/` prefixes)
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetObject"], resources=[storage.bucket.arn_for_objects(REINDEX_RUN_KEY)]
+            )
+        )
+        self.function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["s3:ListBucket"],
+                resources=[storage.bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [f"{REINDEX_PREFIX}*/done/"]}},
+            )
+        )
 
         # MCP in its own function: hooks' cold starts skip the MCP SDK, and agents' tool traffic
         # scales (and is throttled, and alarms) apart from the hooks

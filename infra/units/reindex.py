@@ -27,6 +27,7 @@ from infra.units.storage import Storage
 
 REINDEX_PREFIX = "reindex/"
 MANIFEST_KEY = f"{REINDEX_PREFIX}manifest.json"  # cairn.services.distributed_reindex.MANIFEST_KEY
+REINDEX_RUN_KEY = f"{REINDEX_PREFIX}run.json"  # cairn.services.distributed_reindex.RUN_KEY
 DEFAULT_WORKERS = 8
 #: (task, handler, timeout): a page is PAGE_SIZE (500) memories, embedded in well under a minute
 TASKS = (
@@ -66,7 +67,9 @@ class Reindex(Construct):
                     **search.client_environment,
                 },
             )
-            storage.table.grant_read_data(fn)  # the teams and their memories; nothing is written there
+            storage.table.grant_read_data(fn)  # the teams and their memories
+            if name == "finish":  # stamps each record's `embedding_version` after the swap, nothing else
+                storage.table.grant(fn, "dynamodb:UpdateItem")
             search.grant_http(fn.role)  # type: ignore[arg-type]  # the build index, its alias, the swap
             self.grant_run_files(storage, fn)
             self.functions[name] = fn

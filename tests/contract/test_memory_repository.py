@@ -562,3 +562,30 @@ def test_counts_kept_on_write_equal_a_scan_after_adds_supersedes_forgets_moves_a
         counted = {(c.project, c.scope, c.kind): c.count for c in repo.counts(TEAM_A, flt)}
         assert counted == _scan_counts(repo, TEAM_A, flt), flt
     assert sum(c.count for c in repo.counts(TEAM_B, MemoryFilter())) == 1
+
+
+# --- embedding_version stamps -------------------------------------------------------------------
+
+
+def test_every_memory_of_a_team_is_stamped_with_its_vectors_model_and_counted_by_model(stores):
+    from cairn.domain.ports import EmbeddingStamps
+
+    repo = stores.memories
+    assert isinstance(repo, EmbeddingStamps)
+    old = memory(embedding_version="model-old")
+    fresh = [memory(minute=n) for n in range(1, 4)]
+    other = memory(TEAM_B)
+    for m in (old, *fresh, other):
+        repo.add(m)
+    assert repo.embedding_versions(TEAM_A) == {"model-old": 1, None: 3}
+    assert repo.get(TEAM_A, old.id).embedding_version == "model-old"
+
+    assert repo.stamp_embedding_version(TEAM_A, "model-new") == 4
+    assert repo.embedding_versions(TEAM_A) == {"model-new": 4}
+    assert repo.get(TEAM_A, fresh[0].id).embedding_version == "model-new"
+    assert repo.embedding_versions(TEAM_B) == {None: 1}  # another team is not stamped
+    assert repo.stamp_embedding_version(TEAM_A, "model-new") == 0  # already stamped: nothing written
+    # a later write of the memory keeps its stamp and its other fields
+    repo.put(replace(repo.get(TEAM_A, fresh[1].id), content="changed"))
+    changed = repo.get(TEAM_A, fresh[1].id)
+    assert (changed.content, changed.embedding_version) == ("changed", "model-new")

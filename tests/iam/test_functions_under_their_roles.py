@@ -660,3 +660,25 @@ def test_a_distributed_reindex_plans_embeds_its_pages_and_swaps_under_the_tasks_
     assert _run(stack, "reindex.finish", "finish", {}, code_dir="reindex")["swapped"] is True
     for task in ("plan", "embed_page", "finish"):
         assert assert_template_grants(stack, f"reindex.{task}") > 0, task
+
+
+def test_the_api_reads_the_reindex_progress_for_the_ui_under_its_role(stack, api, learned):
+    """After the run above: the record and done markers under `reindex/` (GetObject on the record, a
+    listing of the done markers) and the served model. Without the API's grant on `reindex/` this fails."""
+    module, _ = api
+    with as_role("api", stack.credentials["api"], stack.environments["api"]):
+        progress = module.app.state.container.reindex_progress()
+    assert progress.state == "swapped" and progress.unit == "pages"
+    assert progress.total >= 1 and progress.done == progress.total and progress.building is None
+    assert progress.served == progress_model(stack)
+    assert_template_grants(stack, "api")
+
+
+def progress_model(stack: Stack) -> str:
+    with as_role("reindex.plan", stack.credentials["reindex.plan"], stack.environments["reindex.plan"]):
+        run = json.loads(
+            boto3.client("s3", region_name=tp.REGION)
+            .get_object(Bucket=stack.bucket, Key="reindex/run.json")["Body"]
+            .read()
+        )
+    return run["version"]

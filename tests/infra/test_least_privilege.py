@@ -82,9 +82,15 @@ def test_api_puts_and_reads_transcripts_under_teams_and_deletes_only_stage_outpu
     (purge,) = s3["s3:DeleteObjectVersion"]
     assert "/teams/*" in str(purge["Resource"])
     # presigned uploads, the cited transcript lines, and a forced reprocess's clearing of stage outputs
-    assert all("/teams/*" in str(st["Resource"]) for st in s3["s3:PutObject"] + s3["s3:GetObject"])
-    (listing,) = s3["s3:ListBucket"]
-    assert listing["Condition"] == {"StringLike": {"s3:prefix": ["teams/*"]}}
+    # besides teams/: the UI's reindex page reads the reindex run's record and lists its done markers
+    assert all("/teams/*" in str(st["Resource"]) for st in s3["s3:PutObject"])
+    assert all(
+        "/teams/*" in str(st["Resource"]) or "/reindex/run.json" in str(st["Resource"])
+        for st in s3["s3:GetObject"]
+    )
+    assert sorted(str(st["Condition"]) for st in s3["s3:ListBucket"]) == sorted(
+        str({"StringLike": {"s3:prefix": [p]}}) for p in ("teams/*", "reindex/*/done/")
+    )
     (delete,) = s3["s3:DeleteObject"]
     assert "/teams/*/stages/*" in str(delete["Resource"])
     statements = _statements(synth, "cairn-api")

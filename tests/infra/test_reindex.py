@@ -1,5 +1,6 @@
 """The model-change reindex state machine: plan, a Distributed Map over the S3 manifest, finish; its
-workers' grants stay under `reindex/` in the bucket and read-only on the table."""
+workers' grants stay under `reindex/` in the bucket and read-only on the table (finish may update items:
+the `embedding_version` stamp)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def test_reindex_plans_then_maps_the_manifest_pages_distributed_then_finishes(sy
 
 
 @pytest.mark.parametrize("env", ENVIRONMENTS)
-def test_reindex_workers_read_the_table_and_write_only_under_the_reindex_prefix(synth, env):
+def test_reindex_workers_read_the_table_and_write_only_under_the_reindex_prefix_and_finish_stamps(synth, env):
     template = synth.json[env]
     for handler in ("handler.plan", "handler.embed_page", "handler.finish"):
         _, fn = function_by_service(template, "cairn-reindex", handler)
@@ -56,7 +57,10 @@ def test_reindex_workers_read_the_table_and_write_only_under_the_reindex_prefix(
         actions = {
             a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
         }
-        assert not actions & {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}, handler
+        # only finish writes to the table: it stamps each record's `embedding_version` (UpdateItem alone)
+        stamps = {"dynamodb:UpdateItem"} if handler == "handler.finish" else set()
+        writes_table = actions & {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+        assert writes_table == stamps, handler
         assert {"dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:GetItem"} <= actions
         writes = [s for s in statements if "s3:PutObject" in s["Action"] or "s3:DeleteObject" in s["Action"]]
         assert writes and all("reindex/*" in json.dumps(s["Resource"]) for s in writes), handler
@@ -80,3 +84,20 @@ def test_the_state_machine_may_read_the_manifest_and_start_its_child_workflows(s
     }
     assert "s3:GetObject" in actions and "lambda:InvokeFunction" in actions
     assert "states:StartExecution" in actions  # a Distributed Map runs each page as a child execution
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_the_api_reads_only_the_reindex_runs_record_and_lists_only_its_done_markers(synth, env):
+    """The UI's reindex page: exactly what `DistributedReindex.status` reads, nothing written there."""
+    template = synth.json[env]
+    _, fn = function_by_service(template, "cairn-api", "handler.handler")
+    statements = role_statements(template, fn)
+    on_reindex = [s for s in statements if "reindex/" in json.dumps(s)]
+    granted = {
+        (a, json.dumps(s.get("Condition", {})) if a == "s3:ListBucket" else json.dumps(s["Resource"]))
+        for s in on_reindex
+        for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    }
+    assert {a for a, _ in granted} == {"s3:GetObject", "s3:ListBucket"}
+    assert all("reindex/run.json" in where for a, where in granted if a == "s3:GetObject")
+    assert all('"reindex/*/done/"' in where for a, where in granted if a == "s3:ListBucket")

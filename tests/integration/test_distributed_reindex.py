@@ -94,7 +94,8 @@ def test_a_model_change_builds_beside_the_served_index_resumes_and_swaps_with_re
     for item in manifest[:2]:
         reindex.embed_page(item["page"], item["version"])
         assert _found(index) > 0
-    assert builds.served_version() is None and builds.building_version() == "model-new"
+    # the first index has no `_meta`: its documents name the model it serves
+    assert builds.served_version() == "model-old" and builds.building_version() == "model-new"
 
     # writes during the build: the stream indexer writes them to the served index and to the build
     stream = DynamoStreamIndexer(MemoryIndexer(index, OLD), index, BuildMirror(builds, NEW))
@@ -119,7 +120,9 @@ def test_a_model_change_builds_beside_the_served_index_resumes_and_swaps_with_re
     status = reindex.status()
     assert (status.pages, status.pages_done, status.state) == (5, 5, "building")
 
-    assert reindex.finish()["swapped"] is True
+    finished = reindex.finish()
+    assert finished["swapped"] is True and finished["stamped"] == 44
+    assert memories.embedding_versions(TEAM) == {"model-new": 44}  # the records, not only the documents
     assert builds.served_version() == "model-new" and builds.building_version() is None
     assert _found(index) > 0
     served = index.client.search(index=index.index, body={"size": 100, "query": {"match_all": {}}})["hits"][

@@ -365,6 +365,7 @@ def ui_probes(world: World) -> dict[tuple[str, str], list[dict[str, Any]]]:
             get("/ui/context", project=PROJECT_A),
         ],
         ("GET", "/ui/keys"): [get("/ui/keys")],
+        ("GET", "/ui/reindex"): [get("/ui/reindex")],
         ("POST", "/ui/keys"): [post("/ui/keys", member="mallory", name="wide", scope="admin")],
         ("POST", "/ui/keys/{key_id}/revoke"): [post(f"/ui/keys/{world.admin_key_id}/revoke")],
         ("GET", "/ui/memories"): [

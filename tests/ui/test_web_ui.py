@@ -255,6 +255,14 @@ def test_the_digest_page_catches_up_on_a_projects_sessions_oldest_first(admin_pa
     assert admin_page.locator("#digest-sessions > li").count() == 1
 
 
+def test_the_reindex_page_shows_the_served_model_and_that_no_rebuild_is_on(admin_page, stack):
+    admin_page.get_by_role("link", name="Reindex", exact=True).click()
+    assert admin_page.get_by_role("heading", name="Search index").is_visible()
+    assert admin_page.locator("#reindex-served").inner_text() == stack.container.embedder.version
+    assert "no rebuild is on" in admin_page.locator("#reindex-building").inner_text()
+    assert admin_page.locator("#reindex-progress").is_visible()
+
+
 # --- keys ----------------------------------------------------------------------------------------------
 def test_an_admin_creates_a_key_shown_once_and_revoking_it_signs_its_sessions_out(
     admin_page, open_page, stack

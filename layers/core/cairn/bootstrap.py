@@ -40,7 +40,7 @@ from cairn.services.keys import KeyService
 from cairn.services.memories import MemoryService
 from cairn.services.portability import PortabilityService
 from cairn.services.recall import RecallService
-from cairn.services.reindex import DriftReport, ReindexService
+from cairn.services.reindex import DriftReport, ReindexProgress, ReindexService
 from cairn.services.transfers import TransferService
 from cairn.services.uploads import SWEEP_HORIZON, UploadService
 from cairn.settings import Settings
@@ -98,6 +98,9 @@ class Container:
     # the scheduled dream pass over every project with news (its totals); a local server runs it every
     # `settings.dream_every_s` seconds; None when that is 0
     dream: Callable[[], dict[str, int]] | None = None
+    # a model-change reindex's progress for the UI: the local index's build, or in AWS the Distributed
+    # Map's pages (read from `reindex/` in the bucket); None when none has run
+    reindex_progress: Callable[[], ReindexProgress | None] | None = None
     closers: tuple[Callable[[], None], ...] = ()
 
     def close(self) -> None:
@@ -112,19 +115,35 @@ def shared_embedder() -> Embedder:
     return OnnxMiniLmEmbedder()
 
 
+def bundled_embedders() -> tuple[Embedder, ...]:
+    """Every model this package can load (each loads its weights on first use only). After a model
+    change the index keeps serving the old model's vectors until the rebuild swaps, so queries must
+    still be embedded with the old model: a model that ships here can do that."""
+    return (shared_embedder(),)
+
+
+def _loadable(target: Embedder, previous: Sequence[Embedder] | None) -> tuple[Embedder, ...]:
+    """The models besides `target` that can embed a query for the served index: the caller's, or by
+    default every bundled model."""
+    others = bundled_embedders() if previous is None else tuple(previous)
+    return tuple(m for m in others if m.version != target.version)
+
+
 def build_container(
     settings: Settings | None = None,
     embedder: Embedder | None = None,
     reconcile: bool = True,
-    previous: Sequence[Embedder] = (),
+    previous: Sequence[Embedder] | None = None,
 ) -> Container:
     """`reconcile=False` leaves a local store's index drift for `cairn reindex --check` to report.
-    `previous`: older models this process can still load, so that after a model change a local store
-    keeps serving its old vectors (queries embedded with their model) until `cairn reindex` swaps."""
+    `previous`: older models this process can still load (None: every bundled model), so that after a
+    model change queries are embedded with the model of the index actually served (locally the active
+    vector set, in AWS the alias's current index) until the rebuild swaps, in both modes."""
     settings = settings or Settings()
+    embedder = embedder or shared_embedder()
     if settings.mode == "aws":
-        return _build_aws(settings, embedder or shared_embedder())
-    return _build_local(settings, embedder or shared_embedder(), reconcile, previous)
+        return _build_aws(settings, embedder, _loadable(embedder, previous))
+    return _build_local(settings, embedder, reconcile, _loadable(embedder, previous))
 
 
 def _build_local(
@@ -161,6 +180,7 @@ def _build_local(
         target=CachingEmbedder(embedder, index),
         compact=index.compact,  # a redaction leaves no old bytes in the file
     )
+    container.reindex_progress = container.reindex.progress
     # a store written by an older version (memory and index were two commits) may hold memories a
     # crash left unindexed: mend that before serving
     container.warm = lambda: _warm_local(container, index)
@@ -368,7 +388,7 @@ def _private_key_file(settings: Settings, name: str) -> bytes:
     return path.read_bytes()
 
 
-def _build_aws(settings: Settings, embedder: Embedder) -> Container:
+def _build_aws(settings: Settings, embedder: Embedder, previous: Sequence[Embedder] = ()) -> Container:
     from cairn.adapters.aws.apigateway_quotas import ApiGatewayTeamQuotas
     from cairn.adapters.aws.dynamo import dynamo_repositories
     from cairn.adapters.aws.s3 import S3BlobStore
@@ -382,7 +402,8 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
     index = _opensearch_index(settings)
     container = _assemble(
         settings,
-        embedder,
+        # queries follow the alias's current index: the old model until a model-change build swaps
+        _serving(index, embedder, previous),
         memories=repos.memories,
         relations=repos.relations,
         sessions=repos.sessions,
@@ -402,7 +423,30 @@ def _build_aws(settings: Settings, embedder: Embedder) -> Container:
         launcher=_lambda_launcher(settings),
     )
     container.ui_secret = _ui_secret(settings) or _ui_secret_from_aws(settings)
+    container.reindex_progress = lambda: _distributed_progress(container, repos.memories, index, embedder)
     return container
+
+
+def _distributed_progress(
+    container: Container, memories: MemoryRepository, index: OpenSearchIndex, target: Embedder
+) -> ReindexProgress:
+    """What the reindex state machine's run record and done markers under `reindex/` say (the API
+    reads them, granted GetObject on the record and a listing of done markers alone)."""
+    from cairn.adapters.aws.opensearch_builds import OpenSearchIndexBuilds
+    from cairn.services.distributed_reindex import DistributedReindex
+
+    builds = OpenSearchIndexBuilds(index, index.client)
+    return DistributedReindex(container.teams, memories, container.blobs, builds, target).progress()
+
+
+def _serving(index: OpenSearchIndex, embedder: Embedder, previous: Sequence[Embedder]) -> Embedder:
+    """`embedder`, or while the served index holds another model's vectors, that model (a query of a
+    model this process cannot load fails, and recall answers by keywords)."""
+    from cairn.adapters.aws.opensearch_builds import OpenSearchIndexBuilds
+    from cairn.adapters.serving_embedder import ServingEmbedder
+
+    builds = OpenSearchIndexBuilds(index, index.client)
+    return ServingEmbedder(embedder, builds.served_version_cached, previous)
 
 
 def _lambda_launcher(settings: Settings) -> TransferLauncher | None:
@@ -449,7 +493,9 @@ def build_upload_sweep(settings: Settings | None = None) -> Callable[[], int]:
 
 
 def build_stream_indexer(
-    settings: Settings | None = None, embedder: Embedder | None = None
+    settings: Settings | None = None,
+    embedder: Embedder | None = None,
+    previous: Sequence[Embedder] | None = None,
 ) -> DynamoStreamIndexer:
     """The indexer Lambda's work: DynamoDB stream records -> embeddings -> OpenSearch."""
     from cairn.adapters.aws.streams import DynamoStreamIndexer
@@ -463,7 +509,9 @@ def build_stream_indexer(
     index = _opensearch_index(settings)
     embedder = embedder or shared_embedder()
     mirror = BuildMirror(OpenSearchIndexBuilds(index, index.client), embedder)
-    return DynamoStreamIndexer(MemoryIndexer(index, embedder), index, mirror)
+    # the served index gets vectors of its own model (the old one while a build is on), the build the new
+    served = _serving(index, embedder, _loadable(embedder, previous))
+    return DynamoStreamIndexer(MemoryIndexer(index, served), index, mirror)
 
 
 def build_distributed_reindex(

@@ -12,7 +12,8 @@ Three steps, each one Lambda task of the reindex state machine (infra/units/rein
 - `finish`: refuses while any page is not done (the run fails and can be started again), removes from the
   build what was deleted while the pages were embedded, then swaps the alias in one call. Recall reads
   the old complete index until then, the new complete one after.
-Every document carries the `embedding_version` of its vector, so the build is queryable by model.
+Every document carries the `embedding_version` of its vector, so the build is queryable by model; after
+the swap every record in the store is stamped with it too (`EmbeddingStamps`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,17 @@ from itertools import islice
 
 from cairn.domain.errors import Conflict, InvalidInput
 from cairn.domain.models import Memory
-from cairn.domain.ports import BlobStore, BuildTarget, Embedder, IndexBuilds, MemoryRepository, TeamRepository
+from cairn.domain.ports import (
+    BlobStore,
+    BuildTarget,
+    Embedder,
+    EmbeddingStamps,
+    IndexBuilds,
+    MemoryRepository,
+    TeamRepository,
+)
 from cairn.services.indexing import MemoryIndexer
+from cairn.services.reindex import ReindexProgress
 
 ROOT = "reindex/"
 MANIFEST_KEY = ROOT + "manifest.json"  # fixed: the state machine's ItemReader reads this key
@@ -144,10 +154,25 @@ class DistributedReindex:
                 f"{run['pages'] - done} of {run['pages']} pages are not embedded yet; start the run again"
             )
         self._drop_deleted(version)
-        if not self._builds.swap(version):
+        # swapped already by a finish that stopped before stamping: it is run again for the stamp
+        if not self._builds.swap(version) and self._builds.served_version() != version:
             raise Conflict(f"no build of {version!r} is on to swap in")
+        stamped = self._stamp(version)
         self._write_run(run | {"state": "swapped", "finished_at": datetime.now(UTC).isoformat()})
-        return {"version": version, "pages": run["pages"], "records": run["records"], "swapped": True}
+        return {
+            "version": version,
+            "pages": run["pages"],
+            "records": run["records"],
+            "swapped": True,
+            "stamped": stamped,
+        }
+
+    def _stamp(self, version: str) -> int:
+        """Every record stamped with the model its served vector now comes from (queryable in the store,
+        not only in the index), after the swap; a finish stopped before the end is run again."""
+        if not isinstance(self._memories, EmbeddingStamps):
+            return 0
+        return sum(self._memories.stamp_embedding_version(t.id, version) for t in self._teams.list_teams())
 
     def _drop_deleted(self, version: str) -> None:
         """A memory deleted between a worker's read and its write would be back in the build: the build's
@@ -172,6 +197,18 @@ class DistributedReindex:
             pages_done=done,
             records=int(run.get("records", 0)),
             started_at=run.get("started_at"),
+        )
+
+    def progress(self) -> ReindexProgress:
+        status = self.status()
+        return ReindexProgress(
+            status.served,
+            status.building,
+            status.pages_done,
+            status.pages,
+            "pages",
+            state=status.state,
+            started_at=status.started_at,
         )
 
     def _write_run(self, run: dict) -> None:

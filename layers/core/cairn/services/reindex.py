@@ -57,6 +57,24 @@ class ReindexStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class ReindexProgress:
+    """A model-change reindex as the UI shows it, whichever engine runs it: locally the index's vectors of
+    the new model (`done` of `total` records), in AWS the Distributed Map's pages."""
+
+    served: str | None  # the model whose vectors recall compares queries with
+    building: str | None  # the model being built, until the swap; None when no rebuild is on
+    done: int
+    total: int
+    unit: str  # "records" | "pages"
+    state: str | None = None  # AWS: building | swapped | None (never run)
+    started_at: str | None = None
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 0
+
+
+@dataclass(frozen=True, slots=True)
 class DriftReport:
     teams: dict[str, IndexDrift] = field(default_factory=dict)
 
@@ -91,6 +109,14 @@ class ReindexService:
                     stamps[version] = stamps.get(version, 0) + n
         counts = self._index.version_counts() if isinstance(self._index, VersionedIndex) else None
         return ReindexStatus(counts, stamps, self._target.version if self._target is not None else None)
+
+    def progress(self) -> ReindexProgress | None:
+        """None where the index does not keep models apart (AWS: `DistributedReindex.progress`)."""
+        counts = self.status().index
+        if counts is None:
+            return None
+        done = counts.staged if counts.building else counts.served
+        return ReindexProgress(counts.active, counts.building, done, counts.docs, "records")
 
     def model_change(self) -> bool:
         """Whether the configured model differs from the one whose vectors the index serves."""

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from cairn.web import context, digest, keys, memories, overview, sessions, signin
+from cairn.web import context, digest, keys, memories, overview, reindex, sessions, signin
 
 router = APIRouter(include_in_schema=False)
-for page_module in (signin, overview, memories, sessions, context, digest, keys):
+for page_module in (signin, overview, memories, sessions, context, digest, keys, reindex):
     router.include_router(page_module.router)

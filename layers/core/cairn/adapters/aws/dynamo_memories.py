@@ -62,6 +62,7 @@ def memory_item(table: DynamoTable, m: Memory) -> CairnItem:
     record = encode_memory(m)
     for name in _ACCESS_FIELDS:
         record.pop(name)
+    version = record.pop("embedding_version")
     t, order = m.team_id, f"{ts_key(m.created_at)}#{m.id}"
     home = f"{t}#H#{memory_home(m)}"
     item = table.item(
@@ -81,6 +82,8 @@ def memory_item(table: DynamoTable, m: Memory) -> CairnItem:
         gsi5pk=f"{t}#HASH#{m.content_hash}",
         gsi5sk=m.id,
     )
+    if version is not None:  # sparse
+        item.embedding_version = version
     delivered = m.details.get("delivered_at")
     if delivered:  # sparse: the condition of put_if_undelivered
         item.delivered_at = str(delivered)
@@ -90,13 +93,22 @@ def memory_item(table: DynamoTable, m: Memory) -> CairnItem:
 
 
 def memory_from_item(item: CairnItem) -> Memory:
-    return memory_from_image(item.data or "{}", item.access_count, item.last_accessed_at)
+    return memory_from_image(
+        item.data or "{}", item.access_count, item.last_accessed_at, item.embedding_version
+    )
 
 
-def memory_from_image(data: str, access_count: float | None, last_accessed_at: str | None) -> Memory:
+def memory_from_image(
+    data: str,
+    access_count: float | None,
+    last_accessed_at: str | None,
+    embedding_version: str | None = None,
+) -> Memory:
     record = json.loads(data)
     record["access_count"] = int(access_count or 0)
     record["last_accessed_at"] = last_accessed_at
+    # items written before the stamp had its own attribute carry it in `data`
+    record["embedding_version"] = embedding_version or record.get("embedding_version")
     return decode_memory(record)
 
 
@@ -292,16 +304,34 @@ class DynamoMemoryRepository:
     def record_access(self, team_id: str, memory_ids: Sequence[str], at: datetime) -> None:
         """One TransactWriteItems per 100 memories (a recall's hits are one round trip, not one per hit);
         an id that no longer exists cancels its batch, which is written again without it."""
+        item_cls = self._t.item
+        actions = [item_cls.access_count.add(1), item_cls.last_accessed_at.set(dt_out(at))]
+        self._update_existing(team_id, memory_ids, actions)
+
+    def stamp_embedding_version(self, team_id: str, version: str) -> int:
+        """`EmbeddingStamps`: every memory of the team not yet stamped with `version` is, in batches of
+        100 updates of that one attribute (`data` is untouched, so the stream indexer skips them)."""
+        stale = [m.id for m in self.iter_team(team_id) if m.embedding_version != version]
+        self._update_existing(team_id, stale, [self._t.item.embedding_version.set(version)])
+        return len(stale)
+
+    def embedding_versions(self, team_id: str) -> dict[str | None, int]:
+        counts: dict[str | None, int] = {}
+        for m in self.iter_team(team_id):
+            counts[m.embedding_version] = counts.get(m.embedding_version, 0) + 1
+        return counts
+
+    def _update_existing(self, team_id: str, memory_ids: Sequence[str], actions: list) -> None:
         pending = list(dict.fromkeys(memory_ids))
         while pending:
             batch, pending = pending[:_TRANSACT_MAX], pending[_TRANSACT_MAX:]
             while batch:
-                gone = self._bump_access(team_id, batch, at)
+                gone = self._update_batch(team_id, batch, actions)
                 batch = [i for n, i in enumerate(batch) if n not in gone]
                 if not gone:
                     break
 
-    def _bump_access(self, team_id: str, memory_ids: list[str], at: datetime) -> set[int]:
+    def _update_batch(self, team_id: str, memory_ids: list[str], actions: list) -> set[int]:
         """The positions whose condition failed (unknown ids), or nothing when the batch was written."""
         item_cls = self._t.item
         try:
@@ -309,7 +339,7 @@ class DynamoMemoryRepository:
                 for memory_id in memory_ids:
                     tx.update(
                         item_cls(memory_pk(team_id, memory_id), MEMORY_SK),
-                        actions=[item_cls.access_count.add(1), item_cls.last_accessed_at.set(dt_out(at))],
+                        actions=actions,
                         condition=item_cls.pk.exists(),
                     )
         except TransactWriteError as exc:

@@ -77,6 +77,9 @@ class CairnItem(Model):
     # change to the stream indexer
     access_count = NumberAttribute(null=True)
     last_accessed_at = UnicodeAttribute(null=True)
+    # the model of the memory's vector in the served index, outside `data`: a stamp after a model change
+    # leaves `data` alone, so the stream indexer skips it instead of indexing every memory again
+    embedding_version = UnicodeAttribute(null=True)
     status = UnicodeAttribute(null=True)
     # a delivered handoff's `details.delivered_at`, mirrored so handing it over can be a conditional write
     delivered_at = UnicodeAttribute(null=True)

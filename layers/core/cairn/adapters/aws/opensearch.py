@@ -233,7 +233,9 @@ class OpenSearchIndex:
             legs.append("lexical")
             searches.append(build_lexical_query(team_id, query_text, flt, k_lexical))
         if query_vector is not None and k_semantic > 0:
-            if len(query_vector) != self.dimension:
+            # a vector naming its model (`ModelVector`) was made by the served index's model, whose
+            # dimension may differ from the configured one while a model-change build is on
+            if len(query_vector) != self.dimension and getattr(query_vector, "version", None) is None:
                 degraded.append(
                     f"semantic leg skipped: query vector has {len(query_vector)} dimensions, "
                     f"the index {self.dimension}"

@@ -23,6 +23,10 @@ from cairn.adapters.aws.opensearch import OpenSearchIndex
 from cairn.adapters.aws.opensearch_bodies import index_body
 
 BUILD_CHECK_S = 10.0  # how long the indexer trusts its last look at the building alias
+# how long the API and the indexer trust their last look at the served model: a query embedded within this
+# long after a swap still has the old model; if the dimension changed, its k-NN leg is refused by the
+# engine and recall answers by keywords for those seconds (never empty)
+SERVED_CHECK_S = 10.0
 
 
 def version_slug(version: str) -> str:
@@ -37,6 +41,7 @@ class OpenSearchIndexBuilds:
         self.building_name = f"{index.index}-building"
         self._clock = clock
         self._seen: tuple[float, str | None] | None = None
+        self._served: tuple[float, str | None] | None = None
 
     def _targets(self, name: str) -> list[str]:
         """The concrete indexes a name resolves to (itself when it is an index, none when absent)."""
@@ -50,8 +55,32 @@ class OpenSearchIndexBuilds:
         return (mapping.get("_meta") or {}).get("embedding_version")
 
     def served_version(self) -> str | None:
-        targets = self._targets(self.served_name)
-        return self._meta_version(targets[0]) if targets else None
+        """The model of the served index: its mapping's `_meta` (an index made by a build), else the
+        `embedding_version` its documents carry (the first index of a deployment, made before builds
+        existed, has no `_meta`); None when it is absent or holds no document with a vector yet."""
+        try:
+            found = self._client.indices.get(index=self.served_name)
+        except NotFoundError:
+            return None
+        concrete = sorted(found)[0]
+        meta = (found[concrete].get("mappings") or {}).get("_meta") or {}
+        if meta.get("embedding_version"):
+            return str(meta["embedding_version"])
+        body = {
+            "size": 1,
+            "_source": ["embedding_version"],
+            "query": {"exists": {"field": "embedding_version"}},
+        }
+        hits = self._client.search(index=concrete, body=body)["hits"]["hits"]
+        return str(hits[0]["_source"]["embedding_version"]) if hits else None
+
+    def served_version_cached(self) -> str | None:
+        """`served_version`, looked at most every SERVED_CHECK_S (the API's query embedder asks on every
+        recall, the stream indexer on every batch)."""
+        now = self._clock()
+        if self._served is None or now - self._served[0] > SERVED_CHECK_S:
+            self._served = (now, self.served_version())
+        return self._served[1]
 
     def building_version(self) -> str | None:
         targets = self._targets(self.building_name)
@@ -111,5 +140,5 @@ class OpenSearchIndexBuilds:
             {"remove": {"index": target, "alias": self.building_name}},
         ]
         self._client.indices.update_aliases(body={"actions": actions})
-        self._seen = None
+        self._seen = self._served = None
         return True

@@ -58,7 +58,9 @@ def changes_from_stream_records(
         if event == "MODIFY" and _s(old, "data") == data:
             continue
         last.pop(key, None)
-        last[key] = memory_from_image(data, _n(new, "access_count"), _s(new, "last_accessed_at"))
+        last[key] = memory_from_image(
+            data, _n(new, "access_count"), _s(new, "last_accessed_at"), _s(new, "embedding_version")
+        )
     upserts = [m for m in last.values() if m is not None]
     removals = [key for key, m in last.items() if m is None]
     return upserts, removals
