@@ -11,6 +11,7 @@ from cairn.search.fusion import (
     half_life_decay,
     recency_factor,
     reciprocal_rank_fusion,
+    session_recency,
 )
 from cairn.services.recall import feedback_ranking
 
@@ -95,3 +96,18 @@ def test_feedback_finds_a_memory_sharing_words_with_the_top_hits_but_not_with_th
 def test_feedback_over_an_empty_pool_or_a_query_of_stop_words_ranks_nothing():
     assert feedback_ranking("deploy", [], feedback_docs=3, expansion_terms=5) == []
     assert feedback_ranking("what is it?", memories("what is it"), feedback_docs=3, expansion_terms=5) == []
+
+
+def test_sessions_weigh_by_their_rank_in_time_newest_first():
+    day = timedelta(days=1)
+    written = [("s1", NOW - 30 * day), ("s2", NOW - 2 * day), ("s3", NOW - day), ("s1", NOW - 29 * day)]
+    assert session_recency(written, decay=0.5, floor=0.2) == {"s3": 1.0, "s2": 0.5, "s1": 0.25}
+
+
+def test_a_session_far_back_keeps_the_floor_and_a_pace_of_months_weighs_as_one_of_days():
+    days = session_recency([(f"s{i}", NOW - timedelta(days=i)) for i in range(5)], decay=0.5, floor=0.2)
+    months = session_recency(
+        [(f"s{i}", NOW - timedelta(days=30 * i)) for i in range(5)], decay=0.5, floor=0.2
+    )
+    assert days == months
+    assert days["s4"] == 0.2

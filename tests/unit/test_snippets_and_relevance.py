@@ -142,3 +142,19 @@ def test_a_prompt_of_several_sentences_is_read_part_by_part_and_a_question_is_on
     ]
     assert query_parts("what port does the payments stub use?") == []
     assert query_parts("Fix it. Thanks!") == []  # a part needs words of its own
+
+
+def test_a_list_whose_items_all_match_the_same_words_does_not_crowd_out_the_answer():
+    items = [f"{i}. tool query_{i}: documented in the README, parameters match the code" for i in range(1, 9)]
+    text = "\n".join(
+        [
+            "agent: Let me compare the two.",
+            *items,
+            "Checked all of them: 15 in all, and the title line is garbled.",
+        ]
+        + ["agent thinking: next I will look at the deploy workflow and the service unit files."]
+    )
+    shown = snippet(text, "When we checked the README against the code, how many tools were documented?", 200)
+    assert "15 in all" in shown
+    assert "1. tool query_1" in shown  # one item still shows what the list is
+    assert len(shown) <= 200

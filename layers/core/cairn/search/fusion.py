@@ -68,3 +68,18 @@ def recency_factor(
 def access_factor(access_count: int, weight: float) -> float:
     """A multiplier >= 1 growing with the log of how often a memory was recalled."""
     return 1.0 + weight * math.log1p(max(access_count, 0))
+
+
+def session_recency(written: Sequence[tuple[str, datetime]], decay: float, floor: float) -> dict[str, float]:
+    """A multiplier per source (a session, or a memory of none): 1.0 for the newest source, `decay`
+    times less for each older one, never below `floor`. Ranks, not ages: sessions a day or a month
+    apart weigh alike, and a project's pace does not matter.
+
+    `written` holds each hit's (source, time written); a source's time is its newest hit's.
+    """
+    newest: dict[str, datetime] = {}
+    for source, when in written:
+        if source not in newest or when > newest[source]:
+            newest[source] = when
+    order = sorted(newest, key=lambda s: (newest[s], s), reverse=True)
+    return {source: max(decay**rank, floor) for rank, source in enumerate(order)}

@@ -2,11 +2,11 @@
 
 Recall shows an agent ten results; whole transcript excerpts would cost thousands of tokens, so a long
 text is shown as its best passages for this query (most distinct query terms, rarer terms weighing
-more), in their original order, joined by "…". A passage is a line, or a piece of a long line: a
-one-line code edit, a pasted request or a wrapped paragraph is read in sentence- or statement-sized
-pieces, so two answers in one long line can both be shown and neither drags 200 characters of
-padding with it. The full text stays one call away (the memory's id, or the session's lines for an
-excerpt).
+more, and a term already shown weighing less each time), in their original order, joined by "…". A
+passage is a line, or a piece of a long line: a one-line code edit, a pasted request or a wrapped
+paragraph is read in sentence- or statement-sized pieces, so two answers in one long line can both be
+shown and neither drags 200 characters of padding with it. The full text stays one call away (the
+memory's id, or the session's lines for an excerpt).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ PIECE_CHARS = 120  # a longer line is read in pieces of about this size
 HEADING_SHARE = 0.6  # what a line inherits of its heading's match
 COMMAND, OUTCOME = "$ ", "→"  # how a transcript excerpt renders a command and what it printed
 NEIGHBOUR_SHARE = 0.5  # what a piece of a long line inherits of the better piece beside it
+REPEAT_SHARE = 0.5  # what a query term is still worth per chosen passage that already shows it
 # Where a long line may be cut: after a sentence or statement, before a comment or a separator.
 _BREAK = re.compile(r"(?<=[.;!?{}])\s+|\s+(?=//|/\*|#\s|[|→┃—]\s)")
 
@@ -47,19 +48,30 @@ def snippet(text: str, query: str, budget: int = 420) -> str:
     analysed = [set(analyze(p.text)) & terms for p in passages]
     df = {t: sum(t in a for a in analysed) for t in terms}
     weight = {t: math.log(1 + len(passages) / df[t]) for t in terms if df[t]}
-    own = [sum(weight[t] for t in a) for a in analysed]
-    scores = _with_context(passages, _with_neighbours(passages, own))
-    ranked = sorted(range(len(passages)), key=lambda k: (-scores[k], k))
     chosen: list[int] = []
+    out: set[int] = set()  # chosen, or too long for what is left
     used = 0
-    for k in ranked:
-        if scores[k] <= 0:
+    shown: dict[str, int] = {}  # how many chosen passages match each term
+    while True:
+        # a term already shown counts less each time (diminishing returns): ten items of one list
+        # that all match the same two words do not crowd out the line that answers the rest
+        own = [sum(weight[t] * REPEAT_SHARE ** shown.get(t, 0) for t in a) for a in analysed]
+        scores = _with_context(passages, _with_neighbours(passages, own))
+        best = max(
+            (k for k in range(len(passages)) if k not in out and scores[k] > 0),
+            key=lambda k: (scores[k], -k),
+            default=None,
+        )
+        if best is None:
             break
-        cost = len(passages[k].text) + 2
+        out.add(best)
+        cost = len(passages[best].text) + 2
         if used + cost > budget:
             continue
-        chosen.append(k)
+        chosen.append(best)
         used += cost
+        for t in analysed[best]:
+            shown[t] = shown.get(t, 0) + 1
     if not chosen:
         return _cut(text, budget)
     return _render(passages, _fill_gaps(chosen, passages, budget - used))

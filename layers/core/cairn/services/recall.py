@@ -45,7 +45,8 @@ from cairn.domain.ports import (
     SearchIndex,
 )
 from cairn.search.analyzer import analyze, query_terms
-from cairn.search.fusion import access_factor, recency_factor, reciprocal_rank_fusion
+from cairn.search.fusion import access_factor, recency_factor, reciprocal_rank_fusion, session_recency
+from cairn.search.intent import asks_present_state
 from cairn.search.relevance import FLOOR, Relevance, never_discussed, query_parts
 from cairn.services.memories import require
 
@@ -94,6 +95,14 @@ class RecallTuning:
     # transcript excerpts rank just below an equally matching extracted memory: memories are the answer,
     # excerpts make sure nothing said is lost
     excerpt_factor: float = 0.9
+    # A question about the present ("is X still failing?", "which host do we deploy to now?"): the
+    # sessions of the best `present_sessions_of` hits that bear on it are ranked newest first, and each
+    # older one's hits are worth `present_decay` times the next newer one's (at least `present_floor`;
+    # hits of no such session count as the oldest), so the session that settled a matter outranks the
+    # one that left it open. 1.0 turns it off. Multi-session dev set: 3 of 4 stale-first answers gone.
+    present_decay: float = 0.5
+    present_floor: float = 0.2
+    present_sessions_of: int = 10
 
 
 class RecallService:
@@ -155,7 +164,7 @@ class RecallService:
             fused = reciprocal_rank_fusion(rankings, k=t.rrf_k, weights=weights)
 
         hits = self._score(pool, fused, candidates)
-        judged = self._judge(query, hits, dict(candidates.semantic))
+        judged = self._present(query, self._judge(query, hits, dict(candidates.semantic)))
         return self._finish(team_id, self._expand(team_id, judged, flt), limit, degraded, bool(hits))
 
     def _finish(
@@ -201,6 +210,21 @@ class RecallService:
         if floor is not None and max(h.relevance for h in judged) < floor:
             return []
         return judged
+
+    def _present(self, query: str, hits: list[RecallHit]) -> list[RecallHit]:
+        """For a question about the present, the newer session's account of a matter first: the best
+        hits that bear on the query are weighed by their session's rank in time among theirs; the
+        rest count as the oldest."""
+        t = self._tuning
+        if t.present_decay >= 1.0 or not hits or not asks_present_state(query):
+            return hits
+        vying = sorted(hits, key=lambda h: (-h.score, h.memory.id))[: t.present_sessions_of]
+        relevant = [h for h in vying if h.relevance >= FLOOR]
+        factors = session_recency(
+            [(_source(h.memory), h.memory.created_at) for h in relevant], t.present_decay, t.present_floor
+        )
+        lowest = min(factors.values(), default=1.0)
+        return [replace(h, score=h.score * factors.get(_source(h.memory), lowest)) for h in hits]
 
     # -- steps --------------------------------------------------------------------------------------
 
@@ -308,6 +332,11 @@ class RecallService:
             if flt.admits(m)
         ]
         return hits + extra
+
+
+def _source(memory: Memory) -> str:
+    """What a memory was learned from: its session, or itself when written outside any."""
+    return memory.provenance.session_id or memory.id
 
 
 _BM25_K1 = 1.2
