@@ -46,11 +46,14 @@ from cairn.services.project_block import (
     KeptCommand,
     Salience,
     default_salience,
+    fact_values,
+    fact_weights,
     is_command_memory,
     kept_commands,
     latest_session,
     passed_commands,
     repeatable,
+    session_ages,
     worked_past,
 )
 from cairn.services.tokens import count_many
@@ -68,9 +71,12 @@ PROMPT_BUDGET = 300
 MAX_CHARS = 9_000  # Claude Code turns hook output past ~10k characters into a preview
 ITEM_CHARS = 500  # one long memory is cut; its id, shown then, fetches the rest
 CHECKS_CHARS = 900
+FACT_CHARS = 240  # a fact is one statement; a longer one is cut, its id fetches the rest
+WORK_CHARS = 300  # an account of recent work: its opening says what came of it
+FACTS_FETCHED = 300  # a project of many sessions reports many values; the weights choose among them
 # the most of the budget a section may take (preferences and the handoff: no limit); caps, not
 # reservations, so a project with only decisions still gets a full block of them
-SHARES = {"errors": 0.3, "work": 0.25, "procedures": 0.4, "decisions": 0.25, "facts": 0.2, "team": 0.15}
+SHARES = {"errors": 0.3, "work": 0.15, "procedures": 0.3, "decisions": 0.25, "facts": 0.5, "team": 0.15}
 MAX_PROMPT_CHARS = 2_000
 ERRORS_TITLE = "Unresolved errors"
 MAX_PROJECT_CHARS = 300
@@ -162,7 +168,7 @@ class ContextService:
         conventions = newest(100, MemoryKind.PREFERENCE, MemoryKind.PATTERN)
         procedures = newest(100, MemoryKind.PROCEDURE)
         decisions = newest(30, MemoryKind.DECISION)
-        facts = newest(100, MemoryKind.FACT)
+        facts = newest(FACTS_FETCHED, MemoryKind.FACT)
         fetched = [*facts, *conventions, *procedures, *decisions, *episodes]
         now = self._clock()
         # what the section orders by: relevance to the prompt, then salience (sessions that confirm a
@@ -170,6 +176,7 @@ class ContextService:
         rank = {m.id: (relevance.get(m.id, 10**6), -self._salience(m, now)) for m in fetched}
         # what failed in an older session, the sessions after it went on from
         last = latest_session([*fetched, *rare])
+        ages = session_ages([*fetched, *rare])  # the project's own order of sessions
         # ... and what the session got past by running it from the right folder or binary
         # (a project of one session shows what it left failing as it left it)
         several = len({m.provenance.session_id for m in fetched}) >= 2
@@ -187,12 +194,12 @@ class ContextService:
         )
         others = [
             _Section(ERRORS_TITLE, 6, errors, SHARES["errors"]),
-            _Section("Recent work", 4, _work(episodes, project, rank, last), SHARES["work"]),
+            _Section("Recent work", 2, _work(episodes, project, rank, last), SHARES["work"]),
             _Section("Preferences and conventions", 15, _conventions(conventions, project, rank)),
             _Section("Proven procedures", 6, _procedures(procedures, project, rank), SHARES["procedures"]),
             _Section("Recent decisions", 6, _decisions(decisions, project, rank), SHARES["decisions"]),
             # a summary's account of an older session is history the sessions after it went on from
-            _Section("Project facts", 8, _facts(facts, project, rank, last), SHARES["facts"]),
+            _Section("Project facts", 30, _facts(facts, project, rank, last, ages), SHARES["facts"]),
             _Section("Team insights", 6, self._team_insights(caller, prompt), SHARES["team"]),
         ]
         built = self._render(team, project, agent, handoffs, others, budget_tokens)
@@ -289,7 +296,7 @@ class ContextService:
             # not wanted whole: it alone is no reason for an id
             lists = (
                 ("asked_before", "Asked before that", 80, slice(-3, None), False),
-                ("reported", "Reported along the way", 200, slice(-8, None), True),
+                ("reported", "Reported along the way", 140, slice(-3, None), True),
                 ("next_steps", "Next steps", 160, slice(5), True),
                 ("open_questions", "Open questions", 160, slice(5), True),
                 # what still fails is named; its error is a line of "Unresolved errors"
@@ -489,7 +496,7 @@ def _work(episodes: list[Memory], project: str, rank: Rank, last: str | None = N
             *_newest(m),
         )
     )
-    return [_line(m, project) for m in found]
+    return [_line(m, project, limit=WORK_CHARS) for m in found]
 
 
 def _conventions(found: list[Memory], project: str, rank: Rank) -> list[_Line]:
@@ -572,9 +579,13 @@ def _bare(command: object) -> str:
     return _SHOWN_HOW.sub("", str(command or "")).strip()
 
 
-def _facts(found: list[Memory], project: str, rank: Rank, last: str | None = None) -> list[_Line]:
-    """Facts a session established (ports, paths, versions, where things live), pinned and relevant
-    first; errors and team-wide facts are shown in their own sections."""
+def _facts(
+    found: list[Memory], project: str, rank: Rank, last: str | None = None, ages: dict[str, int] | None = None
+) -> list[_Line]:
+    """Facts the sessions established (ports, paths, versions, where things live, values the agent
+    reported setting), pinned and relevant first, then by `project_block.fact_weights`: what the
+    project changed, what other sessions name too, what its latest sessions set. Errors and team-wide
+    facts are shown in their own sections."""
     found = [
         m
         for m in found
@@ -583,8 +594,18 @@ def _facts(found: list[Memory], project: str, rank: Rank, last: str | None = Non
         and not _recap(m)
         and (Tag.SUMMARY not in m.tags or last is None or m.provenance.session_id == last)
     ]
-    found.sort(key=lambda m: (-m.pinned, *rank.get(m.id, UNRANKED), -round(m.confidence, 1), *_newest(m)))
-    return [_line(m, project) for m in found]
+    weight = fact_weights(found, ages or {})
+    found.sort(key=lambda m: (-m.pinned, rank.get(m.id, UNRANKED)[0], -weight[m.id], *_newest(m)))
+    # a setting is said once: a fact whose every setting a weightier one shows adds nothing to it
+    shown: set[str] = set()
+    out = []
+    for m in found:
+        settings = fact_values(m)
+        if settings and settings <= shown and not m.pinned:
+            continue
+        shown |= settings
+        out.append(_line(m, project, limit=FACT_CHARS))
+    return out
 
 
 def _recap(m: Memory) -> bool:
