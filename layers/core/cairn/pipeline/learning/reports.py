@@ -34,7 +34,7 @@ from cairn.pipeline.reading.shell import command_of, is_edit, is_shell
 from cairn.pipeline.reading.turns import Turn
 from cairn.transcripts.model import Role
 
-MAX_PER_REPLY = 3
+MAX_PER_REPLY = 2  # a report's two best statements: more repeat them and crowd recall
 MIN_CHARS, MAX_CHARS = 16, 220
 KV_LINE_CHARS = 90  # a "Label: value" line of a key/value block is short
 CONFIDENCE = 0.55  # the agent's word, confirmed only in that its tools worked
@@ -69,8 +69,9 @@ _NOT_STATED = re.compile(
     r"|\b(?:might|may be|could be|probably|not sure|i think|likely|please|try (?:again|it|testing|now))\b"
     # what is about to happen is no state yet ("will be live in ~2 minutes", "should pick this up")
     r"|\b(?:will|should|would)\b"
-    # a check of the moment ("`ping` → returned pong ✅"): the result, not a value that holds
-    r"|[✅❌✓✗✔✘]",
+    # a check of the moment ("`ping` → returned pong ✅", "fresh data reported at 14:50 today"): the
+    # result, not a value that holds
+    r"|[✅❌✓✗✔✘]|\b(?:today|yesterday|right now|at the moment|currently|so far)\b",
     re.I,
 )
 # a ticked span that names no value of its own: a bare word (`main`, `true`), a commit id (the git
