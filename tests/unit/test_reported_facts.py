@@ -100,6 +100,9 @@ def test_a_key_value_block_is_one_statement_so_a_new_value_keeps_its_subject():
         "Would you like me to set `POOL_SIZE` to 20?",  # an offer
         "This might be caused by `ulimit -n` being 1024",  # a hedge
         "Added the retry loop and tests",  # no value to check
+        "All `/api/auth/*` endpoints are returning 404 because the proxy has no route",  # a problem seen
+        "Perfect! The deploy to `10.0.0.7` has completed and is fully verified.",  # a cheer
+        "Database has fresh data: `sensor:42` reported at 14:50 today",  # the moment's state
     ],
 )
 def test_what_is_no_checkable_statement_of_what_is_is_left_out(line):
@@ -175,3 +178,21 @@ def test_a_codex_rollout_of_an_elixir_project_gives_the_values_its_final_message
         "`pool_size` is now 20 (was 10)",
     ]
     assert all(c.details["source"] == "agent" for c in found)
+
+
+def test_a_statement_whose_values_the_session_already_gave_is_not_said_again():
+    first = "Changed the default sort to `marker_count` instead of `upload_count`"
+    events = [
+        ev(1, Role.USER, "sort by markers"),
+        *tool_run(2, "Edit", {"file_path": "/srv/stats.py"}, "ok"),
+        ev(4, Role.ASSISTANT, first),
+        ev(5, Role.USER, "and document it"),
+        *tool_run(6, "Edit", {"file_path": "/srv/README.md"}, "ok"),
+        ev(8, Role.ASSISTANT, "The `marker_count` field shows individual measurement points"),
+    ]
+
+    assert facts_of(events) == [first]
+
+
+def test_a_problem_the_statement_says_was_fixed_is_kept():
+    assert statements("Fixed the 502 error: added the `ANTHROPIC_API_KEY` GitHub secret") != []

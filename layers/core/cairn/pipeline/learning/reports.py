@@ -71,9 +71,15 @@ _NOT_STATED = re.compile(
     r"|\b(?:will|should|would)\b"
     # a check of the moment ("`ping` → returned pong ✅", "fresh data reported at 14:50 today"): the
     # result, not a value that holds
-    r"|[✅❌✓✗✔✘]|\b(?:today|yesterday|right now|at the moment|currently|so far)\b",
+    r"|[✅❌✓✗✔✘]|\b(?:today|yesterday|right now|at the moment|currently|so far)\b"
+    # a cheer opens a chat line, not a statement ("Perfect! The task has completed.")
+    r"|^(?:perfect|great|excellent|awesome|good news|nice|success)\b\W*!",
     re.I,
 )
+# a problem seen on the way ("`/api/auth/*` is returning 404", "the same 502 issue") is the state of
+# that moment, unless the statement says it was dealt with
+_PROBLEM = re.compile(r"\b(?:error|issue|problem|failure|fails?|failing|broken|bug|[45]\d\d)\b", re.I)
+_DEALT = re.compile(r"\b(?:fix(?:ed)?|resolved|solved|solution|now)\b", re.I)
 # a ticked span that names no value of its own: a bare word (`main`, `true`), a commit id (the git
 # activity of the session says its commits)
 _BARE = re.compile(r"^(?:[A-Za-z]{1,12}|[0-9a-f]{7,40})$")
@@ -93,6 +99,7 @@ def reported_facts(reading: SessionReading) -> list[Candidate]:
     """The checkable statements of the agent's closing accounts of confirmed work, as facts."""
     out: list[Candidate] = []
     seen: set[str] = set()
+    said: list[frozenset[str]] = []
     for turn in reading.turns:
         reply = turn.closing_reply
         if reply is None or not confirmed(turn):
@@ -100,9 +107,12 @@ def reported_facts(reading: SessionReading) -> list[Candidate]:
         kept, asked = committed(turn), _stems(turn.request.text)
         for text in statements(reply.text)[:MAX_PER_REPLY]:
             key = " ".join(text.lower().split())
-            if key in seen:
+            # a statement whose every value an earlier one of the session gave says it again
+            named = frozenset(v.lower() for v in values(text))
+            if key in seen or any(named <= earlier for earlier in said):
                 continue
             seen.add(key)
+            said.append(named)
             out.append(_fact(text, reply, kept, len(asked & _stems(text))))
     return out
 
@@ -140,6 +150,8 @@ def statements(text: str) -> list[str]:
         found_values = values(line)
         count = len(found_values)
         if not count or len(_WORDS.findall(_without(line, found_values))) < MIN_WORDS:
+            continue
+        if _PROBLEM.search(line) and not _DEALT.search(line):
             continue
         found.append((-bool(_CHANGE.search(line)), -min(count, 3), line))
     ranked = sorted(range(len(found)), key=lambda i: (found[i][0], found[i][1], i))
