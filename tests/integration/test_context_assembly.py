@@ -534,3 +534,46 @@ def test_a_salience_score_orders_a_section_ahead_of_recency(store):
     assert md.index("Phoenix LiveView") < md.index("Oban")
     md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
     assert md.index("Oban") < md.index("Phoenix LiveView")
+
+
+def _reported(store, session: str, content: str, values: list[str], minute: int, **details):
+    m = store.add(
+        content=content,
+        tags=("reported",),
+        details={"source": "agent", "values": values, **details},
+        provenance=_from(session),
+    )
+    store.repo.put(replace(m, created_at=datetime(2026, 1, 1, 0, minute, tzinfo=UTC)))
+    return m
+
+
+def test_over_several_sessions_the_facts_a_project_changed_and_keeps_naming_come_first_each_setting_once(
+    store,
+):
+    """A Kotlin service's life: the deploy host changed in s1 and named again in s3, against the
+    latest session's passing remarks."""
+    changed = "Update `DEPLOY_HOST` from `app.example.org` to `10.0.0.7`"
+    _reported(store, "s1", changed, ["10.0.0.7"], 1, changed=True, committed=True)
+    _reported(
+        store, "s2", "Gradle builds with `./gradlew build -x test` on CI", ["./gradlew build -x test"], 2
+    )
+    _reported(store, "s3", "Deploys reach 10.0.0.7 over SSH", ["10.0.0.7"], 3)
+    for n in range(12):
+        _reported(store, "s3", f"The `Row{n}Mapper` class maps one row", [f"Row{n}Mapper"], 10 + n)
+
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    facts = md.split("## Project facts", 1)[1]
+
+    assert facts.index(changed) < facts.index("Row0Mapper")
+    # the host is said once, by the weightier statement of it
+    assert "10.0.0.7" in facts and "Deploys reach 10.0.0.7" not in facts
+    assert len(facts.strip().splitlines()) > 8  # a project's life gets more facts than one session
+
+
+def test_one_sessions_facts_keep_their_order_of_confidence(store):
+    store.add(content="The API listens on port 8080", confidence=0.7, provenance=_from("s1"))
+    _reported(store, "s1", "Changed the pool size from 10 to 20 (was 10)", ["20"], 5, changed=True)
+
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+
+    assert md.index("port 8080") < md.index("pool size")

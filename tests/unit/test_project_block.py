@@ -6,7 +6,15 @@ from datetime import UTC, datetime
 
 import pytest
 from cairn.domain.models import Memory, MemoryKind, Provenance
-from cairn.services.project_block import kept_commands, passed_commands, program, worked_past
+from cairn.services.project_block import (
+    fact_values,
+    fact_weights,
+    kept_commands,
+    passed_commands,
+    program,
+    session_ages,
+    worked_past,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -50,3 +58,46 @@ def test_an_error_of_a_command_that_passed_from_the_right_folder_was_worked_past
 def test_the_program_is_read_past_wrappers_and_environment():
     assert program("timeout 10 curl -s http://x") == "curl"
     assert program("GOOS=linux sudo /usr/bin/mix test") == "mix"
+
+
+def fact(session: str, content: str, minute: int, **details) -> Memory:
+    return Memory(
+        id=f"fact_{session}_{minute}",
+        team_id="t",
+        kind=MemoryKind.FACT,
+        content=content,
+        tags=("reported",),
+        details={"source": "agent", **details},
+        provenance=Provenance(session_id=session),
+        created_at=datetime(2026, 1, 1, 0, minute, tzinfo=UTC),
+    )
+
+
+def test_sessions_age_by_the_projects_own_order_not_by_days():
+    older, newer = fact("s1", "a", 1), fact("s2", "b", 50)
+
+    assert session_ages([newer, older]) == {"s2": 0, "s1": 1}
+
+
+def test_a_changed_setting_other_sessions_name_outweighs_a_passing_remark_of_the_latest_session():
+    said = "Update `DEPLOY_HOST` from `app.example.org` to `10.0.0.7`"
+    changed = fact("s1", said, 1, values=["10.0.0.7"], changed=True)
+    again = fact("s2", "Deploys go to 10.0.0.7 over SSH", 2, values=["10.0.0.7"])
+    remark = fact("s3", "The `parse_rows` helper reads every row", 3, values=["parse_rows"])
+    ages = session_ages([changed, again, remark])
+
+    weight = fact_weights([changed, again, remark], ages)
+
+    assert weight[changed.id] > weight[remark.id]
+    assert weight[again.id] > weight[remark.id]
+    # a name in the code is no setting; a host, a path, a number is
+    assert fact_values(remark) == set() and fact_values(changed) == {"10.0.0.7"}
+
+
+def test_what_the_person_asked_for_and_work_that_was_pushed_weigh_more():
+    plain = fact("s1", "Timeout is 30 s", 1, values=["30 s"])
+    asked = fact("s1", "Timeout is 60 s", 2, values=["60 s"], asked=2, committed=True)
+
+    weight = fact_weights([plain, asked], session_ages([plain, asked]))
+
+    assert weight[asked.id] - weight[plain.id] == pytest.approx(1.5)

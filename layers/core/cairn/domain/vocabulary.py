@@ -43,6 +43,7 @@ class Tag:
     VERSIONS = "versions"  # the package versions an installer reported
     TRANSCRIPT = "transcript"  # a transcript excerpt
     PROMOTED = "promoted"  # a team-wide memory promoted from several projects'
+    REPORTED = "reported"  # a value the agent reported in its account of work a tool confirmed
 
 
 ERROR_TAGS = frozenset({Tag.ERROR, Tag.UNRESOLVED})

@@ -46,11 +46,14 @@ from cairn.services.project_block import (
     KeptCommand,
     Salience,
     default_salience,
+    fact_values,
+    fact_weights,
     is_command_memory,
     kept_commands,
     latest_session,
     passed_commands,
     repeatable,
+    session_ages,
     worked_past,
 )
 from cairn.services.tokens import count_many
@@ -68,6 +71,8 @@ PROMPT_BUDGET = 300
 MAX_CHARS = 9_000  # Claude Code turns hook output past ~10k characters into a preview
 ITEM_CHARS = 500  # one long memory is cut; its id, shown then, fetches the rest
 CHECKS_CHARS = 900
+FACT_CHARS = 240  # a fact is one statement; a longer one is cut, its id fetches the rest
+FACTS_FETCHED = 300  # a project of many sessions reports many values; the weights choose among them
 # the most of the budget a section may take (preferences and the handoff: no limit); caps, not
 # reservations, so a project with only decisions still gets a full block of them
 SHARES = {"errors": 0.3, "work": 0.25, "procedures": 0.4, "decisions": 0.25, "facts": 0.2, "team": 0.15}
@@ -84,6 +89,34 @@ _WORD = re.compile(r"\w+")
 TITLE_SLACK = 0.2  # a title is dropped when the content says all its words but one, or 80 % of them
 _MARKER = re.compile(r"</?\s*cairn-context\s*>", re.I)
 _TABLE_RULE = re.compile(r"^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*$", re.M)  # a markdown table's |---|---|
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """How the block spends its budget. One session's block tells its story: what it reported along the
+    way, its accounts of work at length. A project of many sessions has more to tell than its last
+    session: the values its sessions set (a larger, weighted facts section), with the last session's
+    story kept short."""
+
+    work_cap: int = 4
+    work_chars: int = ITEM_CHARS
+    reported: int = 8  # of the handoff's "Reported along the way", the latest
+    reported_chars: int = 200
+    facts_cap: int = 8
+    shares: dict[str, float] = field(default_factory=lambda: dict(SHARES))
+    weighted_facts: bool = False  # `project_block.fact_weights` orders the facts, each setting said once
+
+
+ONE_SESSION = _Layout()
+PROJECT_LIFE = _Layout(
+    work_cap=2,
+    work_chars=300,
+    reported=3,
+    reported_chars=140,
+    facts_cap=30,
+    shares=SHARES | {"work": 0.15, "procedures": 0.3, "facts": 0.5},
+    weighted_facts=True,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +195,7 @@ class ContextService:
         conventions = newest(100, MemoryKind.PREFERENCE, MemoryKind.PATTERN)
         procedures = newest(100, MemoryKind.PROCEDURE)
         decisions = newest(30, MemoryKind.DECISION)
-        facts = newest(100, MemoryKind.FACT)
+        facts = newest(FACTS_FETCHED, MemoryKind.FACT)
         fetched = [*facts, *conventions, *procedures, *decisions, *episodes]
         now = self._clock()
         # what the section orders by: relevance to the prompt, then salience (sessions that confirm a
@@ -170,9 +203,12 @@ class ContextService:
         rank = {m.id: (relevance.get(m.id, 10**6), -self._salience(m, now)) for m in fetched}
         # what failed in an older session, the sessions after it went on from
         last = latest_session([*fetched, *rare])
+        ages = session_ages([*fetched, *rare])  # the project's own order of sessions
         # ... and what the session got past by running it from the right folder or binary
         # (a project of one session shows what it left failing as it left it)
         several = len({m.provenance.session_id for m in fetched}) >= 2
+        layout = PROJECT_LIFE if several else ONE_SESSION
+        shares = layout.shares
         of_last = [m for m in procedures if m.provenance.session_id == last]
         passed = passed_commands(of_last) if several else []
         failing = [m for m in fetched if m.provenance.session_id == last and ERROR_TAGS.intersection(m.tags)]
@@ -186,23 +222,30 @@ class ContextService:
             rank,
         )
         others = [
-            _Section(ERRORS_TITLE, 6, errors, SHARES["errors"]),
-            _Section("Recent work", 4, _work(episodes, project, rank, last), SHARES["work"]),
+            _Section(ERRORS_TITLE, 6, errors, shares["errors"]),
+            _Section(
+                "Recent work", layout.work_cap, _work(episodes, project, rank, last, layout), shares["work"]
+            ),
             _Section("Preferences and conventions", 15, _conventions(conventions, project, rank)),
-            _Section("Proven procedures", 6, _procedures(procedures, project, rank), SHARES["procedures"]),
-            _Section("Recent decisions", 6, _decisions(decisions, project, rank), SHARES["decisions"]),
+            _Section("Proven procedures", 6, _procedures(procedures, project, rank), shares["procedures"]),
+            _Section("Recent decisions", 6, _decisions(decisions, project, rank), shares["decisions"]),
             # a summary's account of an older session is history the sessions after it went on from
-            _Section("Project facts", 8, _facts(facts, project, rank, last), SHARES["facts"]),
-            _Section("Team insights", 6, self._team_insights(caller, prompt), SHARES["team"]),
+            _Section(
+                "Project facts",
+                layout.facts_cap,
+                _facts(facts, project, rank, last, ages if layout.weighted_facts else None),
+                shares["facts"],
+            ),
+            _Section("Team insights", 6, self._team_insights(caller, prompt), shares["team"]),
         ]
-        built = self._render(team, project, agent, handoffs, others, budget_tokens)
+        built = self._render(team, project, agent, handoffs, others, budget_tokens, layout)
         if not consume:
             return built
         # a read-only key is shown the handoff, never consumes it; handing over is a conditional write,
         # and when another session start took this handoff a moment ago it is not shown here as well
         consuming = built.handoff_id is not None and caller.allows(KeyScope.WRITE)
         if consuming and not self._consume(caller, handoffs, agent):
-            built = self._render(team, project, agent, [], others, budget_tokens)
+            built = self._render(team, project, agent, [], others, budget_tokens, layout)
         if built.memory_ids:
             ids = [i for i in built.memory_ids if i != built.handoff_id]
             self._memories.record_access(team, ids, self._clock())
@@ -216,11 +259,12 @@ class ContextService:
         handoffs: Sequence[Memory],
         others: list[_Section],
         budget_tokens: int,
+        layout: _Layout = ONE_SESSION,
     ) -> AssembledContext:
         # what the handoff names as still failing is said by "Unresolved errors", or the last session
         # went on past it (`project_block.worked_past`)
         errors_shown = any(s.lines for s in others if s.title == ERRORS_TITLE) or self._got_past
-        handoff = self._handoff_lines(team, handoffs[:1], project, agent, errors_shown=errors_shown)
+        handoff = self._handoff_lines(team, handoffs[:1], project, agent, errors_shown, layout)
         said = _said_pieces(handoffs[0].content) if handoffs else []
         sections = [
             _Section("Where you left off", 1, handoff),
@@ -274,7 +318,13 @@ class ContextService:
         return _trusted(self._memories.list(team, flt, limit=limit).items)
 
     def _handoff_lines(
-        self, team: str, handoffs: Sequence[Memory], project: str, agent: str, errors_shown: bool = False
+        self,
+        team: str,
+        handoffs: Sequence[Memory],
+        project: str,
+        agent: str,
+        errors_shown: bool = False,
+        layout: _Layout = ONE_SESSION,
     ) -> list[_Line]:
         if handoffs:
             h = handoffs[0]
@@ -289,7 +339,13 @@ class ContextService:
             # not wanted whole: it alone is no reason for an id
             lists = (
                 ("asked_before", "Asked before that", 80, slice(-3, None), False),
-                ("reported", "Reported along the way", 200, slice(-8, None), True),
+                (
+                    "reported",
+                    "Reported along the way",
+                    layout.reported_chars,
+                    slice(-layout.reported, None),
+                    True,
+                ),
                 ("next_steps", "Next steps", 160, slice(5), True),
                 ("open_questions", "Open questions", 160, slice(5), True),
                 # what still fails is named; its error is a line of "Unresolved errors"
@@ -466,7 +522,9 @@ def _errors(fetched: list[Memory], episodes: list[Memory], project: str, rank: R
     return [_line(m, project) for m in found]
 
 
-def _work(episodes: list[Memory], project: str, rank: Rank, last: str | None = None) -> list[_Line]:
+def _work(
+    episodes: list[Memory], project: str, rank: Rank, last: str | None = None, layout: _Layout = ONE_SESSION
+) -> list[_Line]:
     """What recent sessions did and left open (git activity, unfinished todos, a summary's pending
     work), newest first; failed episodes are shown as errors instead, and a summary's to-do list the
     session went on to work through not at all (it reads as still to do; the handoff says what is)."""
@@ -489,7 +547,7 @@ def _work(episodes: list[Memory], project: str, rank: Rank, last: str | None = N
             *_newest(m),
         )
     )
-    return [_line(m, project) for m in found]
+    return [_line(m, project, limit=layout.work_chars) for m in found]
 
 
 def _conventions(found: list[Memory], project: str, rank: Rank) -> list[_Line]:
@@ -572,9 +630,13 @@ def _bare(command: object) -> str:
     return _SHOWN_HOW.sub("", str(command or "")).strip()
 
 
-def _facts(found: list[Memory], project: str, rank: Rank, last: str | None = None) -> list[_Line]:
-    """Facts a session established (ports, paths, versions, where things live), pinned and relevant
-    first; errors and team-wide facts are shown in their own sections."""
+def _facts(
+    found: list[Memory], project: str, rank: Rank, last: str | None = None, ages: dict[str, int] | None = None
+) -> list[_Line]:
+    """Facts the sessions established (ports, paths, versions, where things live, values the agent
+    reported setting), pinned and relevant first, then by `project_block.fact_weights`: what the
+    project changed, what other sessions name too, what its latest sessions set. Errors and team-wide
+    facts are shown in their own sections."""
     found = [
         m
         for m in found
@@ -583,8 +645,21 @@ def _facts(found: list[Memory], project: str, rank: Rank, last: str | None = Non
         and not _recap(m)
         and (Tag.SUMMARY not in m.tags or last is None or m.provenance.session_id == last)
     ]
-    found.sort(key=lambda m: (-m.pinned, *rank.get(m.id, UNRANKED), -round(m.confidence, 1), *_newest(m)))
-    return [_line(m, project) for m in found]
+    if ages is None:  # one session: what it established, pinned, relevant and surest first
+        found.sort(key=lambda m: (-m.pinned, *rank.get(m.id, UNRANKED), -round(m.confidence, 1), *_newest(m)))
+        return [_line(m, project) for m in found]
+    weight = fact_weights(found, ages)
+    found.sort(key=lambda m: (-m.pinned, rank.get(m.id, UNRANKED)[0], -weight[m.id], *_newest(m)))
+    # a setting is said once: a fact whose every setting a weightier one shows adds nothing to it
+    shown: set[str] = set()
+    out = []
+    for m in found:
+        settings = fact_values(m)
+        if settings and settings <= shown and not m.pinned:
+            continue
+        shown |= settings
+        out.append(_line(m, project, limit=FACT_CHARS))
+    return out
 
 
 def _recap(m: Memory) -> bool:

@@ -199,3 +199,73 @@ def repeatable(m: Memory) -> bool:
     steps = m.details.get("steps") or []
     runs = not isinstance(steps, list) or any(str(s).startswith(FIX_RUN) for s in steps)
     return bool(VERIFYING.intersection(m.tags)) and (FIX not in m.tags or runs)
+
+
+# --- the project's current facts ------------------------------------------------------------------
+RECENCY_HALF = 3.0  # a fact of the session three sessions back weighs half as much as the latest's
+SUPPORT_FULL = 3  # the value named by this many other sessions: full support
+ASKED_FULL = 2  # words of the person's request a statement says: it is what they asked for
+COMMITTED = 0.5  # the work was committed or pushed: kept, not tried
+# a value that configures something (a URL, a host, a path, a number, a colour, a command), not only a
+# name in the code (`parse_rows`)
+_SETTING = re.compile(r"[/.:#=\s]|\d")
+_RULE = re.compile(r"\b(?:always|never|must)\b", re.I)  # a rule the project now follows
+
+
+def session_ages(memories: Iterable[Memory]) -> dict[str, int]:
+    """How many of the project's sessions were learned after each one (0: the latest). A project's
+    own order of sessions, not wall-clock days: a project idle for a month has not aged."""
+    newest: dict[str, datetime] = {}
+    for m in memories:
+        sid = m.provenance.session_id
+        if sid and (sid not in newest or m.created_at > newest[sid]):
+            newest[sid] = m.created_at
+    ordered = sorted(newest, key=lambda s: newest[s], reverse=True)
+    return {sid: age for age, sid in enumerate(ordered)}
+
+
+def fact_values(m: Memory) -> set[str]:
+    """The settings a fact names (its learner listed its values), compared without case."""
+    found = m.details.get("values")
+    if not isinstance(found, list | tuple):
+        return set()
+    shown = (str(v).strip().lower().rstrip("/.") for v in found)
+    return {v for v in shown if len(v) >= 4 and _SETTING.search(v)}
+
+
+def fact_weights(facts: Sequence[Memory], ages: dict[str, int]) -> dict[str, float]:
+    """How much each fact deserves a line, each signal worth about one point:
+
+    - a change ("X (was Y)", "from A to B") or a rule ("always", "never", "must"): a decision;
+    - a setting it names (a URL, a host, a path, a number with its unit), named by other sessions too:
+      part of how the project works, not a passing remark;
+    - what the person asked for in that turn, and work committed or pushed;
+    - the project's own recency: what its latest sessions set is what holds now.
+    A fact several sessions confirm (the dream pass's evidence) gains half a point per session."""
+    sessions: dict[str, set[str]] = {}
+    for m in facts:
+        for v in fact_values(m):
+            sessions.setdefault(v, set()).add(m.provenance.session_id or m.id)
+    out = {}
+    for m in facts:
+        own = m.provenance.session_id or m.id
+        settings = fact_values(m)
+        others = {s for v in settings for s in sessions.get(v, ()) if s != own}
+        score = (
+            float(bool(m.details.get("changed") or _RULE.search(m.content)))
+            + float(bool(settings))
+            + min(len(others), SUPPORT_FULL) / SUPPORT_FULL
+            + min(_number(m.details.get("asked")), ASKED_FULL) / ASKED_FULL
+            + COMMITTED * bool(m.details.get("committed"))
+            + 0.5 ** (ages.get(own, len(ages)) / RECENCY_HALF)
+            + 0.5 * (confirmations(m) - 1)
+        )
+        out[m.id] = round(score, 4)
+    return out
+
+
+def _number(value: object) -> int:
+    try:
+        return max(int(value or 0), 0)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return 0

@@ -16,6 +16,7 @@ from cairn.domain.vocabulary import TITLE_CHARS, Tag
 from cairn.pipeline.learning import signals
 from cairn.pipeline.learning.manifests import manifest_facts
 from cairn.pipeline.learning.procedures import mine_procedures
+from cairn.pipeline.learning.reports import reported_facts
 from cairn.pipeline.learning.rules import errors_and_fixes
 from cairn.pipeline.models import Candidate
 from cairn.pipeline.reading.session import SessionReading
@@ -58,7 +59,7 @@ def unresolved(reading: SessionReading) -> list[Candidate]:
 
 
 # with the chunks' candidates: checks, git activity and history, plans, summaries, todos, how the last
-# request ended, the manifests' tasks
+# request ended, the values the agent reported of work a tool confirmed, the manifests' tasks
 WHOLE_SESSION: tuple[Learner, ...] = (
     signals.checks,
     signals.git_activity,
@@ -67,6 +68,7 @@ WHOLE_SESSION: tuple[Learner, ...] = (
     signals.summaries,
     signals.todos,
     signals.outcome,
+    reported_facts,
     manifests,
 )
 # after the excerpts: what the session's commands came to over its whole length

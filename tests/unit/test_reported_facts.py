@@ -1,0 +1,198 @@
+"""The values the agent reported in its account of work a tool confirmed (pipeline.learning.reports)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cairn.domain.models import MemoryKind
+from cairn.domain.vocabulary import Tag
+from cairn.pipeline.learning.learners import WHOLE_SESSION, learn
+from cairn.pipeline.learning.reports import reported_facts, statements
+from cairn.pipeline.models import EventDoc
+from cairn.pipeline.reading.session import read_events
+from cairn.transcripts import parse_transcript
+from cairn.transcripts.model import Role
+
+from tests.unit.session_events import ran, tool_run
+
+pytestmark = pytest.mark.unit
+
+
+def ev(seq: int, role: Role, text: str = "") -> EventDoc:
+    return EventDoc(seq=seq, line_no=seq, role=role, text=text)
+
+
+def facts_of(events: list[EventDoc]) -> list[str]:
+    return [c.content for c in reported_facts(read_events(events))]
+
+
+# the closing account of a Claude Code turn, as the agent wrote it (a real report's shape)
+CLOSING = (
+    "Pushed. The changes:\n\n"
+    "- **Village/Town: 25–50km** (was 5–10km) — a 5× increase\n"
+    '- Added "when in doubt, use a LARGER radius" to the system prompt\n'
+    "- Both `sensor_current` and `query_radiation` tool descriptions now say to use large radii\n\n"
+    "Want me to also update `list_sensors`?"
+)
+
+
+def test_a_closing_report_of_confirmed_work_keeps_its_changed_values_first():
+    events = [
+        ev(1, Role.USER, "make the village radius bigger, 50km maybe"),
+        *tool_run(2, "Edit", {"file_path": "/src/app/prompt.go", "old_string": "a", "new_string": "b"}, "ok"),
+        *ran(4, "git commit -am 'radius' && git push", "main -> main"),
+        ev(6, Role.ASSISTANT, CLOSING),
+    ]
+
+    found = reported_facts(read_events(events))
+
+    assert found[0].content == "Village/Town: 25–50km (was 5–10km) — a 5× increase"
+    assert found[0].kind is MemoryKind.FACT and Tag.REPORTED in found[0].tags
+    assert found[0].details["changed"] is True and "25–50km" in found[0].details["values"]
+    assert found[0].line_start == 6
+    # the offer that closes the reply is no statement of what is
+    assert not any("Want me" in c.content for c in found)
+
+
+def test_an_answer_after_only_looking_around_reports_no_work():
+    events = [
+        ev(1, Role.USER, "where is the binary deployed?"),
+        *ran(2, "cat .github/workflows/deploy.yml", "rsync ... /srv/app/bin"),
+        ev(4, Role.ASSISTANT, "The binary is stored at `/srv/app/bin/server` on the host."),
+    ]
+
+    assert facts_of(events) == []
+
+
+def test_work_a_tool_refused_is_not_confirmed():
+    events = [
+        ev(1, Role.USER, "set the port to 8080"),
+        *tool_run(2, "Edit", {"file_path": "/src/config.toml"}, "File has not been read yet", error=True),
+        ev(4, Role.ASSISTANT, "Changed the port from `8000` to `8080` in `config.toml`."),
+    ]
+
+    assert facts_of(events) == []
+
+
+def test_a_key_value_block_is_one_statement_so_a_new_value_keeps_its_subject():
+    reply = (
+        "Excellent! The secret has been successfully updated!\n\n"
+        "**Repository:** acme/shop\n**Secret:** `DEPLOY_HOST`\n**New Value:** `10.20.30.40`\n\n"
+        "The next deploy will use the IP address `10.20.30.40` for SSH."
+    )
+    events = [
+        ev(1, Role.USER, "use the IP for the deploy host"),
+        *ran(2, 'gh secret set DEPLOY_HOST --body "10.20.30.40"', "✓ Set secret DEPLOY_HOST"),
+        ev(4, Role.ASSISTANT, reply),
+    ]
+
+    assert facts_of(events) == ["Secret: `DEPLOY_HOST`; New Value: `10.20.30.40`"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "The changes should be live at https://example.dev/app/ in ~2-3 minutes!",  # about to happen
+        "Cache invalidation complete! Please try again now at https://example.dev/app/",  # advice
+        "`src/main.rs`",  # a value alone says nothing about it
+        "Commit: `ef1fc24`",  # the session's git activity says its commits
+        "Would you like me to set `POOL_SIZE` to 20?",  # an offer
+        "This might be caused by `ulimit -n` being 1024",  # a hedge
+        "Added the retry loop and tests",  # no value to check
+        "All `/api/auth/*` endpoints are returning 404 because the proxy has no route",  # a problem seen
+        "Perfect! The deploy to `10.0.0.7` has completed and is fully verified.",  # a cheer
+        "Database has fresh data: `sensor:42` reported at 14:50 today",  # the moment's state
+    ],
+)
+def test_what_is_no_checkable_statement_of_what_is_is_left_out(line):
+    assert statements(line) == []
+
+
+def test_code_blocks_and_tables_are_no_statements_but_code_a_line_quotes_keeps_its_link():
+    reply = (
+        "Done:\n```bash\nexport URL=https://x.dev\n```\n"
+        "| Size | Radius |\n|---|---|\n| Village | 5000-10000m |\n"
+        "- Every id MUST be a map link: `[id](https://maps.example.org/?lat=LAT&zoom=15)`\n"
+        "- Moved the warning to a new [`_hint`](src/api.py#L12) field in `src/api.py`"
+    )
+
+    assert statements(reply) == [
+        "Moved the warning to a new `_hint` field in `src/api.py`",
+        "Every id MUST be a map link: `[id](https://maps.example.org/?lat=LAT&zoom=15)`",
+    ]
+
+
+def codex_line(kind: str, payload: dict) -> dict:
+    return {"timestamp": "2026-02-23T12:19:42.561Z", "type": kind, "payload": payload}
+
+
+def test_a_codex_rollout_of_an_elixir_project_gives_the_values_its_final_message_reports():
+    """Another agent's format and another stack: a Codex `apply_patch` that succeeded, then its report."""
+    say = lambda role, text: codex_line(  # noqa: E731
+        "response_item",
+        {
+            "type": "message",
+            "role": role,
+            "content": [{"type": "output_text" if role == "assistant" else "input_text", "text": text}],
+        },
+    )
+    lines = [
+        codex_line("session_meta", {"id": "s1", "cwd": "/home/dev/ledger", "originator": "codex_cli_rs"}),
+        say("user", "Raise the Repo pool size and point the ledger at the v2 API"),
+        codex_line(
+            "response_item",
+            {
+                "type": "custom_tool_call",
+                "status": "completed",
+                "call_id": "call_1",
+                "name": "apply_patch",
+                "input": "*** Begin Patch\n*** Update File: config/runtime.exs\n@@\n"
+                "-pool_size: 10\n+pool_size: 20\n*** End Patch",
+            },
+        ),
+        codex_line(
+            "response_item",
+            {
+                "type": "custom_tool_call_output",
+                "call_id": "call_1",
+                "output": json.dumps({"output": "Success. Updated files", "metadata": {"exit_code": 0}}),
+            },
+        ),
+        say(
+            "assistant",
+            "Updated `config/runtime.exs`:\n"
+            "- `pool_size` is now 20 (was 10)\n"
+            "- Ledger base URL changed from https://ledger.internal/v1 to https://ledger.internal/v2\n"
+            "Run `mix test` to confirm.",
+        ),
+    ]
+    parsed = parse_transcript("".join(json.dumps(x) + "\n" for x in lines).encode())
+    events = [EventDoc.of(e) for e in parsed.events]
+
+    found = [c for c in learn(read_events(events), WHOLE_SESSION) if Tag.REPORTED in c.tags]
+
+    assert parsed.agent == "codex"
+    assert [c.content for c in found] == [
+        "Ledger base URL changed from https://ledger.internal/v1 to https://ledger.internal/v2",
+        "`pool_size` is now 20 (was 10)",
+    ]
+    assert all(c.details["source"] == "agent" for c in found)
+
+
+def test_a_statement_whose_values_the_session_already_gave_is_not_said_again():
+    first = "Changed the default sort to `marker_count` instead of `upload_count`"
+    events = [
+        ev(1, Role.USER, "sort by markers"),
+        *tool_run(2, "Edit", {"file_path": "/srv/stats.py"}, "ok"),
+        ev(4, Role.ASSISTANT, first),
+        ev(5, Role.USER, "and document it"),
+        *tool_run(6, "Edit", {"file_path": "/srv/README.md"}, "ok"),
+        ev(8, Role.ASSISTANT, "The `marker_count` field shows individual measurement points"),
+    ]
+
+    assert facts_of(events) == [first]
+
+
+def test_a_problem_the_statement_says_was_fixed_is_kept():
+    assert statements("Fixed the 502 error: added the `ANTHROPIC_API_KEY` GitHub secret") != []
