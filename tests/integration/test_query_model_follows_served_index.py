@@ -184,3 +184,16 @@ def test_an_unreachable_domain_leaves_queries_to_the_configured_model_instead_of
     index = OpenSearchIndex(opensearch_client("http://127.0.0.1:9", auth="none", timeout=1), "down", 12)
     builds = OpenSearchIndexBuilds(index, index.client)
     assert builds.served_version_cached() is None
+
+
+def test_the_reindex_progress_says_the_search_engine_is_unavailable_when_the_domain_is_down(aws, monkeypatch):
+    from cairn.domain.errors import Unavailable
+
+    settings, *_ = aws
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", moto_endpoint())  # the run record is read (absent) first
+    down = settings.model_copy(
+        update={"opensearch_endpoint": "http://127.0.0.1:9", "opensearch_timeout_s": 1}
+    )
+    container = build_container(down, embedder=HashEmbedder(NEW, 12))
+    with pytest.raises(Unavailable):
+        container.reindex_progress()
