@@ -176,3 +176,24 @@ def test_in_aws_recall_embeds_with_the_alias_current_index_model_until_the_swap_
     vector = recall_vector(stored[5])
     assert (vector.version, len(vector)) == (NEW, 12)
     assert vector == pytest.approx(new.embed_query(stored[5].search_text()))
+
+
+def test_an_unreachable_domain_leaves_queries_to_the_configured_model_instead_of_failing_them():
+    from cairn.adapters.aws.opensearch_builds import OpenSearchIndexBuilds
+
+    index = OpenSearchIndex(opensearch_client("http://127.0.0.1:9", auth="none", timeout=1), "down", 12)
+    builds = OpenSearchIndexBuilds(index, index.client)
+    assert builds.served_version_cached() is None
+
+
+def test_the_reindex_progress_says_the_search_engine_is_unavailable_when_the_domain_is_down(aws, monkeypatch):
+    from cairn.domain.errors import Unavailable
+
+    settings, *_ = aws
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", moto_endpoint())  # the run record is read (absent) first
+    down = settings.model_copy(
+        update={"opensearch_endpoint": "http://127.0.0.1:9", "opensearch_timeout_s": 1}
+    )
+    container = build_container(down, embedder=HashEmbedder(NEW, 12))
+    with pytest.raises(Unavailable):
+        container.reindex_progress()

@@ -1,5 +1,8 @@
 """The extractor is chosen by settings; a half-configured LLM extractor is refused at start-up."""
 
+import subprocess
+import sys
+
 import pytest
 from cairn.pipeline.learning.rules import RuleExtractor
 from cairn.pipeline.running.wiring import build_extractor
@@ -8,9 +11,22 @@ from cairn.settings import Settings
 pytestmark = pytest.mark.unit
 
 
-def test_rules_are_the_default_extractor(monkeypatch):
+def test_rules_are_the_default_extractor_loaded_on_its_first_chunk(monkeypatch):
     monkeypatch.delenv("CAIRN_EXTRACTOR", raising=False)
-    assert isinstance(build_extractor(Settings().extractor), RuleExtractor)
+    extractor = build_extractor(Settings().extractor)
+    assert extractor.name == "rules"
+    assert isinstance(extractor._make(), RuleExtractor)
+
+
+def test_wiring_a_pipeline_loads_neither_the_rules_nor_the_inline_runner_until_used():
+    """The AWS API builds a container on each cold start (the hook's cold path) and never extracts."""
+    probe = (
+        "import sys; from cairn.pipeline.running.wiring import build_extractor; build_extractor();"
+        "print(sorted(m for m in ('cairn.pipeline.learning.rules', 'cairn.pipeline.running.inline')"
+        " if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_an_llm_extractor_without_a_model_is_refused(monkeypatch):

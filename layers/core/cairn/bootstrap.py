@@ -432,11 +432,18 @@ def _distributed_progress(
 ) -> ReindexProgress:
     """What the reindex state machine's run record and done markers under `reindex/` say (the API
     reads them, granted GetObject on the record and a listing of done markers alone)."""
+    from opensearchpy import ConnectionError as OSConnectionError
+    from opensearchpy import TransportError
+
     from cairn.adapters.aws.opensearch_builds import OpenSearchIndexBuilds
+    from cairn.domain.errors import Unavailable
     from cairn.services.distributed_reindex import DistributedReindex
 
     builds = OpenSearchIndexBuilds(index, index.client)
-    return DistributedReindex(container.teams, memories, container.blobs, builds, target).progress()
+    try:
+        return DistributedReindex(container.teams, memories, container.blobs, builds, target).progress()
+    except (TransportError, OSConnectionError) as exc:  # the page says so (503), not a traceback
+        raise Unavailable("search engine unavailable", cause=type(exc).__name__) from exc
 
 
 def _serving(index: OpenSearchIndex, embedder: Embedder, previous: Sequence[Embedder]) -> Embedder:

@@ -13,14 +13,18 @@ complete index or the new complete one, never an empty or a mixed one.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from typing import Any
 
-from opensearchpy import NotFoundError, OpenSearch
+from opensearchpy import ConnectionError as OSConnectionError
+from opensearchpy import NotFoundError, OpenSearch, TransportError
 
 from cairn.adapters.aws.opensearch import OpenSearchIndex
 from cairn.adapters.aws.opensearch_bodies import index_body
+
+log = logging.getLogger(__name__)
 
 BUILD_CHECK_S = 10.0  # how long the indexer trusts its last look at the building alias
 # how long the API and the indexer trust their last look at the served model: a query embedded within this
@@ -79,7 +83,13 @@ class OpenSearchIndexBuilds:
         recall, the stream indexer on every batch)."""
         now = self._clock()
         if self._served is None or now - self._served[0] > SERVED_CHECK_S:
-            self._served = (now, self.served_version())
+            try:
+                self._served = (now, self.served_version())
+            except (TransportError, OSConnectionError):
+                # the domain is unreachable: recall answers from the table meanwhile; the last look (or
+                # none: the configured model) stands until the next one
+                log.warning("could not read the served index's model; looking again in %s s", SERVED_CHECK_S)
+                self._served = (now, self._served[1] if self._served else None)
         return self._served[1]
 
     def building_version(self) -> str | None:

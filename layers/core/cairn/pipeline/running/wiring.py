@@ -1,15 +1,41 @@
-"""Build the pipeline, the upload service and the inline runner for a container (called by bootstrap)."""
+"""Build the pipeline, the upload service and the inline runner for a container (called by bootstrap).
+
+Imports are where they are used: the AWS API builds a container on every cold start (the hook's cold path)
+and never runs the inline runner nor extracts, so it does not load them (the rule extractor's patterns,
+the inline runner's stages): `DeferredExtractor` loads the configured extractor on its first chunk.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from cairn.pipeline.deps import PipelineDeps
-from cairn.pipeline.learning.extractor import Extractor
-from cairn.pipeline.learning.rules import RuleExtractor
 from cairn.pipeline.reading.transcript_lines import TranscriptReader
-from cairn.pipeline.running.inline import InlinePipelineRunner
 from cairn.services.uploads import UploadService
+
+if TYPE_CHECKING:
+    from cairn.pipeline.learning.extractor import ChunkDoc, ExtractContext, Extraction, Extractor
+
+
+class DeferredExtractor:
+    """An `Extractor` made on its first chunk (its `name` is known before)."""
+
+    def __init__(self, name: str, make: Callable[[], Extractor]) -> None:
+        self.name = name
+        self._make = make
+        self._made: Extractor | None = None
+
+    def extract(self, chunk: ChunkDoc, ctx: ExtractContext) -> Extraction:
+        if self._made is None:
+            self._made = self._make()
+        return self._made.extract(chunk, ctx)
+
+
+def _rules() -> Extractor:
+    from cairn.pipeline.learning.rules import RuleExtractor
+
+    return RuleExtractor()
 
 
 def build_extractor(
@@ -22,7 +48,7 @@ def build_extractor(
 ) -> Extractor:
     """The extractor a deployment asked for: "rules" (default), "bedrock", "anthropic" or "openai"."""
     if kind == "rules":
-        return RuleExtractor()
+        return DeferredExtractor("rules", _rules)
     from cairn.pipeline.learning import llm
 
     if not model:
@@ -62,10 +88,12 @@ def attach_pipeline(
         relations=relations,
         embedder=container.embedder,
         index=index,
-        extractor=extractor or RuleExtractor(),
+        extractor=extractor or DeferredExtractor("rules", _rules),
         warm_vectors=inline,
     )
     if inline:
+        from cairn.pipeline.running.inline import InlinePipelineRunner
+
         container.runner = InlinePipelineRunner(container.pipeline)
         container.closers = (container.runner.close, *container.closers)
     elif settings.state_machine_arn and settings.bucket:
