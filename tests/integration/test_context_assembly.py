@@ -577,3 +577,16 @@ def test_one_sessions_facts_keep_their_order_of_confidence(store):
     md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
 
     assert md.index("port 8080") < md.index("pool size")
+
+
+def test_a_fact_the_handoff_already_reported_along_the_way_is_not_a_second_line(store):
+    said = "Pool size is now 20 in `config/runtime.exs` (was 10)"
+    _reported(store, "s1", "The ledger reads https://ledger.internal/v2", ["https://ledger.internal/v2"], 1)
+    _reported(store, "s2", said, ["config/runtime.exs"], 2, changed=True)
+    HandoffService(store.memories).save_handoff(
+        ALICE, HandoffNote(project=P, summary="Last request: pool", agent="claude-code", reported=(said,))
+    )
+
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+
+    assert md.count("Pool size is now 20") == 1 and "ledger.internal/v2" in md

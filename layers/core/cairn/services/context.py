@@ -266,9 +266,16 @@ class ContextService:
         errors_shown = any(s.lines for s in others if s.title == ERRORS_TITLE) or self._got_past
         handoff = self._handoff_lines(team, handoffs[:1], project, agent, errors_shown, layout)
         said = _said_pieces(handoffs[0].content) if handoffs else []
+        # what the handoff lists as reported along the way is not a line of another section too
+        listed = _reported_items(handoffs[0], layout) if handoffs else set()
         sections = [
             _Section("Where you left off", 1, handoff),
-            *(_Section(s.title, s.cap, [_unsaid(ln, said) for ln in s.lines], s.share) for s in others),
+            *(
+                _Section(
+                    s.title, s.cap, [_unsaid(ln, said) for ln in s.lines if _body(ln) not in listed], s.share
+                )
+                for s in others
+            ),
         ]
         if not handoffs and not any(s.lines for s in sections[1:]):
             return self._empty(project)
@@ -791,6 +798,16 @@ def _unique(memories: Iterable[Memory]) -> list[Memory]:
     for m in memories:
         seen.setdefault(m.id, m)
     return list(seen.values())
+
+
+def _reported_items(handoff: Memory, layout: _Layout) -> set[str]:
+    """The handoff's "Reported along the way" items the block shows, as `_body` reads a line."""
+    items = _strings(handoff.details.get("reported"))[-layout.reported :]
+    return {_WS.sub(" ", i).strip().rstrip(" .;") for i in items}
+
+
+def _body(line: _Line) -> str:
+    return _WS.sub(" ", line.text.removeprefix("- ")).strip().rstrip(" .;")
 
 
 def _said_pieces(handoff: str) -> list[str]:
