@@ -83,6 +83,11 @@ class EnvironmentConfig:
     # The same for the REQUEST authorizer (512 MB): after idle a hook meets its cold start first, then
     # the API's; one warm 512 MB instance costs ~$5.50/month (docs/deploy.md, "Hooks after idle").
     authorizer_provisioned_concurrency: int = 0
+    # Lambda SnapStart on the API and the authorizer where nothing is provisioned (dev, staging): a cold
+    # start restores a snapshot taken after init (imports, the container) instead of running init. Python
+    # 3.12+ only, published versions only (an alias `live`), never with provisioned concurrency on the same
+    # function; LocalStack does not restore snapshots, so `local` leaves it off. docs/deploy.md has the cost.
+    snap_start: bool = False
     stage_memory_mb: int = 1024
     log_level: str = "INFO"
     # LLM extraction through Bedrock (infra/units/bedrock.py): a Bedrock model id or inference profile id
@@ -125,6 +130,7 @@ class EnvironmentConfig:
 
 _DEV = EnvironmentConfig(
     name="dev",
+    snap_start=True,
     removal_policy=RemovalPolicy.DESTROY,
     log_retention=logs.RetentionDays.ONE_WEEK,
     alarms=AlarmThresholds(
@@ -156,9 +162,10 @@ ENVIRONMENTS: dict[str, EnvironmentConfig] = {
     "dev": _DEV,
     # For LocalStack (localstack/deploy.py): dev exactly, plus what the emulator needs (`emulated`).
     # LocalStack's community edition does not meter usage plans: no usage-plan key is required there.
-    "local": replace(_DEV, name="local", emulated=True, require_usage_plan_key=False),
+    "local": replace(_DEV, name="local", emulated=True, require_usage_plan_key=False, snap_start=False),
     "staging": EnvironmentConfig(
         name="staging",
+        snap_start=True,
         removal_policy=RemovalPolicy.DESTROY,
         log_retention=logs.RetentionDays.ONE_MONTH,
         alarms=AlarmThresholds(),

@@ -80,6 +80,7 @@ class Api(Construct):
             description="Cairn REST API and hook routes (FastAPI via Mangum)",
             memory_mb=config.api_memory_mb,
             timeout=Duration.seconds(29),  # API Gateway's integration limit
+            snap_start=config.snap_start,
             environment={
                 **environment,
                 **writer_environment,
@@ -170,7 +171,7 @@ class Api(Construct):
             ),
         )
         # with provisioned concurrency, API Gateway invokes the warm alias, not the unpublished function
-        self.target = warm(self.function, config.api_provisioned_concurrency)
+        self.target = warm(self.function, config.api_provisioned_concurrency, config.snap_start)
         self.mcp_target = warm(self.mcp_function, config.mcp_provisioned_concurrency)
         integration = apigw.LambdaIntegration(self.target)
         authorized = apigw.MethodOptions(

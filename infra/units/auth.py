@@ -35,6 +35,7 @@ class Auth(Construct):
             memory_mb=512,
             timeout=Duration.seconds(10),
             environment={"CAIRN_TABLE_NAME": storage.table.table_name},
+            snap_start=config.snap_start,
         )
         storage.table.grant_read_data(self.function)
         # Identity source: the Authorization header ("Bearer <key>"). With caching on, API Gateway answers 401
@@ -43,7 +44,7 @@ class Auth(Construct):
         # authorizer must return a policy covering the whole stage (e.g. arn:...:<api>/<stage>/*/*).
         # after idle (the cached policy lapses after AUTHORIZER_CACHE_TTL) a hook pays this function's cold
         # start before the API's; warm instances take it off the hook's 3 s path (docs/deploy.md)
-        self.target = warm(self.function, config.authorizer_provisioned_concurrency)
+        self.target = warm(self.function, config.authorizer_provisioned_concurrency, config.snap_start)
         self.authorizer = apigw.RequestAuthorizer(
             self,
             "Authorizer",

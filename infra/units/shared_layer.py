@@ -45,6 +45,7 @@ class SharedRuntime(Construct):
         environment: dict[str, str],
         memory_mb: int = 512,
         timeout: Duration | None = None,
+        snap_start: bool = False,
     ) -> lambda_.Function:
         log_group = logs.LogGroup(
             scope,
@@ -76,17 +77,22 @@ class SharedRuntime(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
             environment=env,
+            # a snapshot of each published version after init; a cold start restores it (see `warm`)
+            snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if snap_start else None,
         )
 
 
-def warm(function: lambda_.Function, instances: int) -> lambda_.IFunction:
-    """`function` itself, or with `instances` provisioned: its alias `live` on the current version."""
-    if instances <= 0:
+def warm(function: lambda_.Function, instances: int, snap_start: bool = False) -> lambda_.IFunction:
+    """`function` itself, or its alias `live` on the current version: with `instances` provisioned, or
+    with SnapStart (which restores only published versions, so callers must invoke the alias)."""
+    if instances <= 0 and not snap_start:
         return function
+    if instances > 0 and snap_start:
+        raise ValueError("SnapStart and provisioned concurrency cannot be combined on one function")
     return lambda_.Alias(
         function,
         "Live",
         alias_name="live",
         version=function.current_version,
-        provisioned_concurrent_executions=instances,
+        provisioned_concurrent_executions=instances or None,
     )

@@ -75,15 +75,22 @@ def test_authorizer_is_a_request_authorizer_on_the_authorization_header_cached_3
     )
 
 
+def _invoked(template: dict, service: str) -> set[str]:
+    """The logical ids API Gateway may invoke for a function: itself and its aliases (SnapStart, warm)."""
+    function_id, _ = function_by_service(template, service)
+    aliases = resources(template, "AWS::Lambda::Alias").items()
+    return {function_id} | {i for i, a in aliases if a["Properties"]["FunctionName"] == {"Ref": function_id}}
+
+
 def test_mcp_goes_to_the_mcp_lambda_and_every_other_path_to_the_api_lambda(synth):
     template = synth.json["dev"]
-    api_id, _ = function_by_service(template, "cairn-api")
-    mcp_id, _ = function_by_service(template, "cairn-mcp")
+    api, mcp = _invoked(template, "cairn-api"), _invoked(template, "cairn-mcp")
     for _, path, props in _methods(template):
         integration = props["Integration"]
         assert integration["Type"] == "AWS_PROXY"
-        expected, other = (mcp_id, api_id) if path == "/mcp" else (api_id, mcp_id)
-        assert expected in str(integration["Uri"]) and other not in str(integration["Uri"]), path
+        expected, other = (mcp, api) if path == "/mcp" else (api, mcp)
+        uri = str(integration["Uri"])
+        assert any(f"'{i}'" in uri for i in expected) and not any(f"'{i}'" in uri for i in other), path
 
 
 def test_the_stage_throttles_all_teams_together_at_the_environment_rates(dev, prod):
@@ -113,7 +120,8 @@ def test_stage_writes_json_access_logs_and_traces(dev):
 
 def test_prod_keeps_warm_api_and_mcp_instances_that_api_gateway_invokes_and_dev_keeps_none(synth):
     dev, prod = synth.json["dev"], synth.json["prod"]
-    assert not resources(dev, "AWS::Lambda::Alias")
+    # dev's aliases are SnapStart's published versions, none provisioned
+    assert not [a for a in resources(dev, "AWS::Lambda::Alias").values() if "Provisioned" in str(a)]
     aliases = resources(prod, "AWS::Lambda::Alias")
     warm = {}
     for alias_id, alias in aliases.items():
@@ -145,5 +153,41 @@ def test_prod_keeps_a_warm_authorizer_instance_that_api_gateway_calls_and_dev_ke
     assert [c["ProvisionedConcurrentExecutions"] for c in configs] == [1]
     (authorizer,) = resources(prod, "AWS::ApiGateway::Authorizer").values()
     assert next(iter(warm)) in str(authorizer["Properties"]["AuthorizerUri"])
-    (dev_authorizer,) = resources(dev, "AWS::ApiGateway::Authorizer").values()
-    assert "Alias" not in str(dev_authorizer["Properties"]["AuthorizerUri"])
+    dev_function, _ = function_by_service(dev, "cairn-authorizer")
+    assert not [
+        a
+        for a in resources(dev, "AWS::Lambda::Alias").values()
+        if a["Properties"]["FunctionName"] == {"Ref": dev_function} and "Provisioned" in str(a)
+    ]
+
+
+def test_dev_and_staging_restore_the_api_and_the_authorizer_from_snapstart_versions_api_gateway_invokes(
+    synth,
+):
+    from infra.config import get_config
+
+    assert get_config("staging").snap_start and not get_config("local").snap_start  # LocalStack: no restores
+    template = synth.json["dev"]  # staging's units are dev's with other sizes
+    aliases = resources(template, "AWS::Lambda::Alias")
+    for service in ("cairn-api", "cairn-authorizer"):
+        function_id, function = function_by_service(template, service)
+        assert function["Properties"]["SnapStart"] == {"ApplyOn": "PublishedVersions"}, service
+        assert function["Properties"]["Runtime"] in ("python3.12", "python3.13"), service  # 3.12+ only
+        (alias_id,) = [
+            i for i, a in aliases.items() if a["Properties"]["FunctionName"] == {"Ref": function_id}
+        ]
+        assert "ProvisionedConcurrencyConfig" not in aliases[alias_id]["Properties"], service
+        # API Gateway must call the alias: the unpublished $LATEST is never restored from a snapshot
+        if service == "cairn-api":
+            uris = [
+                str(props["Integration"]["Uri"]) for _, path, props in _methods(template) if path != "/mcp"
+            ]
+            assert uris and all(alias_id in uri for uri in uris)
+        else:
+            (authorizer,) = resources(template, "AWS::ApiGateway::Authorizer").values()
+            assert alias_id in str(authorizer["Properties"]["AuthorizerUri"])
+
+
+def test_prod_uses_provisioned_concurrency_and_no_function_has_snapstart(synth):
+    for function in resources(synth.json["prod"], "AWS::Lambda::Function").values():
+        assert "SnapStart" not in function["Properties"]
