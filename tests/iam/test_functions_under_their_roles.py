@@ -24,6 +24,7 @@ import pytest
 from cairn.domain.models import KeyScope, MemoryKind, Principal
 from cairn.services.uploads import UploadRequest
 
+from tests.fakes.embedders import HashEmbedder
 from tests.iam import template_policies as tp
 from tests.iam.recorded_calls import RECORDED, as_role, record_calls
 from tests.integration.pipeline_helpers import CLAUDE_FIXTURE
@@ -646,7 +647,15 @@ def test_statements_moto_checks_by_action_alone_name_only_this_stacks_resources(
 # --- the model-change reindex (last: its swap turns the served index into an alias) --------------------
 
 
-def test_a_distributed_reindex_plans_embeds_its_pages_and_swaps_under_the_tasks_roles(stack, learned):
+def test_a_distributed_reindex_plans_embeds_its_pages_and_swaps_under_the_tasks_roles(
+    stack, learned, monkeypatch
+):
+    # a model change, as in production: the served index holds the bundled model's vectors once the
+    # indexer has run, and a rebuild to the model it already serves is refused ("nothing to rebuild")
+    import cairn.bootstrap
+
+    target = HashEmbedder("iam-model-change", 12)
+    monkeypatch.setattr(cairn.bootstrap, "shared_embedder", lambda: target)
     plan = _run(stack, "reindex.plan", "plan", {}, code_dir="reindex")
     assert plan["pages"] >= 1 and plan["resumed"] is False
     with as_role("reindex.plan", stack.credentials["reindex.plan"], stack.environments["reindex.plan"]):
