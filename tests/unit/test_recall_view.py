@@ -81,21 +81,3 @@ def test_a_long_memory_past_the_best_three_is_cut_to_its_lines_on_the_query():
     )
     assert views[3]["truncated"] and "make ship" in views[3]["content"]
     assert len(views[3]["content"]) <= 420 < len(views[0]["content"]) <= 840
-
-
-def test_snippet_room_tapers_with_rank_so_later_hits_still_show_their_evidence():
-    long_text = "\n".join(f"line {i}: the deploy host is web-{i} behind the proxy" for i in range(60))
-    hits = [
-        hit(
-            id=f"mem_{n}",
-            kind=MemoryKind.EXCERPT,
-            title="step: deploy",
-            content=long_text,
-            provenance=Provenance(session_id="s", line_start=n, line_end=n + 60),
-        )
-        for n in range(10)
-    ]
-    shown = [len(v["snippet"]) for v in recall_views(hits, "which host do we deploy to?")]
-    assert shown == sorted(shown, reverse=True)  # never more room further down
-    assert shown[0] > shown[-1] and shown[3] > shown[-1]  # the first few all get room, not only the top
-    assert sum(shown) <= 5_000  # ten hits stay within ~2,000 tokens

@@ -183,26 +183,17 @@ def _recall(s: ToolServices, caller: Principal, x: a.RecallArgs) -> dict[str, An
 
 NOTHING_RELEVANT = "nothing relevant: no memory or transcript excerpt of this scope bears on the query"
 SNIPPET_CHARS = 420
-# Snippet room by rank, tapering: the best hit gets room to show its evidence, each next one a little
-# less, the last five a glimpse. The answer is often not the first hit (the newer session's account,
-# one part of a question of several), so room falls gradually rather than at one rank, and ten hits
-# stay under ~2,000 tokens. Multi-session dev: 3 hits at 840 + 7 at 315 showed hit@10 0.75 at p50
-# 2,191 tokens; this taper shows 0.75 at 1,971 (coding-dev sets unchanged).
-SNIPPET_BUDGETS = (840, 700, 560, 420, 320, 240)
-
-
-def _budget(rank: int) -> int:
-    """The snippet room of the hit at `rank` (0 is the best)."""
-    return SNIPPET_BUDGETS[min(rank, len(SNIPPET_BUDGETS) - 1)]
 
 
 def recall_views(found: Sequence[RecallHit], query: str) -> list[dict[str, Any]]:
-    """The hits of one recall as an agent sees them. The best get room to show their evidence,
-    tapering to a glimpse (`SNIPPET_BUDGETS`; ten hits stay ~2,000 tokens). What excerpts share is
-    said once: the title of a step (the request they served) at the first of its excerpts, and a
-    session id only where it changes from the excerpt before (an id cost ~20 tokens, and most answers
-    come from one session)."""
-    views = [recall_view(h, query, _budget(rank)) for rank, h in enumerate(found)]
+    """The hits of one recall as an agent sees them. The best three get room to show their evidence,
+    the rest a glimpse (ten hits stay ~2,000 tokens). What excerpts share is said once: the title of
+    a step (the request they served) at the first of its excerpts, and a session id only where it
+    changes from the excerpt before (an id cost ~20 tokens, and most answers come from one session)."""
+    views = [
+        recall_view(h, query, SNIPPET_CHARS * 2 if rank < 3 else SNIPPET_CHARS * 3 // 4)
+        for rank, h in enumerate(found)
+    ]
     excerpts = [v for v in views if v["kind"] == MemoryKind.EXCERPT.value]
     seen: set[tuple[Any, Any]] = set()
     for view in excerpts:
