@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from tests.fakes.embedders import HashEmbedder
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -148,3 +150,35 @@ def test_the_api_function_cold_start_never_imports_the_mcp_sdk(tmp_path):
         check=True,
     )
     assert done.stdout.strip() == "[]"
+
+
+class QueryLog(HashEmbedder):
+    """Stands in for the bundled model: records each query it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__("query-log")
+        self.queries: list[str] = []
+
+    def embed_query(self, text):
+        self.queries.append(text)
+        return super().embed_query(text)
+
+
+@pytest.mark.parametrize(
+    ("init_type", "primed"),
+    [("snap-start", True), ("provisioned-concurrency", True), ("on-demand", False)],
+)
+def test_an_init_ahead_of_requests_loads_the_query_model_so_the_snapshot_holds_it(
+    init_type, primed, tmp_path, monkeypatch
+):
+    import cairn.bootstrap
+
+    model = QueryLog()
+    monkeypatch.setattr(cairn.bootstrap, "shared_embedder", lambda: model)
+    monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", init_type)
+    module = load_handler("api", tmp_path / "lambda-home", monkeypatch)
+    try:
+        assert bool(model.queries) is primed
+    finally:
+        module.app.state.container.close()
+        sys.modules.pop("functions.api.handler", None)

@@ -69,6 +69,11 @@ class Settings(BaseSettings):
     # the stack's usage plan (output UsagePlanId): `cairn admin create-team` gives each team its key in it
     usage_plan_id: str | None = None
     aws_region: str | None = Field(default=None, validation_alias="AWS_REGION")
+    # how Lambda started this process: "on-demand", "provisioned-concurrency" or "snap-start" (set by the
+    # runtime); the last two run init ahead of any request, so init may load what a first request would
+    lambda_initialization_type: str = Field(
+        default="on-demand", validation_alias="AWS_LAMBDA_INITIALIZATION_TYPE"
+    )
     dynamo_endpoint: str | None = None  # LocalStack / DynamoDB Local
 
     @property

@@ -26,7 +26,7 @@ def asgi_handler(service: str, *, rest: bool, mcp: bool) -> tuple[FastAPI, Calla
 
     from cairn.adapters.aws.powertools import structured_logger
     from cairn.api.app import create_app
-    from cairn.bootstrap import build_container
+    from cairn.bootstrap import build_container, prime_at_init
 
     # most requests publish no custom metric; Powertools' documented way to silence its warning
     warnings.filterwarnings("ignore", "No application metrics to publish")
@@ -34,6 +34,7 @@ def asgi_handler(service: str, *, rest: bool, mcp: bool) -> tuple[FastAPI, Calla
     logger, metrics = structured_logger(), Metrics()
     app = create_app(build_container(), rest=rest, mcp=mcp)
     asgi = Mangum(app, lifespan="off")
+    prime_at_init()  # SnapStart / provisioned init only: the model then ships in the snapshot
 
     @logger.inject_lambda_context
     @metrics.log_metrics(capture_cold_start_metric=True)
