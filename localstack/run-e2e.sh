@@ -11,4 +11,4 @@ python="${PYTHON:-$repo/.venv/bin/python}"
 python3 "$here/stack.py" up || { python3 "$here/stack.py" down; exit 1; }
 trap 'python3 "$here/stack.py" down' EXIT
 (cd "$repo" && "$python" localstack/deploy.py) || exit 1
-(cd "$repo" && "$python" -m pytest -m e2e tests/e2e "$@")
+(cd "$repo" && "$python" -m pytest -n 0 -m e2e tests/e2e "$@")

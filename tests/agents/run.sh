@@ -6,4 +6,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY="${PYTHON:-.venv/bin/python}"
-exec "$PY" -m pytest tests/agents -m agents -q -p no:cacheprovider "$@"
+exec "$PY" -m pytest -n 0 tests/agents -m agents -q -p no:cacheprovider "$@"
