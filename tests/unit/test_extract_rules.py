@@ -557,3 +557,25 @@ def test_a_fix_by_an_edit_says_what_the_last_edit_of_the_file_put_in():
         "edit /w/app/src/a.ts (`z()`)",
         "edit /w/app/test/validator.test.ts (`expect(error?.message).toContain('uses removed value');`)",
     ]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # Claude Code: the person quotes a tool description they want hidden from the replies
+        'Can you hide the text from the replies? \n\n"IMPORTANT: When reporting radiation values in CPM, '
+        "always state 'CPM (counts per minute)', NOT 'CPS'. CPM is the standard unit.\"\n\nBut the hint "
+        "should still be there for the bot.",
+        # Codex, an Elixir project: an error's advice pasted as a block quote
+        "mix fails again:\n> warning: always use Logger.warning/2 instead of Logger.warn/2\nwhat now",
+        "The reply said \u201cyou should never commit the _build folder, it is always regenerated\u201d,"
+        " is that so",
+    ],
+)
+def test_a_passage_the_person_quotes_is_not_their_preference(said):
+    assert [c for c in Script().user(said).extract() if c.kind.value == "preference"] == []
+
+
+def test_a_short_quoted_word_stays_part_of_the_persons_rule():
+    found = Script().user('Please always use the "main" branch for releases.').extract()
+    assert kinds(found) == [("preference", 'Please always use the "main" branch for releases.')]

@@ -196,3 +196,29 @@ def test_a_statement_whose_values_the_session_already_gave_is_not_said_again():
 
 def test_a_problem_the_statement_says_was_fixed_is_kept():
     assert statements("Fixed the 502 error: added the `ANTHROPIC_API_KEY` GitHub secret") != []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # Claude Code, a Go project: why a query broke, not what holds now
+        "The monthly stats query was using PostgreSQL-specific syntax (`NOW() - INTERVAL`) that didn't"
+        " work correctly when DuckDB queries the attached database.",
+        # Codex, an Elixir project
+        "The `Repo.insert_all/3` call in `lib/shop/import.ex` does not work with the `:on_conflict` option",
+    ],
+)
+def test_an_account_of_what_did_not_work_is_the_problem_not_a_fact(line):
+    assert statements(line) == []
+
+
+def test_a_word_inside_code_says_nothing_of_whether_the_statement_reports_a_change():
+    events = [
+        ev(1, Role.USER, "hide readings from the future"),
+        *tool_run(2, "Edit", {"file_path": "/srv/sensor.go", "old_string": "a", "new_string": "b"}, "ok"),
+        ev(4, Role.ASSISTANT, "Sensor query filters with `WHERE measured_at <= NOW()` in `sensor.go`"),
+    ]
+
+    found = reported_facts(read_events(events))
+
+    assert [c.details["changed"] for c in found] == [False]

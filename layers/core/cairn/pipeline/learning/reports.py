@@ -78,7 +78,11 @@ _NOT_STATED = re.compile(
 )
 # a problem seen on the way ("`/api/auth/*` is returning 404", "the same 502 issue") is the state of
 # that moment, unless the statement says it was dealt with
-_PROBLEM = re.compile(r"\b(?:error|issue|problem|failure|fails?|failing|broken|bug|[45]\d\d)\b", re.I)
+_PROBLEM = re.compile(
+    r"\b(?:error|issue|problem|failure|fails?|failing|broken|bug|[45]\d\d"
+    r"|(?:didn'?t|did not|wasn'?t|was not|doesn'?t|does not) work(?:ing)?)\b",
+    re.I,
+)
 _DEALT = re.compile(r"\b(?:fix(?:ed)?|resolved|solved|solution|now)\b", re.I)
 # a ticked span that names no value of its own: a bare word (`main`, `true`), a commit id (the git
 # activity of the session says its commits)
@@ -151,9 +155,10 @@ def statements(text: str) -> list[str]:
         count = len(found_values)
         if not count or len(_WORDS.findall(_without(line, found_values))) < MIN_WORDS:
             continue
-        if _PROBLEM.search(line) and not _DEALT.search(line):
+        words = prose(line)
+        if _PROBLEM.search(words) and not _DEALT.search(words):
             continue
-        found.append((-bool(_CHANGE.search(line)), -min(count, 3), line))
+        found.append((-bool(_CHANGE.search(words)), -min(count, 3), line))
     ranked = sorted(range(len(found)), key=lambda i: (found[i][0], found[i][1], i))
     return [found[i][2] for i in ranked]
 
@@ -164,6 +169,12 @@ def values(line: str) -> list[str]:
     out = [m.group(0) for rule in (_URL, _IP, _COLOUR, _UNIT) for m in rule.finditer(line)]
     out += [t for t in _TICKED.findall(line) if not _BARE.match(t.strip())]
     return out
+
+
+def prose(line: str) -> str:
+    """A statement's own words, each backticked span one placeholder: a word in code (`NOW()`,
+    `fix_error`) says nothing of whether the statement reports a change or a problem."""
+    return _TICKED.sub("`v`", line)
 
 
 def _without(line: str, found: list[str]) -> str:
@@ -222,7 +233,7 @@ def _fact(text: str, reply: EventDoc, kept: bool, asked: int) -> Candidate:
         details={
             "source": "agent",
             "values": values(text)[:6],
-            "changed": bool(_CHANGE.search(text)),
+            "changed": bool(_CHANGE.search(prose(text))),
             "committed": kept,  # the turn committed or pushed its work
             "asked": asked,  # words of the request it answers: the outcome the person asked for
         },

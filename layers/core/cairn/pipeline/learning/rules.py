@@ -142,9 +142,16 @@ def _is_question(s: str) -> bool:
     return s.rstrip().endswith("?") or bool(QUESTION.match(s))
 
 
+# a passage the person quotes (a tool's text, an error, a sentence of a reply) is what they point at,
+# not what they say: "can you hide this from the replies? "IMPORTANT: always state CPM…"". Quoted words
+# a few long ("use `x`", "the "dev" branch") stay part of the sentence; a quoted block line is quoted too.
+_QUOTED = re.compile(r'"[^"\n]{40,}"|\u201c[^\u201d\n]{40,}\u201d|^\s*>[^\n]*$', re.M)
+
+
 def _from_user(event: EventDoc) -> list[Candidate]:
     # pasted code says nothing about taste
     text = re.sub(r"```.*?(```|$)", " ", event.text, flags=re.S) if "```" in event.text else event.text
+    text = _QUOTED.sub(" ", text)
     found = []
     for s in sentences(text):
         if _is_question(s):
