@@ -222,3 +222,24 @@ def test_a_word_inside_code_says_nothing_of_whether_the_statement_reports_a_chan
     found = reported_facts(read_events(events))
 
     assert [c.details["changed"] for c in found] == [False]
+
+
+def test_a_listed_correction_from_wrong_to_right_is_one_change_under_its_lead_in():
+    # Claude Code's shape: the check marks pair what was wrong with what is right
+    reply = (
+        "✅ **Fixed and deployed!**\n\n## The Problem\nThe query was using incorrect column names:\n"
+        "- ❌ `latitude`, `longitude` → ✅ `lat`, `lon`\n- ❌ `track_id` → ✅ `trackid`\n\n"
+        "These didn't match the actual database schema."
+    )
+    # another agent's plain marks, a Rust project
+    other = "Renamed the settings keys:\n* ✗ `max_conn` -> ✓ `pool.max_connections`\n"
+
+    assert statements(reply) == [
+        "The query was using incorrect column names: `latitude`, `longitude` → `lat`, `lon`;"
+        " `track_id` → `trackid`"
+    ]
+    assert statements(other) == ["Renamed the settings keys: `max_conn` → `pool.max_connections`"]
+
+
+def test_a_check_of_the_moment_with_a_mark_is_still_no_statement():
+    assert statements("`cargo test` → ✅ 42 passed") == []

@@ -43,6 +43,8 @@ _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
 _LEAD = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*•+]\s+|\d+[.)]\s+|[A-Za-z][.)]\s+)*")
 _MARKS = re.compile(r"^(?:[^\w`\"'(\[/#<~.-]\s*)+")  # leading emoji and check marks: ✅ ⚠️ →
 _BOLD = re.compile(r"\*\*|__")
+# a correction a report lists: "❌ `track_id` → ✅ `trackid`", "✗ old -> ✓ new"
+_CORRECTION = re.compile(r"[❌✗✘]\s*(?P<old>[^→\n]+?)\s*(?:→|->)\s*[✅✓✔]\s*(?P<new>\S[^\n]*)$")
 # [text](target) outside code: the target is the editor's, not a value; in code the reply quotes it
 _LINK = re.compile(r"(`[^`\n]*`)|\[([^\]]+)\]\((?:[^)\s]+)\)")
 _LABELLED = re.compile(r"^(?P<label>[A-Za-z][\w /'().-]{0,40}?)\s*:\s+(?P<value>\S.*)$")
@@ -193,14 +195,30 @@ def _lines(text: str) -> list[str]:
             out.append("; ".join(block) if len(block) > 1 else block[0])
             block.clear()
 
+    lead = ""  # the line that introduced a list ("The query used the wrong column names:")
+    fixes: list[str] = []  # its "❌ old → ✅ new" items
+
+    def flush_fixes() -> None:
+        if fixes:
+            out.append(f"{lead} {'; '.join(fixes)}" if lead else "; ".join(fixes))
+            fixes.clear()
+
     for raw in text.splitlines():
         if raw.lstrip().startswith("|"):  # a table row: its cells are no sentence
             flush()
             continue
+        if fix := _CORRECTION.search(raw):
+            # what was wrong and what is right: a change, not a check of the moment
+            flush()
+            fixes.append(f"{_clean(fix['old'])} → {_clean(fix['new'])}")
+            continue
+        flush_fixes()
         line = _clean(raw)
         if not line:
             flush()
             continue
+        if line.endswith(":"):
+            lead = line
         if len(line) <= KV_LINE_CHARS and _LABELLED.match(line) and values(line):
             if sum(map(len, block)) + len(line) > MAX_CHARS:
                 flush()
@@ -209,6 +227,7 @@ def _lines(text: str) -> list[str]:
         flush()
         out.append(line)
     flush()
+    flush_fixes()
     return out
 
 
