@@ -53,6 +53,8 @@ from cairn.services.project_block import (
     latest_session,
     passed_commands,
     repeatable,
+    restated_by_rule,
+    said_before,
     session_ages,
     worked_past,
 )
@@ -221,6 +223,12 @@ class ContextService:
             project,
             rank,
         )
+        fact_lines = _facts(facts, project, rank, last, ages if layout.weighted_facts else None)
+        if layout.weighted_facts:
+            # a person's rule the agent stated in full as it put it in place is said once, in full
+            by_id = {m.id: m for m in facts}
+            stated = [by_id[ln.memory_id] for ln in fact_lines[: layout.facts_cap] if ln.memory_id in by_id]
+            conventions = [m for m in conventions if not restated_by_rule(m, stated)]
         others = [
             _Section(ERRORS_TITLE, 6, errors, shares["errors"]),
             _Section(
@@ -230,12 +238,7 @@ class ContextService:
             _Section("Proven procedures", 6, _procedures(procedures, project, rank), shares["procedures"]),
             _Section("Recent decisions", 6, _decisions(decisions, project, rank), shares["decisions"]),
             # a summary's account of an older session is history the sessions after it went on from
-            _Section(
-                "Project facts",
-                layout.facts_cap,
-                _facts(facts, project, rank, last, ages if layout.weighted_facts else None),
-                shares["facts"],
-            ),
+            _Section("Project facts", layout.facts_cap, fact_lines, shares["facts"]),
             _Section("Team insights", 6, self._team_insights(caller, prompt), shares["team"]),
         ]
         built = self._render(team, project, agent, handoffs, others, budget_tokens, layout)
@@ -662,7 +665,7 @@ def _facts(
     out = []
     for m in found:
         settings = fact_values(m)
-        if settings and settings <= shown and not m.pinned:
+        if said_before(settings, shown) and not m.pinned:
             continue
         shown |= settings
         out.append(_line(m, project, limit=FACT_CHARS))

@@ -129,9 +129,35 @@ def is_command_memory(m: Memory) -> bool:
 
 def kept_commands(procedures: Sequence[Memory]) -> list[KeptCommand]:
     """The commands the project's checks and one-command procedures ran, each once, most sessions first."""
-    kept_ones = [k for k in passed_commands(procedures) if k.repeatable]
+    kept_ones = [k for k in _one_per_check(passed_commands(procedures)) if k.repeatable]
     newest_first = sorted(kept_ones, key=lambda k: k.newest.created_at, reverse=True)  # type: ignore[union-attr]
     return sorted(newest_first, key=lambda k: -len(k.sessions))[:MAX_COMMANDS]
+
+
+def _check_of(command: str) -> tuple[str, ...]:
+    """A command without its bare switches: `go build -v ./cmd/x` and `go build ./cmd/x` run one check,
+    shown louder or quieter (a switch with a value of its own, `-o out`, stays part of the command)."""
+    return tuple(w for w in command.split() if not re.fullmatch(r"--?[A-Za-z][\w-]*", w))
+
+
+def _one_per_check(found: list[KeptCommand]) -> list[KeptCommand]:
+    """Each check of the project's code once: a command that is another with bare switches added or
+    left off is that command, shown as the sessions ran it most; its sessions and runs count for it."""
+    groups: dict[tuple[str, ...], list[KeptCommand]] = {}
+    for k in found:
+        # a request to another machine is what its switches make it (`curl -X POST -d …`): never merged
+        remote = program(k.command) in _REMOTE
+        groups.setdefault((k.command,) if remote else _check_of(k.command), []).append(k)
+    out = []
+    for same in groups.values():
+        first = max(same, key=lambda k: (len(k.sessions), k.runs))
+        for k in same:
+            if k is not first:
+                first.sessions |= k.sessions
+                first.runs += k.runs
+                first.named = first.named or k.named
+        out.append(first)
+    return out
 
 
 def passed_commands(procedures: Sequence[Memory]) -> list[KeptCommand]:
@@ -209,6 +235,8 @@ COMMITTED = 0.5  # the work was committed or pushed: kept, not tried
 # a value that configures something (a URL, a host, a path, a number, a colour, a command), not only a
 # name in the code (`parse_rows`)
 _SETTING = re.compile(r"[/.:#=\s]|\d")
+# a name made of several words (`_ai_hint`, `device-tcp`, `MAP_SERVER_HOST`): a field, a type, a variable
+_NAME = re.compile(r"^[a-z_$@][\w$@]*[_-]\w[\w-]*$", re.I)
 _RULE = re.compile(r"\b(?:always|never|must)\b", re.I)  # a rule the project now follows
 
 
@@ -233,11 +261,34 @@ def fact_values(m: Memory) -> set[str]:
     return {v for v in shown if len(v) >= 4 and _SETTING.search(v)}
 
 
+def said_before(settings: set[str], shown: set[str]) -> bool:
+    """Whether every setting is one a line above showed: the same value, or the start of a longer one
+    (`https://x.org/?lat=` of `https://x.org/?lat=LAT&zoom=15`: the longer one says it all)."""
+    return bool(settings) and all(any(v == s or s.startswith(v) for s in shown) for v in settings)
+
+
+def fact_names(m: Memory) -> set[str]:
+    """The names of several words a fact lists among its values (`_ai_hint`, `device-tcp`): what a
+    change set or renamed, or what the person asked for, is the project's current setting as much as
+    a host is (the `_ai_hint` field now carries the warning); a name read in passing is not."""
+    found = m.details.get("values")
+    if not isinstance(found, list | tuple):
+        return set()
+    shown = (str(v).strip().lower() for v in found)
+    return {v for v in shown if len(v) >= 4 and _NAME.match(v) and not _SETTING.search(v)}
+
+
+def _chose(m: Memory) -> bool:
+    """A change or a rule, or what the person asked for in that turn."""
+    return bool(m.details.get("changed") or _RULE.search(m.content) or _number(m.details.get("asked")))
+
+
 def fact_weights(facts: Sequence[Memory], ages: dict[str, int]) -> dict[str, float]:
     """How much each fact deserves a line, each signal worth about one point:
 
     - a change ("X (was Y)", "from A to B") or a rule ("always", "never", "must"): a decision;
-    - a setting it names (a URL, a host, a path, a number with its unit), named by other sessions too:
+    - a setting it names (a URL, a host, a path, a number with its unit, or a name of several words
+      the change or the person's request chose), named by other sessions too (a value, not a name):
       part of how the project works, not a passing remark;
     - what the person asked for in that turn, and work committed or pushed;
     - the project's own recency: what its latest sessions set is what holds now.
@@ -251,9 +302,11 @@ def fact_weights(facts: Sequence[Memory], ages: dict[str, int]) -> dict[str, flo
         own = m.provenance.session_id or m.id
         settings = fact_values(m)
         others = {s for v in settings for s in sessions.get(v, ()) if s != own}
+        # a name the project chose is a setting, though many sessions naming one function is no support
+        named = bool(settings) or (_chose(m) and bool(fact_names(m)))
         score = (
             float(bool(m.details.get("changed") or _RULE.search(m.content)))
-            + float(bool(settings))
+            + float(named)
             + min(len(others), SUPPORT_FULL) / SUPPORT_FULL
             + min(_number(m.details.get("asked")), ASKED_FULL) / ASKED_FULL
             + COMMITTED * bool(m.details.get("committed"))
@@ -269,3 +322,26 @@ def _number(value: object) -> int:
         return max(int(value or 0), 0)  # type: ignore[call-overload]
     except (TypeError, ValueError):
         return 0
+
+
+# what a line names that a reader can check: a URL, a host, an address, a backticked span
+_NAMED = re.compile(
+    r"https?://[^\s`'\")>\]]+|`[^`\n]{2,120}`|\b[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
+)
+MIN_NAMED = 2  # one shared name is a topic; two are the same statement
+
+
+def checkable_names(text: str) -> set[str]:
+    """The checkable names of a text, compared without case, backticks or a closing stop."""
+    return {n.strip("`").rstrip("/.").lower() for n in _NAMED.findall(text)} - {""}
+
+
+def restated_by_rule(convention: Memory, facts: Iterable[Memory]) -> bool:
+    """Whether a fact states this convention as a rule, naming all it names (two or more): the person's
+    "the links should go to x.org, not api.x.org" is the report's "ALWAYS use `https://x.org` — NEVER
+    use `api.x.org`" once the agent put it in place; the block says it once, in its fuller form."""
+    names = checkable_names(convention.content)
+    if len(names) < MIN_NAMED:
+        return False
+    rules = (f.content.lower() for f in facts if f.id != convention.id and _RULE.search(f.content))
+    return any(all(n in rule for n in names) for rule in rules)

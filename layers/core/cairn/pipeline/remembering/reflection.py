@@ -152,6 +152,9 @@ def reported(session_turns: Sequence[Turn]) -> list[str]:
         if (reply := turn.closing_reply) is None:
             continue
         for piece in _sentences(reply.text):
+            # a line that leads in to a code block or a list says what follows, not an outcome
+            if piece.endswith(":"):
+                continue
             if _CODE_SPAN.search(piece) and len(_CODE_SPAN.sub(" ", piece).split()) >= 3:
                 if piece[:REPORTED_CHARS] not in out:
                     out.append(piece[:REPORTED_CHARS])

@@ -1,0 +1,117 @@
+"""The block of a project of many sessions says each thing once (services.project_block, the handoff's
+reported outcomes of pipeline.remembering.reflection)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from cairn.domain.models import Memory, MemoryKind, Provenance
+from cairn.pipeline.reading.session import read_events
+from cairn.pipeline.remembering.reflection import reported
+from cairn.services.project_block import kept_commands, restated_by_rule, said_before
+from cairn.transcripts.model import Role
+
+from tests.unit.session_events import tool_run
+from tests.unit.test_reported_facts import ev
+
+pytestmark = pytest.mark.unit
+
+
+def checks(session: str, minute: int, *commands: str) -> Memory:
+    lines = "\n".join(f"- build: `{c}`" for c in commands)
+    return Memory(
+        id=f"mem_{session}_{minute}",
+        team_id="t",
+        kind=MemoryKind.PROCEDURE,
+        content=f"Checks run and passing in this project:\n{lines}",
+        tags=("checks", "command"),
+        provenance=Provenance(session_id=session),
+        created_at=datetime(2026, 1, 1, 0, minute, tzinfo=UTC),
+    )
+
+
+def memory(kind: MemoryKind, content: str, n: int = 1) -> Memory:
+    return Memory(
+        id=f"mem_{kind.value}_{n}",
+        team_id="t",
+        kind=kind,
+        content=content,
+        provenance=Provenance(session_id=f"s{n}"),
+        created_at=datetime(2026, 1, 1, 0, n, tzinfo=UTC),
+    )
+
+
+def test_a_check_run_louder_in_one_session_is_the_same_check_counted_once():
+    # Go: `-v` only shows more; Rust: `--release` with `cargo test` in another session
+    found = kept_commands(
+        [
+            checks("s1", 1, "go build ./cmd/api/", "cargo test --release"),
+            checks("s2", 2, "go build -v ./cmd/api/", "cargo test"),
+            checks("s3", 3, "go build ./cmd/api/", "GOOS=linux go build -o api ./cmd/api/"),
+        ]
+    )
+
+    assert [(k.command, len(k.sessions)) for k in found] == [
+        ("go build ./cmd/api/", 3),
+        ("cargo test --release", 2),
+        ("GOOS=linux go build -o api ./cmd/api/", 1),
+    ]
+
+
+def test_requests_to_another_machine_stay_apart_whatever_their_switches():
+    found = kept_commands(
+        [
+            checks("s1", 1, "mix test", "curl -s https://app.example.org/health"),
+            checks("s2", 2, "mix test", "curl -X POST -d x https://app.example.org/health"),
+        ]
+    )
+
+    # each request ran once, in one session: a look at a server, not a check of the project's code
+    assert [(k.command, len(k.sessions)) for k in found] == [("mix test", 2)]
+
+
+def test_a_value_a_longer_shown_value_starts_with_is_said_already():
+    shown = {"https://maps.example.org/?lat=lat&lon=lon&zoom=15", "10.0.0.7"}
+
+    assert said_before({"https://maps.example.org/?lat="}, shown)
+    assert said_before({"10.0.0.7"}, shown)
+    assert not said_before({"https://maps.example.org/?lat=", "api.example.org"}, shown)
+    assert not said_before(set(), shown)
+
+
+def test_a_persons_rule_the_agent_stated_in_full_is_said_once():
+    asked = memory(
+        MemoryKind.PREFERENCE,
+        "The links to tracks should always go to maps.example.org not api.example.org.",
+    )
+    rule = memory(
+        MemoryKind.FACT,
+        "When linking to track data, ALWAYS use `https://maps.example.org` — NEVER use `api.example.org`.",
+        2,
+    )
+    # an Elixir project driven by Codex: the same two names, said as no rule, restate nothing
+    remark = memory(MemoryKind.FACT, "Moved the docs from `hexdocs.pm` to `docs.example.org`", 3)
+    one_name = memory(MemoryKind.PREFERENCE, "Always deploy to docs.example.org first.", 4)
+
+    assert restated_by_rule(asked, [remark, rule])
+    assert not restated_by_rule(asked, [remark])
+    assert not restated_by_rule(one_name, [rule, memory(MemoryKind.FACT, "Never skip docs.example.org", 5)])
+
+
+def test_a_reply_that_leads_in_to_a_code_block_reports_the_sentence_after_it():
+    # Claude Code: "…now returns structured data:" then a JSON block, then what the change does
+    reply = (
+        "Pushed. The key change — `query_radiation` now returns structured data:\n\n"
+        '```json\n{"_next_step": {"call_with": {"min_lat": 34.02}}}\n```\n\n'
+        "The bounding box in `_next_step` is computed from the query's coordinates."
+    )
+    events = [
+        ev(1, Role.USER, "make it call the live tool"),
+        *tool_run(2, "Edit", {"file_path": "/src/tool.go", "old_string": "a", "new_string": "b"}, "ok"),
+        ev(4, Role.ASSISTANT, reply),
+    ]
+
+    assert reported(read_events(events).turns) == [
+        "The bounding box in `_next_step` is computed from the query's coordinates."
+    ]
