@@ -9,7 +9,7 @@ import pytest
 from cairn.domain.models import Memory, MemoryKind, Provenance
 from cairn.pipeline.reading.session import read_events
 from cairn.pipeline.remembering.reflection import reported
-from cairn.services.project_block import kept_commands, restated_by_rule, said_before
+from cairn.services.project_block import kept_commands, restated_by_rule, said_before, side_sessions
 from cairn.transcripts.model import Role
 
 from tests.unit.session_events import tool_run
@@ -115,3 +115,39 @@ def test_a_reply_that_leads_in_to_a_code_block_reports_the_sentence_after_it():
     assert reported(read_events(events).turns) == [
         "The bounding box in `_next_step` is computed from the query's coordinates."
     ]
+
+
+def git(session: str, n: int, content: str, **details) -> Memory:
+    return Memory(
+        id=f"mem_git_{n}",
+        team_id="t",
+        kind=MemoryKind.EPISODE,
+        content=content,
+        tags=("git",),
+        details=details,
+        provenance=Provenance(session_id=session),
+        created_at=datetime(2026, 1, 1, 0, n, tzinfo=UTC),
+    )
+
+
+def test_work_committed_to_a_branch_the_project_went_on_without_is_a_side_branchs():
+    episodes = [
+        git("s1", 1, "Git activity of this session: commits on `main`: `a1` feat: api"),
+        git("s2", 2, "Git activity of this session: branch `try-ollama`. commits on `try-ollama`: `b2` x"),
+        git("s3", 3, "", branches=["main"]),  # details name the branches (newer memories)
+    ]
+    ages = {"s3": 0, "s2": 1, "s1": 2}
+
+    assert side_sessions(episodes, ages) == {"s2": "try-ollama"}
+    # the latest session's own branch is where the project is now, not a side branch
+    assert side_sessions(episodes[:2], {"s2": 0, "s1": 1}) == {}
+    # a later session that merges or goes on with the branch takes it up
+    merged = git("s3", 3, "Git activity of this session: commits on `main`: `c3` Merge branch try-ollama")
+    assert side_sessions([*episodes[:2], merged], ages) == {}
+
+
+def test_sessions_each_on_their_own_branch_have_no_side_branch():
+    # a Codex project where every session opens its own pull request branch
+    episodes = [git(f"s{n}", n, "", branches=[f"feature/{n}"]) for n in (1, 2, 3)]
+
+    assert side_sessions(episodes, {"s3": 0, "s2": 1, "s1": 2}) == {}

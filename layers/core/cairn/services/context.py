@@ -17,7 +17,7 @@ output back) and says that recalled memory is data, not instructions.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -56,6 +56,7 @@ from cairn.services.project_block import (
     restated_by_rule,
     said_before,
     session_ages,
+    side_sessions,
     worked_past,
 )
 from cairn.services.tokens import count_many
@@ -66,6 +67,7 @@ try:  # the transcript parser owns the markers; the literals are the same tags i
 except ImportError:  # pragma: no cover
     CAIRN_CONTEXT_OPEN, CAIRN_CONTEXT_CLOSE = "<cairn-context>", "</cairn-context>"
 
+GIT = "git"  # the tag of a session's git activity episode (pipeline.learning.signals)
 DEFAULT_BUDGET = 1_500
 MAX_BUDGET = 2_000  # Codex caps hook output at 2,500 of its own tokens; keep a margin
 MIN_BUDGET = 100
@@ -103,6 +105,10 @@ class _Layout:
     work_cap: int = 4
     work_chars: int = ITEM_CHARS
     reported: int = 8  # of the handoff's "Reported along the way", the latest
+    asked_before: int = 3  # of the requests that led up to the last one, the nearest
+    # a session's own account of how its work ended before its git log (what the commits say is the
+    # project's history; where a project of many sessions left off is what the next one needs)
+    account_first: bool = False
     reported_chars: int = 200
     facts_cap: int = 8
     shares: dict[str, float] = field(default_factory=lambda: dict(SHARES))
@@ -115,8 +121,10 @@ PROJECT_LIFE = _Layout(
     work_chars=300,
     reported=3,
     reported_chars=140,
+    asked_before=2,
+    account_first=True,
     facts_cap=30,
-    shares=SHARES | {"work": 0.15, "procedures": 0.3, "facts": 0.5},
+    shares=SHARES | {"work": 0.2, "procedures": 0.3, "facts": 0.5},
     weighted_facts=True,
 )
 
@@ -223,6 +231,11 @@ class ContextService:
             project,
             rank,
         )
+        side: dict[str, str] = {}
+        if layout.weighted_facts:
+            # what a session did on a branch the project left aside is not what it runs now
+            side = side_sessions([e for e in episodes if GIT in e.tags], ages)
+            facts = [m for m in facts if not (m.provenance.session_id in side and _work_report(m))]
         fact_lines = _facts(facts, project, rank, last, ages if layout.weighted_facts else None)
         if layout.weighted_facts:
             # a person's rule the agent stated in full as it put it in place is said once, in full
@@ -232,7 +245,10 @@ class ContextService:
         others = [
             _Section(ERRORS_TITLE, 6, errors, shares["errors"]),
             _Section(
-                "Recent work", layout.work_cap, _work(episodes, project, rank, last, layout), shares["work"]
+                "Recent work",
+                layout.work_cap,
+                _work(episodes, project, rank, last, layout, side),
+                shares["work"],
             ),
             _Section("Preferences and conventions", 15, _conventions(conventions, project, rank)),
             _Section("Proven procedures", 6, _procedures(procedures, project, rank), shares["procedures"]),
@@ -348,7 +364,7 @@ class ContextService:
             # the requests that led up to the last one are its nearest, and one cut short is named,
             # not wanted whole: it alone is no reason for an id
             lists = (
-                ("asked_before", "Asked before that", 80, slice(-3, None), False),
+                ("asked_before", "Asked before that", 80, slice(-layout.asked_before, None), False),
                 (
                     "reported",
                     "Reported along the way",
@@ -533,7 +549,12 @@ def _errors(fetched: list[Memory], episodes: list[Memory], project: str, rank: R
 
 
 def _work(
-    episodes: list[Memory], project: str, rank: Rank, last: str | None = None, layout: _Layout = ONE_SESSION
+    episodes: list[Memory],
+    project: str,
+    rank: Rank,
+    last: str | None = None,
+    layout: _Layout = ONE_SESSION,
+    side: Collection[str] = (),
 ) -> list[_Line]:
     """What recent sessions did and left open (git activity, unfinished todos, a summary's pending
     work), newest first; failed episodes are shown as errors instead, and a summary's to-do list the
@@ -546,13 +567,20 @@ def _work(
         and Tag.TAKEN_UP not in m.tags
         and not _recap(m)
     ]
+
+    def left_on_a_branch(m: Memory) -> bool:
+        """Work an older session committed to a branch the project did not take up: still open."""
+        return GIT in m.tags and m.provenance.session_id in side
+
     # what is still open first; a summary's account of work the session went on from comes last
     found.sort(
         key=lambda m: (
             -m.pinned,
             *rank.get(m.id, UNRANKED),
-            m.provenance.session_id != last,  # where the last session left off, then older work
-            Tag.OPEN not in m.tags,
+            # where the last session left off, then older work
+            m.provenance.session_id != last and not left_on_a_branch(m),
+            Tag.OPEN not in m.tags and not left_on_a_branch(m),
+            layout.account_first and GIT in m.tags,
             Tag.SUMMARY in m.tags,
             *_newest(m),
         )
@@ -670,6 +698,11 @@ def _facts(
         shown |= settings
         out.append(_line(m, project, limit=FACT_CHARS))
     return out
+
+
+def _work_report(m: Memory) -> bool:
+    """The agent's account of work it did, or a change: what a branch holds, not the environment."""
+    return Tag.REPORTED in m.tags or bool(m.details.get("changed"))
 
 
 def _recap(m: Memory) -> bool:
@@ -806,11 +839,17 @@ def _unique(memories: Iterable[Memory]) -> list[Memory]:
 def _reported_items(handoff: Memory, layout: _Layout) -> set[str]:
     """The handoff's "Reported along the way" items the block shows, as `_body` reads a line."""
     items = _strings(handoff.details.get("reported"))[-layout.reported :]
-    return {_WS.sub(" ", i).strip().rstrip(" .;") for i in items}
+    return {_words(i) for i in items}
 
 
 def _body(line: _Line) -> str:
-    return _WS.sub(" ", line.text.removeprefix("- ")).strip().rstrip(" .;")
+    """A line's words, as `_reported_items` reads an item: the marks around a quoted statement
+    (`"…"*`, a closing stop) do not make it another one."""
+    return _words(line.text.removeprefix("- "))
+
+
+def _words(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
 
 
 def _said_pieces(handoff: str) -> list[str]:

@@ -345,3 +345,51 @@ def restated_by_rule(convention: Memory, facts: Iterable[Memory]) -> bool:
         return False
     rules = (f.content.lower() for f in facts if f.id != convention.id and _RULE.search(f.content))
     return any(all(n in rule for n in names) for rule in rules)
+
+
+# --- work left on a side branch -------------------------------------------------------------------
+# the git activity episode's own words for where commits went (memories written before its details
+# named the branches)
+_COMMITS_ON = re.compile(r"commits on `([^`\n]+)`")
+
+
+def branches_committed(episode: Memory) -> list[str]:
+    """The branches a session's git activity committed to, in order."""
+    found = episode.details.get("branches")
+    if isinstance(found, list | tuple):
+        return [str(b) for b in found]
+    return list(dict.fromkeys(_COMMITS_ON.findall(episode.content)))
+
+
+def side_sessions(git_episodes: Iterable[Memory], ages: dict[str, int]) -> dict[str, str]:
+    """The sessions whose work lives on a side branch, with the branch: each commit went to a branch
+    other than the project's main line (the branch most sessions committed to, two at least), a later
+    session committed on the main line, and no later session's git activity names that branch (a merge
+    or more work on it). What such a session changed is not what the project runs now; the "Recent
+    work" line of its git activity says where it is."""
+    by_session: dict[str, list[str]] = {}
+    said: dict[str, str] = {}
+    for e in git_episodes:
+        sid = e.provenance.session_id
+        if sid:
+            by_session.setdefault(sid, []).extend(branches_committed(e))
+            said[sid] = said.get(sid, "") + " " + e.content
+    counts: dict[str, int] = {}
+    for branches in by_session.values():
+        for b in set(branches):
+            counts[b] = counts.get(b, 0) + 1
+    if not counts:
+        return {}
+    main, most = max(counts.items(), key=lambda kv: kv[1])
+    if most < 2 or list(counts.values()).count(most) > 1:
+        return {}  # no one main line (each session on its own branch): nothing is a side branch
+    out = {}
+    for sid, branches in by_session.items():
+        if not branches or main in branches:
+            continue
+        later = [s for s in by_session if ages.get(s, 0) < ages.get(sid, 0)]
+        moved_on = any(main in by_session[s] for s in later)
+        named_later = any(f"`{b}`" in said[s] or f" {b}" in said[s] for s in later for b in branches)
+        if moved_on and not named_later:
+            out[sid] = branches[-1]
+    return out
