@@ -137,3 +137,29 @@ def test_different_preferences_in_three_projects_are_not_promoted(container, api
     ):
         _say(container, api, team_a, f"q-{i}", text, project=project)
     assert api.get("/v1/memories", headers=team_a.headers, params={"scope": "team"}).json()["items"] == []
+
+
+def test_a_new_read_of_a_manifest_outdates_every_older_description_of_it_not_only_the_newest(
+    container, api, team_a
+):
+    from tests.integration.pipeline_helpers import bash_turns
+
+    # two descriptions of one file left current side by side (a store written before this rule)
+    about = {"about": "tasks of package.json", "path": "package.json", "source": "file"}
+    older = []
+    for scripts in ("test: `jest`", "test: `jest --ci`"):
+        body = {"kind": "fact", "content": f"Scripts in package.json:\n- {scripts}", "project": PROJECT}
+        made = api.post("/v1/memories", json={**body, "details": about}, headers=team_a.headers)
+        assert made.status_code == 201, made.text
+        older.append(made.json()["id"])
+
+    text = '{\n  "scripts": {\n    "test": "vitest run"\n  }\n}'
+    raw = claude_transcript("m-new", bash_turns("cat package.json", text))
+    assert learn(container, api, team_a.headers, raw=raw, session_id="m-new", project=PROJECT)
+
+    [current] = memories_of(api, team_a.headers, PROJECT, kind="fact")
+    assert "vitest run" in current["content"]
+    history = memories_of(api, team_a.headers, PROJECT, kind="fact", include_superseded="true")
+    assert {m["id"]: m["superseded_by"] for m in history if m["id"] in older} == dict.fromkeys(
+        older, current["id"]
+    )

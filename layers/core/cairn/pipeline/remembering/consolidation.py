@@ -171,6 +171,7 @@ class Consolidation:
             self.out.superseded.append([closed.id, replacement.id])
             self._forget_current(closed)
             self._written.pop(closed.id, None)
+            self._close_others(c, replacement)
             self._current.setdefault(c.kind, []).append(replacement)
             return replacement
         if vector is not None and (near := self._near_duplicate(c, vector)) is not None:
@@ -274,6 +275,19 @@ class Consolidation:
         return next(
             (m for m in self._current_of(c.kind) if m.is_current and m.details.get("about") == about), None
         )
+
+    def _close_others(self, c: Candidate, current: Memory) -> None:
+        """Every other current description of what `current` describes is outdated by it, not only
+        the newest: a store can hold several side by side (written before this rule, or by hand), and
+        each would still read as the file's current tasks. The newest says it, once."""
+        self._forget_current(current)
+        while (older := self._outdated_by(c)) is not None:
+            shut = self.deps.memories.close(
+                self.caller, older.id, {**older.details, "outdated_by": current.id}, current.id
+            )
+            self.out.superseded.append([shut.id, current.id])
+            self._forget_current(older)
+            self._written.pop(older.id, None)
 
     def _contradicted(self, c: Candidate) -> Memory | None:
         # newest first: the most recent stance is the one being reversed
