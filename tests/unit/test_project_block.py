@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from cairn.domain.models import Memory, MemoryKind, Provenance
 from cairn.services.project_block import (
+    fact_names,
     fact_values,
     fact_weights,
     kept_commands,
@@ -101,3 +102,40 @@ def test_what_the_person_asked_for_and_work_that_was_pushed_weigh_more():
     weight = fact_weights([plain, asked], session_ages([plain, asked]))
 
     assert weight[asked.id] - weight[plain.id] == pytest.approx(1.5)
+
+
+def test_a_name_of_several_words_a_change_set_or_the_person_asked_for_counts_as_a_setting():
+    # Claude Code, a Go project: the warning moved to a field of its own
+    moved = fact(
+        "s1",
+        "Moved the warning from `_ai_generated_note` to a new `_ai_hint` field",
+        1,
+        values=["_ai_generated_note", "_ai_hint"],
+        changed=True,
+    )
+    # Codex, an Elixir project: the person asked for the new job queue
+    asked = fact("s1", "Added `oban_jobs` as the queue for mail delivery", 2, values=["oban_jobs"], asked=1)
+    passing = fact("s1", "The `parse_rows` helper reads every row", 3, values=["parse_rows"])
+    same_moved = fact("s1", "Moved the warning to a new field", 4, changed=True)
+    same_asked = fact("s1", "Added a queue for mail delivery", 5, asked=1)
+    found = [moved, asked, passing, same_moved, same_asked]
+
+    weight = fact_weights(found, session_ages(found))
+
+    assert weight[moved.id] - weight[same_moved.id] == pytest.approx(1.0, abs=0.05)
+    assert weight[asked.id] - weight[same_asked.id] == pytest.approx(1.0, abs=0.05)
+    assert fact_names(passing) == {"parse_rows"} and fact_values(passing) == set()
+
+
+def test_many_sessions_naming_one_function_is_no_support_for_a_statement_about_it():
+    said = fact("s1", "Use `sensor_current` for live readings", 1, values=["sensor_current"], changed=True)
+    others = [
+        fact(f"s{n}", f"Called `sensor_current` again ({n})", n, values=["sensor_current"]) for n in (2, 3)
+    ]
+    alone = fact("s4", "Use `live_reading` for live readings", 1, values=["live_reading"], changed=True)
+    found = [said, *others, alone]
+    ages = {"s1": 1, "s2": 2, "s3": 3, "s4": 1}
+
+    weight = fact_weights(found, ages)
+
+    assert weight[said.id] == pytest.approx(weight[alone.id])
