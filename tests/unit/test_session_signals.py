@@ -103,6 +103,17 @@ def test_git_activity_is_read_from_gits_own_output():
     for needle in ("rwr/fix-empty-repo", "f0bea619", "Fix empty repo", "new branch", "/pull/255"):
         assert needle in git.content
     assert "pushed new branch rwr/fix." in git.content  # a branch pushed to its own name is named once
+    assert git.details["branches"] == ["rwr/fix-empty-repo"]  # where its commits went
+
+
+def test_the_git_episode_lists_the_branches_its_commits_went_to_in_order():
+    events = [
+        *ran(1, "git commit -m 'a'", "[main 1a2b3c4] a\n 1 file changed"),
+        *ran(3, "git checkout -b ollama", "Switched to a new branch 'ollama'"),
+        *ran(5, "git commit -m 'b'", "[ollama 5d6e7f8] b\n 2 files changed"),
+    ]
+    (git,) = [c for c in session_signals(events) if "git" in c.tags]
+    assert git.details["branches"] == ["main", "ollama"]
 
 
 def test_commits_pushed_to_a_branch_of_the_same_name_name_it_once():

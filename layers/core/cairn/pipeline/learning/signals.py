@@ -237,8 +237,8 @@ def git_activity(reading: SessionReading) -> list[Candidate]:
     parts = []
     if branches:
         parts.append("branch " + ", ".join(f"`{b}`" for b in dict.fromkeys(branches)))
+    on: dict[str, list[str]] = {}  # each branch named once, its commits in order
     if commits:
-        on: dict[str, list[str]] = {}  # each branch named once, its commits in order
         for branch, commit in dict.fromkeys(commits):
             on.setdefault(branch, []).append(commit)
         parts.append("; ".join(f"commits on `{b}`: " + "; ".join(cs) for b, cs in on.items()))
@@ -260,7 +260,9 @@ def git_activity(reading: SessionReading) -> list[Candidate]:
             content=("Git activity of this session: " + ". ".join(parts))[:1_900],
             tags=["git"],
             confidence=0.7,
-            details={"source": "tool", "commits": len(commits)},
+            # the branches its commits went to, in order: the block tells a side branch's work from
+            # the project's line of work by them
+            details={"source": "tool", "commits": len(commits), "branches": list(on)},
             line_start=min(lines),
             line_end=max(lines),
         )
