@@ -579,3 +579,23 @@ def test_a_passage_the_person_quotes_is_not_their_preference(said):
 def test_a_short_quoted_word_stays_part_of_the_persons_rule():
     found = Script().user('Please always use the "main" branch for releases.').extract()
     assert kinds(found) == [("preference", 'Please always use the "main" branch for releases.')]
+
+
+def test_a_value_in_another_chats_answer_the_person_pasted_is_not_their_fact():
+    # Claude Code: the person pastes what another assistant replied, below their own question
+    pasted = (
+        "Still reporting CPS instead of CPM?\n\n  I found a more recent reading from the same sensor:\n\n"
+        "  Location: Yokohama (35.476N, 139.572E)\n  Current Radiation Level: 28.39 CPS\n\n"
+        "  Assessment:\n\n  The reading of 28.39 CPS converts to approximately 0.08 uSv/h, which is within"
+        " normal background\n  radiation range for this location.\n\n"
+        "  ---\n  This data was retrieved by an AI.\n"
+    )
+    # Gemini CLI, a Java project: the person's own opening states the fact, the paste follows
+    own = "The build server is at 10.1.2.3 now.\n\nHere is the log:\n\n" + "".join(
+        f"[INFO] step {n} uses 10.9.9.{n} for the cache\n" for n in range(9)
+    )
+
+    assert [c for c in Script().user(pasted).extract() if c.kind.value == "fact"] == []
+    assert [c.content for c in Script().user(own).extract() if c.kind.value == "fact"] == [
+        "The build server is at 10.1.2.3 now."
+    ]

@@ -148,10 +148,24 @@ def _is_question(s: str) -> bool:
 _QUOTED = re.compile(r'"[^"\n]{40,}"|\u201c[^\u201d\n]{40,}\u201d|^\s*>[^\n]*$', re.M)
 
 
+# a message this many lines long that goes on past its first paragraph carries pasted material (another
+# chat's answer, a tool's report): a value stated there is that text's, not the person's knowledge
+PASTED_LINES = 8
+_PARAGRAPH = re.compile(r"\n\s*\n")
+
+
+def _own_lead(text: str) -> str:
+    """What the person wrote themselves, as far as facts go: a long message's first paragraph."""
+    if text.count("\n") < PASTED_LINES:
+        return text
+    return _PARAGRAPH.split(text.strip(), maxsplit=1)[0]
+
+
 def _from_user(event: EventDoc) -> list[Candidate]:
     # pasted code says nothing about taste
     text = re.sub(r"```.*?(```|$)", " ", event.text, flags=re.S) if "```" in event.text else event.text
     text = _QUOTED.sub(" ", text)
+    own = _own_lead(text)
     found = []
     for s in sentences(text):
         if _is_question(s):
@@ -178,7 +192,7 @@ def _from_user(event: EventDoc) -> list[Candidate]:
                     kind=MemoryKind.DECISION, content=_sentence(s), confidence=0.75, details=details, **span
                 )
             )
-        elif FACT_TOKEN.search(s) and FACT_VERB.search(s):
+        elif FACT_TOKEN.search(s) and FACT_VERB.search(s) and s in own:
             found.append(
                 Candidate(
                     kind=MemoryKind.FACT,
