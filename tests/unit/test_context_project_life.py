@@ -151,3 +151,18 @@ def test_sessions_each_on_their_own_branch_have_no_side_branch():
     episodes = [git(f"s{n}", n, "", branches=[f"feature/{n}"]) for n in (1, 2, 3)]
 
     assert side_sessions(episodes, {"s3": 0, "s2": 1, "s1": 2}) == {}
+
+
+def test_a_branch_put_up_for_review_is_not_left_aside():
+    # a pull request merged on the forge's site leaves no trace in the sessions after it
+    episodes = [
+        git("s1", 1, "", branches=["main"]),
+        git(
+            "s2",
+            2,
+            "Git activity of this session: commits on `fix/n-plus-one`: `b2` x. review https://git.example.org/p/pull/7",
+        ),
+        git("s3", 3, "", branches=["main"]),
+    ]
+
+    assert side_sessions(episodes, {"s3": 0, "s2": 1, "s1": 2}) == {}

@@ -351,6 +351,7 @@ def restated_by_rule(convention: Memory, facts: Iterable[Memory]) -> bool:
 # the git activity episode's own words for where commits went (memories written before its details
 # named the branches)
 _COMMITS_ON = re.compile(r"commits on `([^`\n]+)`")
+_REVIEW = re.compile(r"\breview https?://")  # ... and the pull request it opened
 
 
 def branches_committed(episode: Memory) -> list[str]:
@@ -364,16 +365,20 @@ def branches_committed(episode: Memory) -> list[str]:
 def side_sessions(git_episodes: Iterable[Memory], ages: dict[str, int]) -> dict[str, str]:
     """The sessions whose work lives on a side branch, with the branch: each commit went to a branch
     other than the project's main line (the branch most sessions committed to, two at least), a later
-    session committed on the main line, and no later session's git activity names that branch (a merge
-    or more work on it). What such a session changed is not what the project runs now; the "Recent
-    work" line of its git activity says where it is."""
+    session committed on the main line, no later session's git activity names that branch (a merge
+    or more work on it), and the session opened no pull request for it (one merged on the forge's site
+    leaves no trace in later sessions). What such a session changed is not what the project runs now;
+    the "Recent work" line of its git activity says where it is."""
     by_session: dict[str, list[str]] = {}
     said: dict[str, str] = {}
+    reviewed: set[str] = set()
     for e in git_episodes:
         sid = e.provenance.session_id
         if sid:
             by_session.setdefault(sid, []).extend(branches_committed(e))
             said[sid] = said.get(sid, "") + " " + e.content
+            if _REVIEW.search(e.content):
+                reviewed.add(sid)
     counts: dict[str, int] = {}
     for branches in by_session.values():
         for b in set(branches):
@@ -385,7 +390,7 @@ def side_sessions(git_episodes: Iterable[Memory], ages: dict[str, int]) -> dict[
         return {}  # no one main line (each session on its own branch): nothing is a side branch
     out = {}
     for sid, branches in by_session.items():
-        if not branches or main in branches:
+        if not branches or main in branches or sid in reviewed:
             continue
         later = [s for s in by_session if ages.get(s, 0) < ages.get(sid, 0)]
         moved_on = any(main in by_session[s] for s in later)
