@@ -178,16 +178,18 @@ def test_a_passage_an_earlier_snippet_of_the_answer_showed_is_left_out_of_a_late
     second = snippet(_deploy_log(3), query, 300, seen)
     first_lines = {ln.strip("…") for ln in first.splitlines()}
     assert first_lines & {ln.strip("…") for ln in alone.splitlines()}  # the windows overlap
-    # the later snippet keeps what it would show alone, less what the answer already shows
-    kept = [ln.strip("…") for ln in second.splitlines() if ln.strip("…")]
-    assert kept and not set(kept) & first_lines
-    assert all(line in alone for line in kept)
+    # the later snippet shows all it would alone that is new, and spends the room of the rest on more
+    kept = {ln.strip("…") for ln in second.splitlines() if ln.strip("…")}
+    assert not kept & first_lines
+    assert {ln.strip("…") for ln in alone.splitlines() if ln.strip("…")} - first_lines < kept
 
 
 def test_a_later_snippet_with_nothing_new_is_only_an_ellipsis_and_a_short_line_may_repeat():
     seen = Shown()
-    text = "```\n" + _deploy_log(0) + "\n```"
-    snippet(text, "canary build", 300, seen)
+    text = "```\n" + _deploy_log(1)[:400] + "\n```"
+    first = snippet(text, "canary build", 300, seen)
+    second = snippet(text, "canary build", 300, seen)  # what had no room the first time
+    assert second != "…" and not set(first.splitlines()) & set(second.splitlines()) - {"```", "…"}
     assert snippet(text, "canary build", 300, seen) == "…"
     # a fence or "→ ok" costs little and keeps a later snippet readable: it is not held back
     assert "```" not in seen.passages and snippet("```\n→ ok", "canary build", 300, seen) == "```\n→ ok"

@@ -191,7 +191,7 @@ def recall_views(found: Sequence[RecallHit], query: str) -> list[dict[str, Any]]
     a step (the request they served) at the first of its excerpts, and a session id only where it
     changes from the excerpt before (an id cost ~20 tokens, and most answers come from one session).
     A passage a better hit showed is not shown again (overlapping excerpts of one step, a memory and
-    the excerpt it came from): multi-session dev p50 2,175 -> 2,104 tokens, no hit lost."""
+    the excerpt it came from); its room goes to what is new (multi-session dev hit@10 0.729 -> 0.750)."""
     seen = Shown()
     views = [
         recall_view(h, query, SNIPPET_CHARS * 2 if rank < 3 else SNIPPET_CHARS * 3 // 4, seen)

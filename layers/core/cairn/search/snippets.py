@@ -51,8 +51,8 @@ def snippet(text: str, query: str, budget: int = 420, seen: Shown | None = None)
     """`text` itself when it fits in `budget`, else its most query-relevant passages within it.
 
     With `seen` (shared by the snippets of one answer, in rank order) the passages are chosen as
-    without it, and those an earlier snippet showed are then left out: the answer shows the same
-    things in fewer tokens ("…" when a hit has nothing new). A text shown whole stays whole.
+    without it; those an earlier snippet showed are then left out, and their room goes to the next
+    best passages not shown yet ("…" when a hit has nothing new). A text shown whole stays whole.
     """
     text = text or ""
     if len(text) <= budget:
@@ -66,10 +66,38 @@ def snippet(text: str, query: str, budget: int = 420, seen: Shown | None = None)
     analysed = [set(analyze(p.text)) & terms for p in passages]
     df = {t: sum(t in a for a in analysed) for t in terms}
     weight = {t: math.log(1 + len(passages) / df[t]) for t in terms if df[t]}
-    chosen: list[int] = []
-    out: set[int] = set()  # chosen, or too long for what is left
-    used = 0
+    chosen, used = _choose(passages, analysed, weight, budget, [], set())
+    if not chosen:
+        return _cut(text, budget)
+    picked = _fill_gaps(chosen, passages, budget - used)
+    if seen is None:
+        return _render(passages, picked)
+    # chosen as if alone, then what the answer already shows is cut and the room it held goes to
+    # the next best passages: a hit shows all it would alone that is new, and more
+    repeated = {k for k, p in enumerate(passages) if _key(p.text) in seen.passages}
+    fresh = [k for k in picked if k not in repeated]
+    if len(fresh) < len(picked):
+        more, used = _choose(passages, analysed, weight, budget, fresh, set(picked) | repeated)
+        fresh = _fill_gaps(sorted(more), passages, budget - used)
+    seen.passages.update(_key(passages[k].text) for k in fresh if _too_long_to_repeat(passages[k].text))
+    return _render(passages, fresh) if fresh else "…"
+
+
+def _choose(
+    passages: list[_Passage],
+    analysed: list[set[str]],
+    weight: dict[str, float],
+    budget: int,
+    chosen: list[int],
+    out: set[int],
+) -> tuple[list[int], int]:
+    """Passages best first while they fit in `budget`, after `chosen` (kept) and never one of `out`."""
+    chosen, out = list(chosen), set(out) | set(chosen)
+    used = sum(len(passages[k].text) + 2 for k in chosen)
     shown: dict[str, int] = {}  # how many chosen passages match each term
+    for k in chosen:
+        for t in analysed[k]:
+            shown[t] = shown.get(t, 0) + 1
     while True:
         # a term already shown counts less each time (diminishing returns): ten items of one list
         # that all match the same two words do not crowd out the line that answers the rest
@@ -90,15 +118,7 @@ def snippet(text: str, query: str, budget: int = 420, seen: Shown | None = None)
         used += cost
         for t in analysed[best]:
             shown[t] = shown.get(t, 0) + 1
-    if not chosen:
-        return _cut(text, budget)
-    picked = _fill_gaps(chosen, passages, budget - used)
-    if seen is not None:
-        # chosen as if alone, so what a hit shows never depends on the hits above it beyond this cut
-        fresh = [k for k in picked if _key(passages[k].text) not in seen.passages]
-        seen.passages.update(_key(passages[k].text) for k in picked if _too_long_to_repeat(passages[k].text))
-        return _render(passages, fresh) if fresh else "…"
-    return _render(passages, picked)
+    return chosen, used
 
 
 def _all_passages(text: str) -> list[_Passage]:
