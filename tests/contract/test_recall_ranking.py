@@ -95,5 +95,11 @@ def test_a_question_about_the_present_gets_the_newer_sessions_account_first(reca
     assert recall(query)[0] == "m-settled"
 
 
+def test_asking_where_a_matter_stands_gets_the_newer_sessions_account_first(recall):
+    query = "Where do we stand on the nightly export job left failing?"
+    assert recall(query, present_decay=1.0)[0] == "m-open"  # the words alone favour the stale account
+    assert recall(query)[0] == "m-settled"
+
+
 def test_a_question_about_what_happened_keeps_the_ranking_of_its_words(recall):
     assert recall("Why was the nightly export job failing, what timed out?")[0] == "m-open"

@@ -18,6 +18,9 @@ pytestmark = pytest.mark.unit
         "Are we using Gradle anymore?",
         "What's the latest mix release version?",
         "Which Rust toolchain is currently pinned?",
+        "Where do we stand on moving the Elixir app to Fly.io?",
+        "What is the status of the Kotlin 2 migration?",
+        "Where are we with the flaky e2e suite?",
     ],
 )
 def test_a_question_about_how_things_stand_today_asks_for_the_present(query):
@@ -30,6 +33,8 @@ def test_a_question_about_how_things_stand_today_asks_for_the_present(query):
         "Why did the deploy fail on Tuesday?",
         "How do we run the integration tests?",
         "What did we decide about the cache key format?",
+        "Which status code does the health check return?",
+        "Where did the stand-up notes go?",
         "",
     ],
 )

@@ -74,10 +74,36 @@ def test_an_excerpt_is_cited_by_its_session_and_lines_not_by_an_id():
 
 
 def test_a_long_memory_past_the_best_three_is_cut_to_its_lines_on_the_query():
-    content = "\n".join(f"- deploy step {i}: rebuild the widget cache for region {i}" for i in range(30))
-    content += "\n- deploy with `make ship`"
+    def content(n: int) -> str:
+        steps = "\n".join(
+            f"- deploy step {i}: rebuild the widget cache {n} for region {i}" for i in range(30)
+        )
+        return steps + f"\n- deploy {n} with `make ship`"
+
     views = recall_views(
-        [hit(id=f"mem_{n}", content=content) for n in range(4)], "how do we deploy with make?"
+        [hit(id=f"mem_{n}", content=content(n)) for n in range(4)], "how do we deploy with make?"
     )
     assert views[3]["truncated"] and "make ship" in views[3]["content"]
     assert len(views[3]["content"]) <= 420 < len(views[0]["content"]) <= 840
+
+
+def test_a_line_a_better_hit_showed_is_not_shown_again_by_an_overlapping_excerpt():
+    log = [f"$ terraform apply -target=module.queue_{i}   # apply the queue module {i}" for i in range(40)]
+
+    def excerpt(n: int, lines: list[str]) -> RecallHit:
+        return hit(
+            id=f"mem_{n}",
+            kind=MemoryKind.EXCERPT,
+            title="step: apply the queue module",
+            content="\n".join(lines),
+            provenance=Provenance(session_id="s1", line_start=n, line_end=n + len(lines)),
+        )
+
+    query = "how was the queue module applied with terraform?"
+    # the later excerpt alone would open with lines the better one already shows
+    alone = recall_views([excerpt(4, log[4:])], query)[0]["snippet"]
+    views = recall_views([excerpt(0, log[:24]), excerpt(4, log[4:])], query)
+    first = set(views[0]["snippet"].splitlines())
+    second = [ln for ln in views[1]["snippet"].splitlines() if ln != "…"]
+    assert first & set(alone.splitlines())
+    assert second and not first & set(second)  # only what the better hit did not show

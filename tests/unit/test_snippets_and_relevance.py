@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from cairn.search.analyzer import analyze
 from cairn.search.relevance import FLOOR, Relevance, named_terms, never_discussed, query_parts
-from cairn.search.snippets import snippet
+from cairn.search.snippets import Shown, snippet
 
 pytestmark = pytest.mark.unit
 
@@ -158,3 +158,46 @@ def test_a_list_whose_items_all_match_the_same_words_does_not_crowd_out_the_answ
     assert "15 in all" in shown
     assert "1. tool query_1" in shown  # one item still shows what the list is
     assert len(shown) <= 200
+
+
+def _deploy_log(first: int) -> str:
+    """Lines `first`… of a long deploy log: two overlapping windows of it share their middle lines."""
+    return "\n".join(
+        f"deploy line {i}: the canary in region {i} rolled forward to build 4.{i}"
+        if i % 5
+        else f"filler line {i} of the log, with nothing in it about that matter at all"
+        for i in range(first, first + 40)
+    )
+
+
+def test_a_passage_an_earlier_snippet_of_the_answer_showed_is_left_out_of_a_later_one():
+    query = "which build did the canary roll forward to?"
+    seen = Shown()
+    first = snippet(_deploy_log(0), query, 300, seen)
+    alone = snippet(_deploy_log(3), query, 300)
+    second = snippet(_deploy_log(3), query, 300, seen)
+    first_lines = {ln.strip("…") for ln in first.splitlines()}
+    assert first_lines & {ln.strip("…") for ln in alone.splitlines()}  # the windows overlap
+    # the later snippet shows all it would alone that is new, and spends the room of the rest on more
+    kept = {ln.strip("…") for ln in second.splitlines() if ln.strip("…")}
+    assert not kept & first_lines
+    assert {ln.strip("…") for ln in alone.splitlines() if ln.strip("…")} - first_lines < kept
+
+
+def test_a_later_snippet_with_nothing_new_is_only_an_ellipsis_and_a_short_line_may_repeat():
+    seen = Shown()
+    text = "```\n" + _deploy_log(1)[:400] + "\n```"
+    first = snippet(text, "canary build", 300, seen)
+    second = snippet(text, "canary build", 300, seen)  # what had no room the first time
+    assert second != "…" and not set(first.splitlines()) & set(second.splitlines()) - {"```", "…"}
+    assert snippet(text, "canary build", 300, seen) == "…"
+    # a fence or "→ ok" costs little and keeps a later snippet readable: it is not held back
+    assert "```" not in seen.passages and snippet("```\n→ ok", "canary build", 300, seen) == "```\n→ ok"
+
+
+def test_a_text_shown_whole_stays_whole_and_counts_as_shown():
+    seen = Shown()
+    fact = "The canary in region 7 rolled forward to build 4.7"
+    assert snippet(fact, "canary build", 300, seen) == fact
+    later = snippet(fact + "\n" + _deploy_log(8), "which build did the canary in region 7 reach?", 300, seen)
+    assert fact not in later

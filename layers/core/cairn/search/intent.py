@@ -6,7 +6,8 @@ earlier ones saying what was true then (pending, broken, the old value) and the 
 became of it. For such a question the newer session's account is the answer; recall reads this cue and
 orders competing hits by session (`search.fusion.session_recency`).
 
-The cue is a handful of adverbs and adjectives of the present, not the wording of any question set.
+The cue is a handful of adverbs and adjectives of the present, and the idioms that ask where a matter
+stands, not the wording of any question set.
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ import re
 
 # Words that ask for the state of things today. "yet" and "anymore" ask whether something changed;
 # "latest" and "current(ly)" name the present value; "still" and "now" compare it with before.
-_PRESENT = re.compile(r"\b(?:still|now|currently|current|anymore|any more|yet|latest|nowadays|today)\b", re.I)
+_PRESENT = re.compile(
+    r"\b(?:still|now|currently|current|anymore|any more|yet|latest|nowadays|today)\b"
+    # where a matter stands: "where do we stand on X?", "the status of X?", "where are we with X?"
+    r"|\bwhere (?:do|does) \w+ stand\b|\bstatus of\b|\bwhere are we (?:with|on)\b",
+    re.I,
+)
 
 
 def asks_present_state(query: str) -> bool:

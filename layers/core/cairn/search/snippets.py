@@ -6,14 +6,16 @@ more, and a term already shown weighing less each time), in their original order
 passage is a line, or a piece of a long line: a one-line code edit, a pasted request or a wrapped
 paragraph is read in sentence- or statement-sized pieces, so two answers in one long line can both be
 shown and neither drags 200 characters of padding with it. The full text stays one call away (the
-memory's id, or the session's lines for an excerpt).
+memory's id, or the session's lines for an excerpt). The hits of one answer are read as one text: a
+passage a better hit already showed is not shown again (excerpts of one step overlap, and a memory
+often restates a line its excerpt holds).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cairn.search.analyzer import analyze, query_terms
 
@@ -22,9 +24,19 @@ PIECE_CHARS = 120  # a longer line is read in pieces of about this size
 HEADING_SHARE = 0.6  # what a line inherits of its heading's match
 COMMAND, OUTCOME = "$ ", "→"  # how a transcript excerpt renders a command and what it printed
 NEIGHBOUR_SHARE = 0.5  # what a piece of a long line inherits of the better piece beside it
+# a passage shorter than this is shown again in a later hit: a fence, "→ ok" or a heading costs little
+# and keeps the snippet readable
+REPEAT_CHARS = 24
 REPEAT_SHARE = 0.5  # what a query term is still worth per chosen passage that already shows it
 # Where a long line may be cut: after a sentence or statement, before a comment or a separator.
 _BREAK = re.compile(r"(?<=[.;!?{}])\s+|\s+(?=//|/\*|#\s|[|→┃—]\s)")
+
+
+@dataclass
+class Shown:
+    """The passages the snippets of one answer have shown so far, best hit first (normalised text)."""
+
+    passages: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -35,23 +47,57 @@ class _Passage:
     text: str
 
 
-def snippet(text: str, query: str, budget: int = 420) -> str:
-    """`text` itself when it fits in `budget`, else its most query-relevant passages within it."""
+def snippet(text: str, query: str, budget: int = 420, seen: Shown | None = None) -> str:
+    """`text` itself when it fits in `budget`, else its most query-relevant passages within it.
+
+    With `seen` (shared by the snippets of one answer, in rank order) the passages are chosen as
+    without it; those an earlier snippet showed are then left out, and their room goes to the next
+    best passages not shown yet ("…" when a hit has nothing new). A text shown whole stays whole.
+    """
     text = text or ""
     if len(text) <= budget:
+        if seen is not None:
+            seen.passages.update(_key(p.text) for p in _all_passages(text) if _too_long_to_repeat(p.text))
         return text
     terms = set(query_terms(query))
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if not terms or not lines:
+    passages = _all_passages(text)
+    if not terms or not passages:
         return _cut(text, budget)
-    passages = [p for i, line in enumerate(lines) for p in _passages(i, line)]
     analysed = [set(analyze(p.text)) & terms for p in passages]
     df = {t: sum(t in a for a in analysed) for t in terms}
     weight = {t: math.log(1 + len(passages) / df[t]) for t in terms if df[t]}
-    chosen: list[int] = []
-    out: set[int] = set()  # chosen, or too long for what is left
-    used = 0
+    chosen, used = _choose(passages, analysed, weight, budget, [], set())
+    if not chosen:
+        return _cut(text, budget)
+    picked = _fill_gaps(chosen, passages, budget - used)
+    if seen is None:
+        return _render(passages, picked)
+    # chosen as if alone, then what the answer already shows is cut and the room it held goes to
+    # the next best passages: a hit shows all it would alone that is new, and more
+    repeated = {k for k, p in enumerate(passages) if _key(p.text) in seen.passages}
+    fresh = [k for k in picked if k not in repeated]
+    if len(fresh) < len(picked):
+        more, used = _choose(passages, analysed, weight, budget, fresh, set(picked) | repeated)
+        fresh = _fill_gaps(sorted(more), passages, budget - used)
+    seen.passages.update(_key(passages[k].text) for k in fresh if _too_long_to_repeat(passages[k].text))
+    return _render(passages, fresh) if fresh else "…"
+
+
+def _choose(
+    passages: list[_Passage],
+    analysed: list[set[str]],
+    weight: dict[str, float],
+    budget: int,
+    chosen: list[int],
+    out: set[int],
+) -> tuple[list[int], int]:
+    """Passages best first while they fit in `budget`, after `chosen` (kept) and never one of `out`."""
+    chosen, out = list(chosen), set(out) | set(chosen)
+    used = sum(len(passages[k].text) + 2 for k in chosen)
     shown: dict[str, int] = {}  # how many chosen passages match each term
+    for k in chosen:
+        for t in analysed[k]:
+            shown[t] = shown.get(t, 0) + 1
     while True:
         # a term already shown counts less each time (diminishing returns): ten items of one list
         # that all match the same two words do not crowd out the line that answers the rest
@@ -72,9 +118,22 @@ def snippet(text: str, query: str, budget: int = 420) -> str:
         used += cost
         for t in analysed[best]:
             shown[t] = shown.get(t, 0) + 1
-    if not chosen:
-        return _cut(text, budget)
-    return _render(passages, _fill_gaps(chosen, passages, budget - used))
+    return chosen, used
+
+
+def _all_passages(text: str) -> list[_Passage]:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return [p for i, line in enumerate(lines) for p in _passages(i, line)]
+
+
+def _too_long_to_repeat(passage: str) -> bool:
+    """Long enough that showing it twice costs more than it helps to read."""
+    return len(passage) >= REPEAT_CHARS
+
+
+def _key(passage: str) -> str:
+    """A passage as compared across hits: case and spacing aside (excerpts render a line alike)."""
+    return " ".join(passage.split()).lower()
 
 
 def _passages(index: int, line: str) -> list[_Passage]:
