@@ -316,15 +316,14 @@ def build_metrics(settings: Settings) -> Metrics:
 AHEAD_OF_REQUESTS = frozenset({"snap-start", "provisioned-concurrency"})
 
 
-def prime_at_init(settings: Settings | None = None) -> bool:
+def prime_at_init(container: Container) -> bool:
     """Load the query model during a Lambda init that runs ahead of any request: SnapStart snapshots the
     process after init, so the loaded ONNX session ships in the snapshot and a restored copy's first recall
     skips the load (~0.35 s); a provisioned instance likewise. An on-demand init keeps it lazy: there the
     load costs the same at init or on the first request, and routes that never embed should not pay it.
     Only the bundled model, never the served-model lookup: no OpenSearch call (and so no connection
     that a restore would leave stale) at init. Returns whether it loaded."""
-    settings = settings or Settings()
-    if settings.lambda_initialization_type not in AHEAD_OF_REQUESTS:
+    if container.settings.lambda_initialization_type not in AHEAD_OF_REQUESTS:
         return False
     shared_embedder().embed_query("warm up")  # creates the session and runs the graph once
     return True

@@ -32,9 +32,10 @@ def asgi_handler(service: str, *, rest: bool, mcp: bool) -> tuple[FastAPI, Calla
     warnings.filterwarnings("ignore", "No application metrics to publish")
     # the business metrics the services count (cairn.adapters.aws.powertools) go out with this flush
     logger, metrics = structured_logger(), Metrics()
-    app = create_app(build_container(), rest=rest, mcp=mcp)
+    container = build_container()
+    app = create_app(container, rest=rest, mcp=mcp)
     asgi = Mangum(app, lifespan="off")
-    prime_at_init()  # SnapStart / provisioned init only: the model then ships in the snapshot
+    prime_at_init(container)  # SnapStart / provisioned init only: the model then ships in the snapshot
 
     @logger.inject_lambda_context
     @metrics.log_metrics(capture_cold_start_metric=True)

@@ -187,6 +187,7 @@ SNIPPET_CHARS = 420
 # room spent on new passages, 700 kept every hit of the dev sets (multi-session p50 2,147 -> 2,042
 # tokens); 600 cost agentv one question.
 TOP_SNIPPET_CHARS = 700
+GLIMPSE_CHARS = 315  # the room of each hit below the best three
 
 
 def recall_views(found: Sequence[RecallHit], query: str) -> list[dict[str, Any]]:
@@ -196,9 +197,9 @@ def recall_views(found: Sequence[RecallHit], query: str) -> list[dict[str, Any]]
     changes from the excerpt before (an id cost ~20 tokens, and most answers come from one session).
     A passage a better hit showed is not shown again (overlapping excerpts of one step, a memory and
     the excerpt it came from); its room goes to what is new (multi-session dev hit@10 0.729 -> 0.750)."""
-    seen = Shown()
+    shown = Shown()
     views = [
-        recall_view(h, query, TOP_SNIPPET_CHARS if rank < 3 else SNIPPET_CHARS * 3 // 4, seen)
+        recall_view(h, query, TOP_SNIPPET_CHARS if rank < 3 else GLIMPSE_CHARS, shown)
         for rank, h in enumerate(found)
     ]
     excerpts = [v for v in views if v["kind"] == MemoryKind.EXCERPT.value]

@@ -44,6 +44,7 @@ class Tag:
     TRANSCRIPT = "transcript"  # a transcript excerpt
     PROMOTED = "promoted"  # a team-wide memory promoted from several projects'
     REPORTED = "reported"  # a value the agent reported in its account of work a tool confirmed
+    GIT = "git"  # a session's git activity (its branches and commits)
 
 
 ERROR_TAGS = frozenset({Tag.ERROR, Tag.UNRESOLVED})

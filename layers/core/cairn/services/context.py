@@ -67,7 +67,6 @@ try:  # the transcript parser owns the markers; the literals are the same tags i
 except ImportError:  # pragma: no cover
     CAIRN_CONTEXT_OPEN, CAIRN_CONTEXT_CLOSE = "<cairn-context>", "</cairn-context>"
 
-GIT = "git"  # the tag of a session's git activity episode (pipeline.learning.signals)
 DEFAULT_BUDGET = 1_500
 MAX_BUDGET = 2_000  # Codex caps hook output at 2,500 of its own tokens; keep a margin
 MIN_BUDGET = 100
@@ -234,7 +233,7 @@ class ContextService:
         side: dict[str, str] = {}
         if layout.weighted_facts:
             # what a session did on a branch the project left aside is not what it runs now
-            side = side_sessions([e for e in episodes if GIT in e.tags], ages)
+            side = side_sessions([e for e in episodes if Tag.GIT in e.tags], ages)
             facts = [m for m in facts if not (m.provenance.session_id in side and _work_report(m))]
         fact_lines = _facts(facts, project, rank, last, ages if layout.weighted_facts else None)
         if layout.weighted_facts:
@@ -570,7 +569,7 @@ def _work(
 
     def left_on_a_branch(m: Memory) -> bool:
         """Work an older session committed to a branch the project did not take up: still open."""
-        return GIT in m.tags and m.provenance.session_id in side
+        return Tag.GIT in m.tags and m.provenance.session_id in side
 
     # what is still open first; a summary's account of work the session went on from comes last
     found.sort(
@@ -580,7 +579,7 @@ def _work(
             # where the last session left off, then older work
             m.provenance.session_id != last and not left_on_a_branch(m),
             Tag.OPEN not in m.tags and not left_on_a_branch(m),
-            layout.account_first and GIT in m.tags,
+            layout.account_first and Tag.GIT in m.tags,
             Tag.SUMMARY in m.tags,
             *_newest(m),
         )

@@ -134,10 +134,13 @@ def kept_commands(procedures: Sequence[Memory]) -> list[KeptCommand]:
     return sorted(newest_first, key=lambda k: -len(k.sessions))[:MAX_COMMANDS]
 
 
+_BARE_SWITCH = re.compile(r"--?[A-Za-z][\w-]*")
+
+
 def _check_of(command: str) -> tuple[str, ...]:
     """A command without its bare switches: `go build -v ./cmd/x` and `go build ./cmd/x` run one check,
-    shown louder or quieter (a switch with a value of its own, `-o out`, stays part of the command)."""
-    return tuple(w for w in command.split() if not re.fullmatch(r"--?[A-Za-z][\w-]*", w))
+    shown louder or quieter (a switch's value, the `out` of `-o out`, stays, so that one is another check)."""
+    return tuple(w for w in command.split() if not _BARE_SWITCH.fullmatch(w))
 
 
 def _one_per_check(found: list[KeptCommand]) -> list[KeptCommand]:

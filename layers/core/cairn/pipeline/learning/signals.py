@@ -161,7 +161,7 @@ def git_history(reading: SessionReading) -> list[Candidate]:
             title="Latest commits of the repository (git log)",
             content="Latest commits of the repository, newest first, as `git log` listed them: "
             + "; ".join(commits),
-            tags=["git", "history"],
+            tags=[Tag.GIT, "history"],
             confidence=0.6,
             details={"source": "tool", "about": "latest commits"},
             line_start=call.line_no,
@@ -258,7 +258,7 @@ def git_activity(reading: SessionReading) -> list[Candidate]:
             kind=MemoryKind.EPISODE,
             title="Git activity: " + (reviews[-1] if reviews else f"{len(commits)} commit(s)"),
             content=("Git activity of this session: " + ". ".join(parts))[:1_900],
-            tags=["git"],
+            tags=[Tag.GIT],
             confidence=0.7,
             # the branches its commits went to, in order: the block tells a side branch's work from
             # the project's line of work by them
