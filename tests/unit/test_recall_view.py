@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from cairn.api.mcp_tools import recall_view, recall_views
 from cairn.domain.models import Memory, MemoryKind, Provenance, RecallHit
+from cairn.services.tokens import count_tokens
 
 pytestmark = pytest.mark.unit
 
@@ -107,3 +110,28 @@ def test_a_line_a_better_hit_showed_is_not_shown_again_by_an_overlapping_excerpt
     second = [ln for ln in views[1]["snippet"].splitlines() if ln != "…"]
     assert first & set(alone.splitlines())
     assert second and not first & set(second)  # only what the better hit did not show
+
+
+def test_an_answer_of_code_heavy_hits_stays_within_its_token_budget_and_the_best_hit_keeps_its_room():
+    def excerpt(n: int) -> RecallHit:
+        lines = [
+            f'Read {{"file_path": "/home/dev/src/app/module_{n}/config_{k}.toml", "offset": {k * 40}}}'
+            for k in range(30)
+        ]
+        return hit(
+            id=f"mem_{n}",
+            kind=MemoryKind.EXCERPT,
+            content="\n".join(lines),
+            provenance=Provenance(session_id=f"s{n}", line_start=n, line_end=n + 1),
+        )
+
+    query = "which config file sets the offset?"
+    found = [excerpt(n) for n in range(10)]
+    roomy = recall_views(found, query, budget_tokens=100_000)
+    tight = recall_views(found, query, budget_tokens=2_000)
+    assert count_tokens(json.dumps(roomy, ensure_ascii=False)) > 2_000
+    assert count_tokens(json.dumps(tight, ensure_ascii=False)) <= 2_000
+    # the weakest hits gave up room first: the best hit shows what it showed with room to spare
+    assert tight[0]["snippet"] == roomy[0]["snippet"]
+    assert len(tight[-1]["snippet"]) < len(roomy[-1]["snippet"])
+    assert len(tight) == 10  # every hit is still cited

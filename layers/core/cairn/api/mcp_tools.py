@@ -8,6 +8,7 @@ bookkeeping such as hashes or embedding versions.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from cairn.services.feedback import FeedbackService
 from cairn.services.handoffs import CheckpointNote, HandoffNote, HandoffService, handoff_view
 from cairn.services.memories import MemoryPatch, MemoryService, new_memory
 from cairn.services.procedures import ProcedureService, ProcedureStats
+from cairn.services.tokens import count_tokens
 from cairn.services.trust import label, origin_tag, withheld
 
 
@@ -190,40 +192,96 @@ TOP_SNIPPET_CHARS = 700
 GLIMPSE_CHARS = 315  # the room of each hit below the best three
 
 
-def recall_views(found: Sequence[RecallHit], query: str) -> list[dict[str, Any]]:
-    """The hits of one recall as an agent sees them. The best three get room to show their evidence,
-    the rest a glimpse (ten hits stay ~2,000 tokens). What excerpts share is said once: the title of
+# What one recall answer may cost an agent, counted on the JSON it is shown. Ten hits of prose fit with
+# their full rooms; code, paths and quoted JSON cost more tokens per character (a config file's lines
+# or a tool call's escaped arguments ran an answer to 2,500 tokens), so such an answer gives up room
+# from its weakest hits first. 2,000 cut one answer out of a snippet on the multi-session dev set;
+# 2,050 kept every hit (recall tokens p50 2,042 -> 2,014, max 2,506 -> 2,061).
+ANSWER_TOKENS = 2_050
+# What a hit's room shrinks to, step by step while the answer is over: the hits below the best three
+# before the best three, the weakest first. A hit keeps a glimpse of itself (a fifth of its room).
+_SHRINK = ((False, 0.6), (False, 0.35), (True, 0.6), (False, 0.2), (True, 0.35), (True, 0.2))
+
+
+def recall_views(
+    found: Sequence[RecallHit], query: str, budget_tokens: int = ANSWER_TOKENS
+) -> list[dict[str, Any]]:
+    """The hits of one recall as an agent sees them, within `budget_tokens`. The best three get room
+    to show their evidence, the rest a glimpse. What excerpts share is said once: the title of
     a step (the request they served) at the first of its excerpts, and a session id only where it
     changes from the excerpt before (an id cost ~20 tokens, and most answers come from one session).
     A passage a better hit showed is not shown again (overlapping excerpts of one step, a memory and
-    the excerpt it came from); its room goes to what is new (multi-session dev hit@10 0.729 -> 0.750)."""
-    shown = Shown()
-    views = [
-        recall_view(h, query, TOP_SNIPPET_CHARS if rank < 3 else GLIMPSE_CHARS, shown)
-        for rank, h in enumerate(found)
-    ]
-    excerpts = [v for v in views if v["kind"] == MemoryKind.EXCERPT.value]
-    seen: set[tuple[Any, Any]] = set()
-    for view in excerpts:
-        if "title" in view:
-            step = (view.get("session_id"), view["title"])
-            if step in seen:
-                del view["title"]
-            seen.add(step)
-    previous = None
-    for view in excerpts:
-        session = view.get("session_id")
-        if session is not None and session == previous:
-            del view["session_id"]
-        previous = session
-    return views
+    the excerpt it came from); its room goes to what is new (multi-session dev hit@10 0.729 -> 0.750).
+    An answer over the budget shrinks the rooms of its weakest hits, then of the best three."""
+    answer = _Answer(found, query)
+    for top, share in _SHRINK:
+        for rank in range(len(found) - 1, -1, -1):
+            if (rank < 3) != top:
+                continue
+            if answer.tokens() <= budget_tokens:
+                return answer.views()
+            answer.shrink(rank, share)
+    return answer.views()
+
+
+class _Answer:
+    """The views of one answer, rebuilt from a rank down when that rank's room changes: what a hit
+    shows depends on what the better hits showed (`Shown`), never on the weaker ones."""
+
+    def __init__(self, found: Sequence[RecallHit], query: str) -> None:
+        self._found, self._query = found, query
+        self._scale = [1.0] * len(found)
+        self._before: list[set[str]] = []  # the passages shown before each rank
+        self._raw: list[dict[str, Any]] = []
+        self._counted: dict[str, int] = {}
+        self._rebuild(0)
+
+    def shrink(self, rank: int, share: float) -> None:
+        self._scale[rank] = share
+        self._rebuild(rank)
+
+    def _rebuild(self, start: int) -> None:
+        shown = Shown(set(self._before[start]) if start < len(self._before) else set())
+        del self._before[start:], self._raw[start:]
+        for rank in range(start, len(self._found)):
+            self._before.append(set(shown.passages))
+            room = TOP_SNIPPET_CHARS if rank < 3 else GLIMPSE_CHARS
+            self._raw.append(recall_view(self._found[rank], self._query, room, shown, self._scale[rank]))
+
+    def tokens(self) -> int:
+        """The answer's tokens: each view counted once, plus a token per bracket and comma (WordPiece
+        splits punctuation from words, so the parts add up to the whole)."""
+        texts = [json.dumps(v, ensure_ascii=False, default=str) for v in self.views()]
+        for text in texts:
+            if text not in self._counted:
+                self._counted[text] = count_tokens(text)
+        return sum(self._counted[t] for t in texts) + len(texts) + 1
+
+    def views(self) -> list[dict[str, Any]]:
+        views = [dict(v) for v in self._raw]
+        excerpts = [v for v in views if v["kind"] == MemoryKind.EXCERPT.value]
+        seen: set[tuple[Any, Any]] = set()
+        for view in excerpts:
+            if "title" in view:
+                step = (view.get("session_id"), view["title"])
+                if step in seen:
+                    del view["title"]
+                seen.add(step)
+        previous = None
+        for view in excerpts:
+            session = view.get("session_id")
+            if session is not None and session == previous:
+                del view["session_id"]
+            previous = session
+        return views
 
 
 def recall_view(
-    h: RecallHit, query: str, budget: int = SNIPPET_CHARS, seen: Shown | None = None
+    h: RecallHit, query: str, budget: int = SNIPPET_CHARS, seen: Shown | None = None, scale: float = 1.0
 ) -> dict[str, Any]:
-    """A hit as an agent sees it: compact. Long texts are cut to their lines that bear on the query;
-    `get` (a memory) or `transcript` (an excerpt's session lines) opens the rest."""
+    """A hit as an agent sees it: compact. Long texts are cut to their lines that bear on the query
+    (within `budget` characters, `scale` of it when the answer runs short of room); `get` (a memory)
+    or `transcript` (an excerpt's session lines) opens the rest."""
     m = h.memory
     if m.kind is MemoryKind.EXCERPT:
         lines = m.details.get("session_lines") or [m.provenance.line_start, m.provenance.line_end]
@@ -232,7 +290,7 @@ def recall_view(
         view: dict[str, Any] = {
             "kind": m.kind.value,
             "title": _unsecret(_short(m.title, 90)),
-            "snippet": _unsecret(snippet(m.content, query, budget, seen)),
+            "snippet": _unsecret(snippet(m.content, query, int(budget * scale), seen)),
             "session_id": m.provenance.session_id,
             "lines": lines,
         }
@@ -251,7 +309,7 @@ def recall_view(
             "superseded_by": m.superseded_by,
         }
         # a memory is one statement, denser than an excerpt: it keeps more room than an excerpt's glimpse
-        view["content"] = snippet(m.content, query, room := max(budget, SNIPPET_CHARS), seen)
+        view["content"] = snippet(m.content, query, room := int(max(budget, SNIPPET_CHARS) * scale), seen)
         if len(m.content) > room:
             view["truncated"] = True
         view["content"] = _unsecret(view["content"])

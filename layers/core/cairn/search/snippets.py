@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from cairn.search.analyzer import analyze, query_terms
 
@@ -60,10 +61,10 @@ def snippet(text: str, query: str, budget: int = 420, seen: Shown | None = None)
             seen.passages.update(_key(p.text) for p in _all_passages(text) if _too_long_to_repeat(p.text))
         return text
     terms = set(query_terms(query))
-    passages = _all_passages(text)
+    passages, words = _read(text)
     if not terms or not passages:
         return _cut(text, budget)
-    analysed = [set(analyze(p.text)) & terms for p in passages]
+    analysed = [w & terms for w in words]
     df = {t: sum(t in a for a in analysed) for t in terms}
     weight = {t: math.log(1 + len(passages) / df[t]) for t in terms if df[t]}
     chosen, used = _choose(passages, analysed, weight, budget, [], set())
@@ -119,6 +120,14 @@ def _choose(
         for t in analysed[best]:
             shown[t] = shown.get(t, 0) + 1
     return chosen, used
+
+
+@lru_cache(maxsize=256)
+def _read(text: str) -> tuple[list[_Passage], list[frozenset[str]]]:
+    """A text's passages and each one's terms. Cached: an answer that runs over its token budget
+    shows the same hits again with less room, and a prompt and its recall read the same texts."""
+    passages = _all_passages(text)
+    return passages, [frozenset(analyze(p.text)) for p in passages]
 
 
 def _all_passages(text: str) -> list[_Passage]:
