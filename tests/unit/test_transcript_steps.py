@@ -85,6 +85,26 @@ def test_long_output_keeps_its_head_its_error_lines_and_its_tail():
     assert len(shown) <= 480
 
 
+def test_long_output_keeps_the_status_of_each_step_a_runner_reports_failures_first():
+    # `gh run view` of a deploy: which step failed and which passed is what a later session asks
+    run = (
+        ["X main Build and Deploy · 22489371573", "Triggered via push about 3 minutes ago", "JOBS"]
+        + ["X deploy in 1m27s (ID 65147154977)", "  ✓ Set up job", "  ✓ Checkout", "  ✓ Set up Go"]
+        + ["  ✓ Build", "  ✓ Deploy to Map Server", "  ✓ Health check (api)", "  X Health check (web)"]
+        + ["  - Post Set up Go", "  ✓ Post Checkout", "  ✓ Complete job", "ANNOTATIONS"]
+        + [f"  log line {i} of the runner's own chatter" for i in range(20)]
+        + ["deploy: .github#33", "To see what failed, try: gh run view --log-failed", "View this run"]
+    )
+    shown = informative("\n".join(run), 480)
+    assert "X Health check (web)" in shown and "✓ Health check (api)" in shown
+    assert "log line 3" not in shown and "View this run" in shown and len(shown) <= 480
+    # a test runner's verdicts read the same way, in any language
+    tests = [f"test tests::case_{i} ... ok" for i in range(60)]
+    tests[41] = "test tests::parses_unicode_paths ... FAILED"
+    shown = informative("running 60 tests\n" + "\n".join(tests) + "\n\ntest result: FAILED.", 480)
+    assert "parses_unicode_paths ... FAILED" in shown and len(shown) <= 480
+
+
 GO_FILE = (
     """package strategy
 

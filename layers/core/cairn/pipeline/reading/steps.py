@@ -37,6 +37,13 @@ _ERROR_LINE = re.compile(
     r"\b(error|fail(?:ed|ure)?|fatal|exception|panic|traceback|not found|denied)\b", re.I
 )
 _WS = re.compile(r"[ \t]+")
+# A line that reports one step's or test's status, as CI runners, test runners and task tools print
+# them (`✓ Build`, `X Health check`, `FAIL src/a.test.ts`, `--- PASS: TestX`, `test x ... ok`)
+_STATUS_LINE = re.compile(
+    r"^\s*(?:[✓✔✗✘×❌✅](?=\s)|X(?=\s+[A-Z])|(?:--- )?(?:PASS|FAIL)(?:ED)?\b|ok\s+\S)"
+    r"|\.\.\. (?:ok|FAILED)\s*$"
+)
+_FAILED_STATUS = re.compile(r"^\s*(?:[✗✘×❌]|X\s|(?:--- )?FAIL)|FAILED\s*$")
 _HUNK = re.compile(r"^\s*@@ -\d")  # a unified diff's hunk header
 _CHANGED = re.compile(r"^\s*[+-](?![+-]{2})\s*\S")  # a line a diff adds or removes (not +++/---)
 _PLACEHOLDER = re.compile(r"\[REDACTED_[A-Z_]+[^\]]*\]")
@@ -304,7 +311,9 @@ def strip_headers(text: str) -> str:
 
 
 def informative(text: str, limit: int) -> str:
-    """Head, error lines and tail of a long output, within `limit` characters; short output as it is."""
+    """Head, error and status lines, and tail of a long output, within `limit` characters; short
+    output as it is. The lines of its middle that say what failed or passed (a CI run's steps, a test
+    runner's verdicts) are kept as far as they fit, failures first, in their order."""
     lines = [_RUN.sub(r"\1\1\1", _WS.sub(" ", ln)).rstrip() for ln in text.splitlines()]
     lines = [ln for ln in lines if ln.strip()]
     joined = "\n".join(lines)
@@ -315,7 +324,17 @@ def informative(text: str, limit: int) -> str:
     if any(_HUNK.match(ln) for ln in middle):  # a diff: what it added and removed is what it says
         picked = [ln for ln in middle if _CHANGED.match(ln)][:4]
     else:
-        picked = [ln for ln in middle if _ERROR_LINE.search(ln)][:4]
+        errors = [k for k, ln in enumerate(middle) if _ERROR_LINE.search(ln)][:4]
+        room = limit - sum(len(_clip(p, 200)) + 1 for p in [*head, *tail, "…", "…"])
+        room -= sum(len(_clip(middle[k], 200)) + 1 for k in errors)
+        statuses = [k for k, ln in enumerate(middle) if k not in errors and _STATUS_LINE.search(ln)]
+        statuses.sort(key=lambda k: not _FAILED_STATUS.search(middle[k]))  # failures first, stable
+        kept = set(errors)
+        for k in statuses:
+            if len(_clip(middle[k], 200)) + 1 <= room:
+                kept.add(k)
+                room -= len(_clip(middle[k], 200)) + 1
+        picked = [middle[k] for k in sorted(kept)]
     parts = [*head, *(["…", *picked] if picked else []), *(["…", *tail] if tail else [])]
     out = "\n".join(_clip(p, 200) for p in parts)
     return out if len(out) <= limit else out[: limit - 1] + "…"
