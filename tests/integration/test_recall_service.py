@@ -236,3 +236,55 @@ def test_the_caller_sees_only_their_own_personal_memories_whatever_the_filter_sa
 def test_recall_stays_in_the_callers_team(stack):
     outsider = Principal("team_b", "alice", "key_b", frozenset({KeyScope.ADMIN}))
     assert stack.service().recall(outsider, "ruff linting", MemoryFilter()).hits == ()
+
+
+#: one project's memories, all about its CDN: every question about the project resembles all of them
+CDN_PROJECT = [
+    "CloudFront on AWS sits in front of the map server; its origin is origin-map.example.org over HTTPS",
+    "Invalidate the CloudFront cache after each deploy with the AWS CLI create-invalidation command",
+    "CloudFront returned 502 because nginx had no server block for the origin host AWS pointed at",
+    "The /api/* behavior in CloudFront forwards query strings to the API origin (AWS console, Behaviors tab)",
+    "Deploys bypass CloudFront: GitHub Actions rsyncs the Go binary to the server's IP, not the AWS edge",
+    "CloudFront only handles HTTP and HTTPS, so SSH and rsync go to the server's IP, not to AWS",
+    "The health check step curls the service on the server itself, bypassing CloudFront and AWS",
+    "The CloudFront distribution uses the AWS managed caching policy for static assets",
+    "nginx behind CloudFront proxies /api/ to the MCP server on port 3333; AWS times out after 60 s",
+    "The AWS certificate for the CloudFront distribution is issued in us-east-1",
+    "Streaming responses through CloudFront need proxy buffering off in nginx, or AWS holds them back",
+    "CloudFront caches the favicon for a day; the AWS invalidation clears it after a deploy",
+    "The CloudFront origin request policy forwards the Authorization header to the AWS origin",
+    "Logs of CloudFront requests land in an AWS S3 bucket with a 30 day lifecycle rule",
+    "CloudFront adds the X-Forwarded-For header; the map server reads the client IP from it behind AWS",
+    "WebSocket upgrades through CloudFront work once the AWS behavior allows all HTTP methods",
+    "A CloudFront function on AWS rewrites /assistant to /assistant/ before the origin sees it",
+    "CloudFront compresses JSON responses from the API when the AWS behavior has compression on",
+    "The origin read timeout in CloudFront was raised to 60 s in AWS for the slow radiation queries",
+    "AWS WAF is attached to the CloudFront distribution and blocks requests without a user agent",
+    "CloudFront custom error pages are off so the API's own JSON errors reach the client through AWS",
+    "DNS for the map domain is a CNAME to the CloudFront distribution, managed outside AWS",
+    "The CloudFront default TTL is 0 for /api/* so AWS never serves stale readings",
+]
+
+
+@pytest.fixture
+def cdn_stack(tmp_path, embedder):
+    db = SqliteDatabase(tmp_path / "cdn.db")
+    s = Stack(db, embedder)
+    for n, content in enumerate(CDN_PROJECT):
+        s.add(f"m-cdn-{n}", content)
+    yield s
+    db.close()
+
+
+def test_a_question_that_shares_only_the_projects_own_words_gets_nothing_relevant(cdn_stack):
+    question = "How much did CloudFront cost on last month's AWS bill?"
+    service = cdn_stack.service()
+    # the ranking alone answers: every memory is about CloudFront on AWS, and the embedding agrees
+    assert cdn_stack.service(tuning=RecallTuning(floor=None)).recall(ALICE, question, MemoryFilter()).hits
+    result = service.recall(ALICE, question, MemoryFilter())
+    assert result.hits == () and result.nothing_relevant
+
+
+def test_a_paraphrased_question_that_holds_one_rare_word_of_its_memory_is_answered(cdn_stack):
+    result = cdn_stack.service().recall(ALICE, "Why was the edge answering 502 bad gateway?", MemoryFilter())
+    assert top_ids(result)[0] == "m-cdn-2"

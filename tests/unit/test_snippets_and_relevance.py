@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 from cairn.search.analyzer import analyze
-from cairn.search.relevance import FLOOR, Relevance, named_terms, never_discussed, query_parts
+from cairn.search.relevance import (
+    FLOOR,
+    Relevance,
+    named_terms,
+    never_discussed,
+    only_common_ground,
+    query_parts,
+)
 from cairn.search.snippets import Shown, snippet
 
 pytestmark = pytest.mark.unit
@@ -201,3 +208,42 @@ def test_a_text_shown_whole_stays_whole_and_counts_as_shown():
     assert snippet(fact, "canary build", 300, seen) == fact
     later = snippet(fact + "\n" + _deploy_log(8), "which build did the canary in region 7 reach?", 300, seen)
     assert fact not in later
+
+
+def _pool(*texts: str) -> list[set[str]]:
+    return [set(analyze(t)) for t in texts]
+
+
+# twenty memories of one project: all say "CloudFront" and "AWS"
+PROJECT_POOL = _pool(*(f"CloudFront on AWS: note {n} about caching and origins" for n in range(19)), "x")
+
+
+def test_hits_that_share_only_the_projects_words_are_common_ground_only():
+    query = "How much did CloudFront cost on last month's AWS bill?"
+    judge = Relevance(query, PROJECT_POOL)
+    leading = [(frozenset(t),) for t in PROJECT_POOL[:10]]
+    flat = [0.5 - 0.005 * n for n in range(20)]  # the embedding finds them all alike
+    assert only_common_ground([judge], leading, PROJECT_POOL, flat)
+
+
+def test_a_hit_that_holds_a_word_rare_among_the_candidates_is_more_than_common_ground():
+    pool = [*PROJECT_POOL[:19], set(analyze("CloudFront on AWS returned 502 to the health check"))]
+    query = "Why was the edge answering 502 bad gateway?"
+    leading = [(frozenset(t),) for t in pool[-10:]]
+    flat = [0.5 - 0.005 * n for n in range(20)]
+    assert not only_common_ground([Relevance(query, pool)], leading, pool, flat)
+
+
+def test_a_memory_the_embedding_singles_out_is_more_than_common_ground():
+    query = "How much did CloudFront cost on last month's AWS bill?"
+    leading = [(frozenset(t),) for t in PROJECT_POOL[:10]]
+    standout = [0.7, *(0.45 - 0.005 * n for n in range(19))]
+    assert not only_common_ground([Relevance(query, PROJECT_POOL)], leading, PROJECT_POOL, standout)
+
+
+def test_a_passage_that_holds_much_of_the_question_is_more_than_common_ground():
+    query = "What is the CloudFront cache TTL for the API on AWS?"
+    pool = [*PROJECT_POOL[:19], set(analyze("The CloudFront default TTL for the API is 0 on AWS"))]
+    leading = [(frozenset(t),) for t in pool[-10:]]
+    flat = [0.5 - 0.005 * n for n in range(20)]
+    assert not only_common_ground([Relevance(query, pool)], leading, pool, flat)

@@ -12,6 +12,11 @@ answer something. Two engine-independent signals decide instead:
   matches loosely (a question about Sentry in a project that never used Sentry).
 - per part: a prompt of several parts is also judged part by part (`query_parts`), so a part that names
   nothing the store knows does not withhold the memory that answers another part.
+- common ground only (`only_common_ground`): in a store about one project every memory resembles every
+  question about it (cosines of 0.4-0.5 throughout), so a question about something never discussed
+  ("what did the CDN cost on last month's bill?") finds hits that share only the project's own words.
+  Such hits hold little of the question's weighted words in any passage, none of its words that are
+  rare among the candidates, and the embedding singles none of them out from the crowd.
 
 Thresholds were set on the coding-session dev set (docs/benchmarks.md): they withhold 13 of 15
 unanswerable questions' results and cost one answerable question of 91.
@@ -37,6 +42,15 @@ _NAMED = re.compile(
 
 
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+# Common ground only: no leading passage holds this share of the query's weighted words ...
+COMMON_COVERAGE = 0.17
+# ... no leading hit holds a query word that at most this share of the candidates hold ...
+RARE_SHARE = 0.2
+# ... and the best cosine is within this of the one at CROWD_RANK. Multi-session dev: negatives 4 -> 5 of
+# 6; no answerable question of the dev sets was withheld with the coverage anywhere from 0.15 to 0.20
+# or the margin from 0.12 to 0.20 (their lowest coverage was 0.197, and those are singled out).
+SINGLED_OUT_BY = 0.15
+CROWD_RANK = 10
 
 
 def named_terms(query: str) -> list[str]:
@@ -93,6 +107,30 @@ def query_parts(query: str) -> list[str]:
     and lines of two or more query terms. Empty for a query of one part."""
     parts = [p.strip() for p in _PART_BREAK.split(query or "") if len(set(query_terms(p))) >= MIN_PART_TERMS]
     return parts if len(parts) > 1 else []
+
+
+def only_common_ground(
+    judges: Sequence[Relevance],
+    leading: Sequence[Sequence[frozenset[str]]],
+    pool_terms: Sequence[set[str]],
+    cosines: Sequence[float],
+) -> bool:
+    """True when the leading hits (each as its passages' terms) share with the query only what the
+    whole candidate pool talks about: no passage holds COMMON_COVERAGE of any reading's weighted
+    words, no hit holds a query word rare in the pool, and the embedding picks no memory out of the
+    crowd (`cosines`: the semantic candidates', any order)."""
+    if any(j.coverage(p) >= COMMON_COVERAGE for j in judges for passages in leading for p in passages):
+        return False
+    n = len(pool_terms)
+    words = {t for j in judges for t in j.terms}
+    rare = {t for t in words if 0 < sum(t in d for d in pool_terms) <= max(1.0, RARE_SHARE * n)}
+    if any(rare & p for passages in leading for p in passages):
+        return False
+    ranked = sorted(cosines, reverse=True)
+    if not ranked:
+        return True
+    crowd = ranked[min(len(ranked), CROWD_RANK) - 1] if len(ranked) > 1 else 0.0
+    return ranked[0] - crowd < SINGLED_OUT_BY
 
 
 class Relevance:

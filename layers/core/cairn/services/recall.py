@@ -47,7 +47,7 @@ from cairn.domain.ports import (
 from cairn.search.analyzer import analyze, query_terms
 from cairn.search.fusion import access_factor, recency_factor, reciprocal_rank_fusion, session_recency
 from cairn.search.intent import asks_present_state
-from cairn.search.relevance import FLOOR, Relevance, never_discussed, query_parts
+from cairn.search.relevance import FLOOR, Relevance, never_discussed, only_common_ground, query_parts
 from cairn.services.memories import require
 
 log = logging.getLogger(__name__)
@@ -92,6 +92,7 @@ class RecallTuning:
     # When no hit's relevance (search.relevance) reaches this, or the query names something no candidate
     # mentions, recall answers "nothing relevant" instead of its least bad guesses. None: always answer.
     floor: float | None = FLOOR
+    common_ground_of: int = 10  # the leading hits that must share more than common ground with a query
     # transcript excerpts rank just below an equally matching extracted memory: memories are the answer,
     # excerpts make sure nothing said is lost
     excerpt_factor: float = 0.9
@@ -183,8 +184,9 @@ class RecallService:
         return result
 
     def _judge(self, query: str, hits: list[RecallHit], cosines: dict[str, float]) -> list[RecallHit]:
-        """Each hit's relevance; with a floor, nothing when no hit clears it or when the query names
-        something no candidate mentions."""
+        """Each hit's relevance; with a floor, nothing when no hit clears it, when the query names
+        something no candidate mentions, or when the leading hits share only the project's common
+        ground with it (`search.relevance.only_common_ground`)."""
         if not hits:
             return hits
         pool_terms = [set(_terms(h.memory.search_text())) for h in hits]
@@ -208,6 +210,10 @@ class RecallService:
         # ranking stands (weaker hits show their relevance); when none does, there is nothing relevant.
         # Cutting each hit at the floor instead cost LoCoMo dev R@10 0.016 for no negative gained.
         if floor is not None and max(h.relevance for h in judged) < floor:
+            return []
+        leading = sorted(judged, key=lambda h: (-h.score, h.memory.id))[: self._tuning.common_ground_of]
+        passages = [_passages(h.memory) or (frozenset(_terms(h.memory.search_text())),) for h in leading]
+        if floor is not None and only_common_ground(judges, passages, pool_terms, list(cosines.values())):
             return []
         return judged
 
