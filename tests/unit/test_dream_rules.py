@@ -8,8 +8,8 @@ import pytest
 from cairn.domain.models import Memory, MemoryKind, Provenance
 from cairn.domain.salience import FADED_BELOW, faded, salience
 from cairn.domain.vocabulary import Tag
-from cairn.pipeline.remembering.open_items import closer, evidence_of, items_of
-from cairn.pipeline.remembering.subjects import changed, core_command, restates
+from cairn.pipeline.remembering.open_items import after_in_session, closer, evidence_of, items_of
+from cairn.pipeline.remembering.subjects import changed, core_command, restates, same_command
 
 pytestmark = pytest.mark.unit
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -72,7 +72,7 @@ def _memory(kind, content, session="s1", **kw) -> Memory:
         team_id="t",
         kind=kind,
         content=content,
-        provenance=Provenance(session_id=session),
+        provenance=kw.pop("provenance", Provenance(session_id=session)),
         created_at=kw.pop("created_at", NOW),
         **kw,
     )
@@ -161,3 +161,96 @@ def test_what_is_closed_superseded_or_demoted_ranks_below_what_is_current():
     assert (
         salience(_memory(MemoryKind.FACT, "x", pinned=True, created_at=NOW - timedelta(days=900)), NOW) == 1.0
     )
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("cargo build --release", "cargo build --release -p ledger"),
+        ("cargo build --release", "cd /home/dev/ledger && ~/.cargo/bin/cargo build --release 2>&1 | tail -5"),
+        (
+            "go build ./cmd/mcp-server/",
+            "cd /home/rob/src/app/go && /usr/local/go/bin/go build ./cmd/mcp-server/ 2>&1",
+        ),
+        ("go build ./cmd/mcp-server/", 'go build -v ./cmd/mcp-server/ && echo "✓ Build successful"'),
+        ("go build ./go/cmd/mcp-server/", "GOOS=linux GOARCH=amd64 go build -o server ./cmd/mcp-server/"),
+        ("mix test", "MIX_ENV=test timeout 120 mix test --trace"),
+        ("./mvnw -pl core test", "./mvnw -q -pl core test 2>&1 | tail -40"),
+        ("cd web && npm run build", "cd /home/dev/shop/web && npm run build --silent"),
+    ],
+)
+def test_one_command_run_another_way_is_the_same_command(a, b):
+    assert same_command(a, b) and same_command(b, a)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("cargo build --release", "cargo test --release"),
+        ("go build ./cmd/mcp-server/", "go build ./cmd/web-chat/"),
+        ("mvn -pl core test", "mvn -pl core package"),
+        ("npm run build", "npm run lint"),
+        ("cd web && npm test", "cd api && npm test"),
+        ("go build ./cmd/x/", "go build ./cmd/x/ && scp x deploy@10.0.0.5:/srv/"),
+        ("curl -s http://localhost:4000/health", "curl -s -v http://localhost:4000/health"),
+        ('ssh deploy@10.0.0.5 "systemctl restart app"', 'ssh deploy@10.0.0.6 "systemctl restart app"'),
+    ],
+)
+def test_another_program_target_folder_step_or_remote_request_is_another_command(a, b):
+    assert not same_command(a, b)
+
+
+def test_a_command_left_failing_is_closed_by_the_same_build_a_later_session_ran_its_own_way():
+    failing = _memory(
+        MemoryKind.EPISODE,
+        "`go build -o server ./cmd/web-chat/` still fails with: go: command not found",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={
+            "command": "cd /home/dev/app/go && go build -o server ./cmd/web-chat/",
+            "outcome": "unresolved",
+        },
+    )
+    later = _memory(
+        MemoryKind.PROCEDURE,
+        "Build with `/usr/local/go/bin/go build ./cmd/web-chat/ 2>&1`",
+        session="s2",
+        id="mem_2",
+        details={"command": "/usr/local/go/bin/go build ./cmd/web-chat/ 2>&1", "runs": {"s2": [1, 0]}},
+    )
+    other_target = _memory(
+        MemoryKind.PROCEDURE,
+        "Build with `go build ./cmd/api/`",
+        session="s3",
+        id="mem_3",
+        details={"command": "go build ./cmd/api/", "runs": {"s3": [1, 0]}},
+    )
+    [item] = items_of(failing)
+    assert closer(item, True, [evidence_of(other_target)]) is None
+    assert closer(item, True, [evidence_of(other_target), evidence_of(later)]).session_id == "s2"
+
+
+def test_a_failure_its_own_session_got_past_later_is_closed_but_not_by_a_run_before_it():
+    def at(line: int, **kw) -> Memory:
+        kind = kw.pop("kind")
+        return _memory(
+            kind,
+            kw.pop("content"),
+            provenance=Provenance(session_id="s1", transcript_key="part-0", line_start=line),
+            **kw,
+        )
+
+    failing = at(
+        40,
+        kind=MemoryKind.EPISODE,
+        content="`go build ./go/cmd/x/` still fails with: main module does not contain package",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={"command": "go build ./go/cmd/x/ 2>&1", "outcome": "unresolved"},
+    )
+    ran = {"command": "cd go && go build ./cmd/x/", "runs": {"s1": [1, 0]}}
+    after = evidence_of(
+        at(55, kind=MemoryKind.PROCEDURE, content="Build with `go build ./cmd/x/`", details=ran)
+    )
+    before = evidence_of(
+        at(12, kind=MemoryKind.PROCEDURE, content="Build with `go build ./cmd/x/`", details=ran)
+    )
+    assert after_in_session(failing, after) and not after_in_session(failing, before)

@@ -34,8 +34,15 @@ from typing import Any
 from cairn.domain.models import KeyScope, Memory, MemoryFilter, MemoryKind, Principal, Scope
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps
-from cairn.pipeline.remembering.open_items import Evidence, closer, evidence_of, items_of, runs_by_session
-from cairn.pipeline.remembering.subjects import changed, restates
+from cairn.pipeline.remembering.open_items import (
+    Evidence,
+    after_in_session,
+    closer,
+    evidence_of,
+    items_of,
+    runs_by_session,
+)
+from cairn.pipeline.remembering.subjects import changed, restates, same_command
 from cairn.services.memories import MemoryPatch
 from cairn.services.uploads import project_slug
 
@@ -255,24 +262,42 @@ class _Pass:
                 self._fold(self._order(group))
 
     def _same(self, a: Memory, b: Memory) -> bool:
-        if a.provenance.session_id == b.provenance.session_id:
-            return False  # ingest already merged what one session said twice
         ca, cb = a.details.get("command"), b.details.get("command")
         if a.kind is MemoryKind.PROCEDURE and (ca or cb):
-            # one command learned the same way (a build, a fix of one failure): its runs add up
-            return ca == cb and set(a.tags) == set(b.tags) and restates(a.content, b.content)
+            # one command learned the same way (a build, a fix of one failure), however each session
+            # happened to run it (`subjects.same_command`): its runs add up. Ingest merges only the same
+            # words, so two ways of running it in one session are folded here too.
+            if not (ca and cb and set(a.tags) == set(b.tags) and same_command(str(ca), str(cb))):
+                return False
+            fixes = a.details.get("fixes_error"), b.details.get("fixes_error")
+            return fixes[0] == fixes[1] and (not any(fixes) or restates(a.content, b.content))
+        if a.provenance.session_id == b.provenance.session_id:
+            return False  # ingest already merged what one session said twice
+        if Tag.CHECKS in a.tags and Tag.CHECKS in b.tags:
+            return _same_steps(a.details.get("steps"), b.details.get("steps")) or restates(
+                a.content, b.content
+            )
         return restates(a.content, b.content)
 
     def _fold(self, group: list[Memory]) -> None:
         keep = group[-1]  # the newest wording
         details = dict(keep.details)
         sessions: list[str] = []
-        runs: dict[str, list[int]] = {}
+        # each memory's own runs, by its id: two ways of running one command in one session are two
+        # runs to add, and a pass killed after the survivor took them and run again adds nothing twice
+        runs_of = {str(k): v for k, v in (keep.details.get("runs_of") or {}).items() if isinstance(v, dict)}
+        runs_of.setdefault(keep.id, runs_by_session(keep))
         for m in group:
             for s in [*(m.details.get("sessions") or []), m.provenance.session_id]:
                 if s and s not in sessions:
                     sessions.append(s)
-            runs.update(runs_by_session(m))
+            if m is not keep:
+                runs_of[m.id] = runs_by_session(m)
+        runs: dict[str, list[int]] = {}
+        for part in runs_of.values():
+            for s, (ok, failed) in part.items():
+                mine = runs.setdefault(s, [0, 0])
+                mine[0], mine[1] = mine[0] + int(ok), mine[1] + int(failed)
         ordered = sorted(sessions, key=lambda s: _aware(self._session_time(s, keep.created_at)))
         if len(group) == 1 and len(ordered) < 2:
             return  # said once: nothing to fold, no evidence beyond its provenance
@@ -287,6 +312,8 @@ class _Pass:
             }
         if runs:
             details["runs"] = runs
+            if len([r for r in runs_of.values() if r]) > 1:
+                details["runs_of"] = runs_of
             details["success_count"] = sum(r[0] for r in runs.values())
             details["failure_count"] = sum(r[1] for r in runs.values())
         confidence = max(m.confidence for m in group)
@@ -307,10 +334,12 @@ class _Pass:
             if not (touched_evidence or m.id in self.new):
                 continue
             when = _aware(self._time(m))
+            commands = bool(m.kind is MemoryKind.EPISODE and m.details.get("command"))
             later = [
                 ev
                 for t, ev in sorted(evidence, key=lambda te: _aware(te[0]))
-                if _aware(t) > when and ev.session_id != m.provenance.session_id
+                if (_aware(t) > when and ev.session_id != m.provenance.session_id)
+                or (commands and after_in_session(m, ev))
             ]
             if later:
                 self._close_items(m, later)
@@ -380,6 +409,19 @@ def _groups(items: list[Memory], pairs: list[tuple[Memory, Memory]]) -> dict[str
     for m in items:
         groups.setdefault(root(m.id), []).append(m)
     return groups
+
+
+def _same_steps(a: object, b: object) -> bool:
+    """Two lists of checks that run the same commands, each however its session ran it."""
+    if not isinstance(a, list) or not isinstance(b, list) or not a or len(a) != len(b):
+        return False
+    left = [str(x) for x in b]
+    for step in (str(x) for x in a):
+        match = next((i for i, other in enumerate(left) if same_command(step, other)), None)
+        if match is None:
+            return False
+        left.pop(match)
+    return True
 
 
 def _aware(t: datetime) -> datetime:

@@ -9,7 +9,8 @@ A later session closes it with evidence it kept: a todo it marked done (its refl
 a commit or an account of finished work (its episodes), a fix of the failing command (its reflection's
 `errors_fixed`, an episode tagged fixed or resolved) or the command run well (a procedure's
 `details.runs` for that session). A text item is closed when most of its content words are in one piece of
-that evidence; a command when the same command is shown fixed or run well.
+that evidence; a command when the same command (`subjects.same_command`: however a session ran it) is
+shown fixed or run well, in a later session or later in its own.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 from cairn.domain.models import Memory, MemoryKind
 from cairn.domain.vocabulary import RESOLVED_TAGS, Tag
-from cairn.pipeline.remembering.subjects import _STOP, core_command, words
+from cairn.pipeline.remembering.subjects import _STOP, core_command, same_command, words
 
 COVERED = 0.7  # of an item's content words found in one piece of later evidence
 MIN_ITEM_WORDS = 3  # "Fix it" matches anything
@@ -34,6 +35,27 @@ class Evidence:
     memory_id: str
     texts: tuple[str, ...] = ()
     commands: frozenset[str] = frozenset()
+    at: tuple[str, int] | None = None  # (transcript part, line) where its session showed it
+
+
+def where(memory: Memory) -> tuple[str, int] | None:
+    """Where in its session's transcript a memory was said: its part and first line."""
+    p = memory.provenance
+    return (p.transcript_key or "", p.line_start) if p.line_start is not None else None
+
+
+def after_in_session(item_memory: Memory, ev: Evidence) -> bool:
+    """Evidence its own session showed after the item was left open (same part, a later line): a
+    command that failed and then ran well another way in that session (`go build ./go/cmd/x` from the
+    wrong folder, then `go build ./cmd/x`) is a failure the session got past."""
+    here = where(item_memory)
+    return (
+        ev.session_id == item_memory.provenance.session_id
+        and here is not None
+        and ev.at is not None
+        and ev.at[0] == here[0]
+        and ev.at[1] > here[1]
+    )
 
 
 def content_words(text: str) -> set[str]:
@@ -77,7 +99,7 @@ def evidence_of(memory: Memory) -> Evidence | None:
             commands.add(core_command(str(d["command"])))
     if not texts and not commands:
         return None
-    return Evidence(session, memory.id, tuple(texts), frozenset(commands))
+    return Evidence(session, memory.id, tuple(texts), frozenset(commands), where(memory))
 
 
 def runs_by_session(memory: Memory) -> dict[str, list[int]]:
@@ -91,7 +113,7 @@ def closer(item: str, is_command: bool, later: Iterable[Evidence]) -> Evidence |
     wanted = content_words(item)
     for ev in later:
         if is_command:
-            if item in ev.commands:
+            if any(same_command(item, command) for command in ev.commands):
                 return ev
             continue
         if len(wanted) < MIN_ITEM_WORDS:
