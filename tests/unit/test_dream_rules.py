@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -254,3 +255,30 @@ def test_a_failure_its_own_session_got_past_later_is_closed_but_not_by_a_run_bef
         at(12, kind=MemoryKind.PROCEDURE, content="Build with `go build ./cmd/x/`", details=ran)
     )
     assert after_in_session(failing, after) and not after_in_session(failing, before)
+
+
+def test_a_failure_is_closed_when_a_later_session_fixed_the_same_problem_on_another_command():
+    # word for word from a Go project's sessions: the toolchain missing from PATH, fixed two sessions on
+    failing = _memory(
+        MemoryKind.EPISODE,
+        "`cd go && go doc embed` still fails with: /bin/bash: line 1: go: command not found",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={"command": "cd go && go doc embed", "error": "/bin/bash: line 1: go: command not found"},
+    )
+    fixed = _memory(
+        MemoryKind.EPISODE,
+        "`go build ./cmd/web-chat/` failed with: /bin/bash: line 1: go: command not found",
+        session="s3",
+        id="mem_3",
+        tags=(Tag.ERROR, "build"),
+        details={
+            "command": "cd /home/dev/app/go && go build ./cmd/web-chat/ 2>&1",
+            "error": "/bin/bash: line 1: go: command not found",
+            "outcome": "fixed",
+        },
+    )
+    [item] = items_of(failing)
+    assert closer(item, True, [evidence_of(fixed)], failing.details["error"]).session_id == "s3"
+    # an exit status names no problem of its own: another command's fix says nothing of this one
+    vague = replace(fixed, details={**fixed.details, "error": "Exit code 1"})
+    assert closer(item, True, [evidence_of(vague)], "Exit code 1") is None

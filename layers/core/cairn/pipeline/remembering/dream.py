@@ -353,7 +353,7 @@ class _Pass:
         for item in items:
             if item in already:
                 continue
-            ev = closer(item, is_command, later)
+            ev = closer(item, is_command, later, str(m.details.get("error") or "") if is_command else None)
             if ev is not None:
                 found.append({"item": item, "closed_by": ev.session_id, "evidence": ev.memory_id})
         if not found:
