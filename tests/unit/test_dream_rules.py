@@ -232,13 +232,9 @@ def test_a_command_left_failing_is_closed_by_the_same_build_a_later_session_ran_
 
 def test_a_failure_its_own_session_got_past_later_is_closed_but_not_by_a_run_before_it():
     def at(line: int, **kw) -> Memory:
-        kind = kw.pop("kind")
-        return _memory(
-            kind,
-            kw.pop("content"),
-            provenance=Provenance(session_id="s1", transcript_key="part-0", line_start=line),
-            **kw,
-        )
+        kind, end = kw.pop("kind"), kw.pop("end", None)
+        where = Provenance(session_id="s1", transcript_key="part-0", line_start=line, line_end=end)
+        return _memory(kind, kw.pop("content"), provenance=where, **kw)
 
     failing = at(
         40,
@@ -255,6 +251,9 @@ def test_a_failure_its_own_session_got_past_later_is_closed_but_not_by_a_run_bef
         at(12, kind=MemoryKind.PROCEDURE, content="Build with `go build ./cmd/x/`", details=ran)
     )
     assert after_in_session(failing, after) and not after_in_session(failing, before)
+    # a fix whose span holds the failure and ends with the run that passed shows it done at its end
+    spanning = at(30, end=52, kind=MemoryKind.PROCEDURE, content="When `go build` fails …", details=ran)
+    assert after_in_session(failing, evidence_of(spanning))
 
 
 def test_a_failure_is_closed_when_a_later_session_fixed_the_same_problem_on_another_command():

@@ -51,10 +51,12 @@ def problem(error: str) -> str | None:
 _NUMBERS = re.compile(r"\d+")
 
 
-def where(memory: Memory) -> tuple[str, int] | None:
-    """Where in its session's transcript a memory was said: its part and first line."""
+def where(memory: Memory, end: bool = False) -> tuple[str, int] | None:
+    """Where in its session's transcript a memory was said: its part and first line (its last with
+    `end`: a fix that spans the failure and the run that passed shows it done where it ends)."""
     p = memory.provenance
-    return (p.transcript_key or "", p.line_start) if p.line_start is not None else None
+    line = (p.line_end if end else None) or p.line_start
+    return (p.transcript_key or "", line) if line is not None else None
 
 
 def after_in_session(item_memory: Memory, ev: Evidence) -> bool:
@@ -116,7 +118,9 @@ def evidence_of(memory: Memory) -> Evidence | None:
     if not texts and not commands:
         return None
     errors.discard("")
-    return Evidence(session, memory.id, tuple(texts), frozenset(commands), where(memory), frozenset(errors))
+    return Evidence(
+        session, memory.id, tuple(texts), frozenset(commands), where(memory, end=True), frozenset(errors)
+    )
 
 
 def runs_by_session(memory: Memory) -> dict[str, list[int]]:
