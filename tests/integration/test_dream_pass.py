@@ -114,8 +114,8 @@ def seed(c) -> tuple[str, dict[str, str]]:
         tags=("deploy", "command"),
         details={"command": "make ship", "runs": {"s1": [2, 0], "s2": [1, 0], "s4": [0, 3]}},
     ).id
-    # one release build, run three ways: from the project's folder with a package switch and a pager,
-    # through the toolchain's full path (twice in one session), and plainly; a request to the running
+    # one release build, run three ways in three sessions: plainly, from the project's folder with a
+    # package switch and a pager, and through the toolchain's full path; a request to the running
     # server is what its words make it, never folded with another
     ids["build1"] = _say(
         c,
@@ -136,10 +136,10 @@ def seed(c) -> tuple[str, dict[str, str]]:
     ids["build3"] = _say(
         c,
         team_id,
-        "s2",
+        "s3",
         MemoryKind.PROCEDURE,
         "Build with `/home/dev/.cargo/bin/cargo build --release`",
-        **_ran("/home/dev/.cargo/bin/cargo build --release", "s2", 1, 0),
+        **_ran("/home/dev/.cargo/bin/cargo build --release", "s3", 1, 0),
     ).id
     ids["probe1"] = _say(
         c,
@@ -231,12 +231,12 @@ def test_one_pass_folds_restatements_supersedes_changes_closes_finished_items_an
     # a deploy that worked in s1 and s2 and only failed in s4 is demoted, not forgotten
     deploy = get("deploy")
     assert deploy.is_current and deploy.details["demoted"]["since"] == "s4" and deploy.confidence <= 0.3
-    # the release build run three ways in two sessions is one procedure; every run of it adds up
+    # the release build run three ways in three sessions is one procedure; every run of it adds up
     builds = [m for m in current(c, team, MemoryKind.PROCEDURE) if "build" in m.tags]
     assert [b.id for b in builds] == [ids["build3"]]  # the newest way of running it
     [build] = builds
-    assert build.details["evidence"]["sessions"] == ["s1", "s2"]
-    assert build.details["runs"] == {"s1": [1, 0], "s2": [3, 1]}
+    assert build.details["evidence"]["sessions"] == ["s1", "s2", "s3"]
+    assert build.details["runs"] == {"s1": [1, 0], "s2": [2, 1], "s3": [1, 0]}
     assert (build.details["success_count"], build.details["failure_count"]) == (4, 1)
     assert get("build1").superseded_by == get("build2").superseded_by == build.id
     assert get("probe1").is_current and get("probe2").is_current

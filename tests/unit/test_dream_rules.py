@@ -174,7 +174,7 @@ def test_what_is_closed_superseded_or_demoted_ranks_below_what_is_current():
             "cd /home/rob/src/app/go && /usr/local/go/bin/go build ./cmd/mcp-server/ 2>&1",
         ),
         ("go build ./cmd/mcp-server/", 'go build -v ./cmd/mcp-server/ && echo "✓ Build successful"'),
-        ("go build ./go/cmd/mcp-server/", "GOOS=linux GOARCH=amd64 go build -o server ./cmd/mcp-server/"),
+        ("go build ./go/cmd/mcp-server/", "GOOS=linux GOARCH=amd64 go build -o bin/server ./cmd/mcp-server/"),
         ("mix test", "MIX_ENV=test timeout 120 mix test --trace"),
         ("./mvnw -pl core test", "./mvnw -q -pl core test 2>&1 | tail -40"),
         ("cd web && npm run build", "cd /home/dev/shop/web && npm run build --silent"),
@@ -192,6 +192,8 @@ def test_one_command_run_another_way_is_the_same_command(a, b):
         ("mvn -pl core test", "mvn -pl core package"),
         ("npm run build", "npm run lint"),
         ("cd web && npm test", "cd api && npm test"),
+        ("mix test", "mix test test/ledger/account_test.exs"),  # a narrower run
+        ("cd /app && npx tsc --noEmit --skipLibCheck", "cd types && npx tsc --noEmit --skipLibCheck *.ts"),
         ("go build ./cmd/x/", "go build ./cmd/x/ && scp x deploy@10.0.0.5:/srv/"),
         ("curl -s http://localhost:4000/health", "curl -s -v http://localhost:4000/health"),
         ('ssh deploy@10.0.0.5 "systemctl restart app"', 'ssh deploy@10.0.0.6 "systemctl restart app"'),
@@ -281,3 +283,26 @@ def test_a_failure_is_closed_when_a_later_session_fixed_the_same_problem_on_anot
     # an exit status names no problem of its own: another command's fix says nothing of this one
     vague = replace(fixed, details={**fixed.details, "error": "Exit code 1"})
     assert closer(item, True, [evidence_of(vague)], "Exit code 1") is None
+
+
+def test_one_session_running_a_build_several_ways_gives_one_procedure_with_every_run_counted():
+    from cairn.pipeline.models import Candidate
+    from cairn.pipeline.remembering.consolidation import prepared
+
+    def ran(command: str, ok: int, failed: int, tags=("build", "command")) -> Candidate:
+        details = {"command": command, "category": "build", "success_count": ok, "failure_count": failed}
+        return Candidate(
+            kind=MemoryKind.PROCEDURE, content=f"Build with `{command}`", tags=list(tags), details=details
+        )
+
+    batch = [
+        ran("cd /home/dev/ledger && cargo build --release 2>&1 | tail -5", 2, 1),
+        ran("~/.cargo/bin/cargo build --release -p ledger", 1, 0),
+        ran("cargo build --release --jobs 2", 1, 0),  # a switch and its value: the same build
+        ran("cargo test --release", 3, 0, tags=("test", "command")),
+    ]
+    out = prepared(batch)
+    [build] = [c for c in out if "build" in c.tags]
+    assert build.content == "Build with `cd /home/dev/ledger && cargo build --release 2>&1 | tail -5`"
+    assert (build.details["success_count"], build.details["failure_count"]) == (4, 1)
+    assert len(out) == 2

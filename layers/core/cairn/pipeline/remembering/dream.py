@@ -42,7 +42,7 @@ from cairn.pipeline.remembering.open_items import (
     items_of,
     runs_by_session,
 )
-from cairn.pipeline.remembering.subjects import changed, restates, same_command
+from cairn.pipeline.remembering.subjects import changed, restates, same_command, same_procedure
 from cairn.services.memories import MemoryPatch
 from cairn.services.uploads import project_slug
 
@@ -262,17 +262,12 @@ class _Pass:
                 self._fold(self._order(group))
 
     def _same(self, a: Memory, b: Memory) -> bool:
-        ca, cb = a.details.get("command"), b.details.get("command")
-        if a.kind is MemoryKind.PROCEDURE and (ca or cb):
-            # one command learned the same way (a build, a fix of one failure), however each session
-            # happened to run it (`subjects.same_command`): its runs add up. Ingest merges only the same
-            # words, so two ways of running it in one session are folded here too.
-            if not (ca and cb and set(a.tags) == set(b.tags) and same_command(str(ca), str(cb))):
-                return False
-            fixes = a.details.get("fixes_error"), b.details.get("fixes_error")
-            return fixes[0] == fixes[1] and (not any(fixes) or restates(a.content, b.content))
         if a.provenance.session_id == b.provenance.session_id:
-            return False  # ingest already merged what one session said twice
+            return False  # ingest already merged what one session said twice (`consolidation.prepared`)
+        if a.kind is MemoryKind.PROCEDURE and (a.details.get("command") or b.details.get("command")):
+            # one command learned the same way (a build, a fix of one failure), however each session
+            # happened to run it (`subjects.same_command`): its runs add up
+            return same_procedure(_shape(a), _shape(b))
         if Tag.CHECKS in a.tags and Tag.CHECKS in b.tags:
             return _same_steps(a.details.get("steps"), b.details.get("steps")) or restates(
                 a.content, b.content
@@ -283,21 +278,12 @@ class _Pass:
         keep = group[-1]  # the newest wording
         details = dict(keep.details)
         sessions: list[str] = []
-        # each memory's own runs, by its id: two ways of running one command in one session are two
-        # runs to add, and a pass killed after the survivor took them and run again adds nothing twice
-        runs_of = {str(k): v for k, v in (keep.details.get("runs_of") or {}).items() if isinstance(v, dict)}
-        runs_of.setdefault(keep.id, runs_by_session(keep))
+        runs: dict[str, list[int]] = {}
         for m in group:
             for s in [*(m.details.get("sessions") or []), m.provenance.session_id]:
                 if s and s not in sessions:
                     sessions.append(s)
-            if m is not keep:
-                runs_of[m.id] = runs_by_session(m)
-        runs: dict[str, list[int]] = {}
-        for part in runs_of.values():
-            for s, (ok, failed) in part.items():
-                mine = runs.setdefault(s, [0, 0])
-                mine[0], mine[1] = mine[0] + int(ok), mine[1] + int(failed)
+            runs.update(runs_by_session(m))
         ordered = sorted(sessions, key=lambda s: _aware(self._session_time(s, keep.created_at)))
         if len(group) == 1 and len(ordered) < 2:
             return  # said once: nothing to fold, no evidence beyond its provenance
@@ -312,8 +298,6 @@ class _Pass:
             }
         if runs:
             details["runs"] = runs
-            if len([r for r in runs_of.values() if r]) > 1:
-                details["runs_of"] = runs_of
             details["success_count"] = sum(r[0] for r in runs.values())
             details["failure_count"] = sum(r[1] for r in runs.values())
         confidence = max(m.confidence for m in group)
@@ -409,6 +393,10 @@ def _groups(items: list[Memory], pairs: list[tuple[Memory, Memory]]) -> dict[str
     for m in items:
         groups.setdefault(root(m.id), []).append(m)
     return groups
+
+
+def _shape(m: Memory) -> tuple[str, dict[str, Any], set[str]]:
+    return m.content, dict(m.details), set(m.tags)
 
 
 def _same_steps(a: object, b: object) -> bool:

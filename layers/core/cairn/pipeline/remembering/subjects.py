@@ -193,6 +193,7 @@ def _quotes_balanced(command: str) -> bool:
 _MOVE = re.compile(r"^\s*(?:cd|pushd)\s+(\S+)\s*$")
 _SWITCH = re.compile(r"^--?[A-Za-z]")
 _FILE = re.compile(r"\.[A-Za-z]\w{0,5}$")  # `main.rs`, `app_test.exs`: a word that names a file
+_OUTPUT_SWITCHES = frozenset({"-o", "--output", "--out", "--out-dir", "--outdir", "--target-dir"})
 _WRAPPER_WORDS = frozenset({"sudo", "time", "nice", "env", "command", "exec", "nohup", "timeout"})
 
 
@@ -219,16 +220,17 @@ def _step(step: str) -> _Step:
     head: list[str] = []
     targets: set[str] = set()
     valued = False  # the word before was a switch that may take a value
+    output = False  # the word before says where the output goes (`-o bin/app`): no path worked on
     for i, w in enumerate(words):
         if _SWITCH.match(w):
-            valued = "=" not in w
+            valued, output = "=" not in w, w in _OUTPUT_SWITCHES
             continue
         if (t := _target(w)) is not None and i > 0:
-            if t:
+            if t and not output:
                 targets.add(t)
         elif not valued:
             head.append(w)  # a word right after a switch that names no path is its value (`-p core`)
-        valued = False
+        valued = output = False
     if head:
         head[0] = program(head[0])
     return _Step(tuple(head), frozenset(targets))
@@ -251,20 +253,23 @@ def _same_path(a: str, b: str) -> bool:
     return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
 
-def _covers(a: frozenset[str], b: frozenset[str]) -> bool:
-    return all(any(_same_path(x, y) for y in b) for x in a)
+def _same_paths(a: frozenset[str], b: frozenset[str]) -> bool:
+    return all(any(_same_path(x, y) for y in b) for x in a) and all(
+        any(_same_path(y, x) for x in a) for y in b
+    )
 
 
 def same_command(a: str, b: str) -> bool:
     """Whether two command lines do the same thing, less how a session happened to run them: the folder
     it moved to, its environment, wrappers (`time`, `timeout 60`), the program's path
     (`/usr/local/go/bin/go` is `go`), switches and their values (`-v`, `--release`, `-p core`, `-o out`),
-    how its output was shown (`2>&1 | tail`) and what it printed (`&& echo ok`). Each working step runs
-    the same program and subcommand on the same paths (written from the project's root or from a folder
-    in it; a line that names no path is the same on whichever of those paths it is run with, so
-    `cargo build --release` is `cargo build --release -p core`). A folder the line moved to counts
-    when no path says what it works on (`cd web && npm test` is not `cd api && npm test`). A request to
-    another machine (`curl`, `ssh`) is what all its words make it: only the same line is the same."""
+    how its output was shown (`2>&1 | tail`), where its output goes (`-o bin/app`) and what it printed
+    (`&& echo ok`). Each working step runs the same program and subcommand on the same paths, written
+    from the project's root or from a folder in it (`./go/cmd/x` is `./cmd/x`): `cargo build --release`
+    is `cargo build --release -p core`, but `mix test` is not `mix test test/a_test.exs` (a narrower
+    run). A folder the line moved to counts when no path says what it works on (`cd web && npm test` is
+    not `cd api && npm test`). A request to another machine (`curl`, `ssh`) is what all its words make
+    it: only the same line is the same."""
     if " ".join(a.split()) == " ".join(b.split()):
         return True
     steps_a, steps_b = command_steps(a), command_steps(b)
@@ -274,12 +279,20 @@ def same_command(a: str, b: str) -> bool:
         return False
     named = False
     for x, y in zip(map(_step, steps_a), map(_step, steps_b), strict=True):
-        if (
-            not x.head
-            or x.head != y.head
-            or not (_covers(x.targets, y.targets) or _covers(y.targets, x.targets))
-        ):
+        if not x.head or x.head != y.head or not _same_paths(x.targets, y.targets):
             return False
         named = named or bool(x.targets or y.targets)
     where_a, where_b = _where(a), _where(b)
     return named or not (where_a and where_b and where_a != where_b)
+
+
+def same_procedure(a: tuple[str, dict, set[str]], b: tuple[str, dict, set[str]]) -> bool:
+    """Two procedures, each (content, details, tags), of one command learned the same way: the same kind
+    of step (tags) of the same command (`same_command`); for the fix of a failure, the same failure fixed
+    the same way."""
+    (content_a, details_a, tags_a), (content_b, details_b, tags_b) = a, b
+    ca, cb = details_a.get("command"), details_b.get("command")
+    if not (ca and cb and tags_a == tags_b and same_command(str(ca), str(cb))):
+        return False
+    fixes = details_a.get("fixes_error"), details_b.get("fixes_error")
+    return fixes[0] == fixes[1] and (not any(fixes) or restates(content_a, content_b))
