@@ -114,7 +114,64 @@ def seed(c) -> tuple[str, dict[str, str]]:
         tags=("deploy", "command"),
         details={"command": "make ship", "runs": {"s1": [2, 0], "s2": [1, 0], "s4": [0, 3]}},
     ).id
+    # one release build, run three ways in three sessions: plainly, from the project's folder with a
+    # package switch and a pager, and through the toolchain's full path; a request to the running
+    # server is what its words make it, never folded with another
+    ids["build1"] = _say(
+        c,
+        team_id,
+        "s1",
+        MemoryKind.PROCEDURE,
+        "Build with `cargo build --release`",
+        **_ran("cargo build --release", "s1", 1, 0),
+    ).id
+    ids["build2"] = _say(
+        c,
+        team_id,
+        "s2",
+        MemoryKind.PROCEDURE,
+        "Build with `cd /home/dev/ledger && cargo build --release -p ledger 2>&1 | tail -5`",
+        **_ran("cd /home/dev/ledger && cargo build --release -p ledger 2>&1 | tail -5", "s2", 2, 1),
+    ).id
+    ids["build3"] = _say(
+        c,
+        team_id,
+        "s3",
+        MemoryKind.PROCEDURE,
+        "Build with `/home/dev/.cargo/bin/cargo build --release`",
+        **_ran("/home/dev/.cargo/bin/cargo build --release", "s3", 1, 0),
+    ).id
+    ids["probe1"] = _say(
+        c,
+        team_id,
+        "s1",
+        MemoryKind.PROCEDURE,
+        "Run with `curl -s http://localhost:7400/health`",
+        **_ran("curl -s http://localhost:7400/health", "s1", 1, 0),
+    ).id
+    ids["probe2"] = _say(
+        c,
+        team_id,
+        "s3",
+        MemoryKind.PROCEDURE,
+        "Run with `curl -s http://localhost:7400/ready`",
+        **_ran("curl -s http://localhost:7400/ready", "s3", 1, 0),
+    ).id
     return team_id, ids
+
+
+def _ran(command: str, session: str, ok: int, failed: int) -> dict:
+    kind = "build" if "build" in command else "run"
+    return {
+        "tags": (kind, "command"),
+        "details": {
+            "command": command,
+            "category": kind,
+            "runs": {session: [ok, failed]},
+            "success_count": ok,
+            "failure_count": failed,
+        },
+    }
 
 
 def snapshot(c, team_id: str) -> dict:
@@ -174,13 +231,22 @@ def test_one_pass_folds_restatements_supersedes_changes_closes_finished_items_an
     # a deploy that worked in s1 and s2 and only failed in s4 is demoted, not forgotten
     deploy = get("deploy")
     assert deploy.is_current and deploy.details["demoted"]["since"] == "s4" and deploy.confidence <= 0.3
+    # the release build run three ways in three sessions is one procedure; every run of it adds up
+    builds = [m for m in current(c, team, MemoryKind.PROCEDURE) if "build" in m.tags]
+    assert [b.id for b in builds] == [ids["build3"]]  # the newest way of running it
+    [build] = builds
+    assert build.details["evidence"]["sessions"] == ["s1", "s2", "s3"]
+    assert build.details["runs"] == {"s1": [1, 0], "s2": [2, 1], "s3": [1, 0]}
+    assert (build.details["success_count"], build.details["failure_count"]) == (4, 1)
+    assert get("build1").superseded_by == get("build2").superseded_by == build.id
+    assert get("probe1").is_current and get("probe2").is_current
     assert out.counts() == {
         "superseded": 1,
-        "folded": 2,
+        "folded": 4,
         "closed": 2,
         "demoted": 1,
         "restored": 0,
-        "evidenced": 1,
+        "evidenced": 2,
     }
 
 
@@ -241,7 +307,7 @@ dream(c.pipeline, {team!r}, PROJECT, after_write=after_write)
 """
 
 
-@pytest.mark.parametrize("kill_after", [1, 2, 4, 7])
+@pytest.mark.parametrize("kill_after", [1, 2, 4, 7, 9])
 def test_a_pass_killed_with_sigkill_reruns_to_the_end_an_uninterrupted_pass_reaches(tmp_path, kill_after):
     seeded = tmp_path / "seeded"
     c = open_store(seeded)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from cairn.domain.models import Memory, MemoryKind, Provenance
 from cairn.domain.salience import FADED_BELOW, faded, salience
 from cairn.domain.vocabulary import Tag
-from cairn.pipeline.remembering.open_items import closer, evidence_of, items_of
-from cairn.pipeline.remembering.subjects import changed, core_command, restates
+from cairn.pipeline.remembering.open_items import after_in_session, closer, evidence_of, items_of
+from cairn.pipeline.remembering.subjects import changed, core_command, restates, same_command
 
 pytestmark = pytest.mark.unit
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -72,7 +73,7 @@ def _memory(kind, content, session="s1", **kw) -> Memory:
         team_id="t",
         kind=kind,
         content=content,
-        provenance=Provenance(session_id=session),
+        provenance=kw.pop("provenance", Provenance(session_id=session)),
         created_at=kw.pop("created_at", NOW),
         **kw,
     )
@@ -161,3 +162,147 @@ def test_what_is_closed_superseded_or_demoted_ranks_below_what_is_current():
     assert (
         salience(_memory(MemoryKind.FACT, "x", pinned=True, created_at=NOW - timedelta(days=900)), NOW) == 1.0
     )
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("cargo build --release", "cargo build --release -p ledger"),
+        ("cargo build --release", "cd /home/dev/ledger && ~/.cargo/bin/cargo build --release 2>&1 | tail -5"),
+        (
+            "go build ./cmd/mcp-server/",
+            "cd /home/rob/src/app/go && /usr/local/go/bin/go build ./cmd/mcp-server/ 2>&1",
+        ),
+        ("go build ./cmd/mcp-server/", 'go build -v ./cmd/mcp-server/ && echo "✓ Build successful"'),
+        ("go build ./go/cmd/mcp-server/", "GOOS=linux GOARCH=amd64 go build -o bin/server ./cmd/mcp-server/"),
+        ("mix test", "MIX_ENV=test timeout 120 mix test --trace"),
+        ("./mvnw -pl core test", "./mvnw -q -pl core test 2>&1 | tail -40"),
+        ("cd web && npm run build", "cd /home/dev/shop/web && npm run build --silent"),
+    ],
+)
+def test_one_command_run_another_way_is_the_same_command(a, b):
+    assert same_command(a, b) and same_command(b, a)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("cargo build --release", "cargo test --release"),
+        ("go build ./cmd/mcp-server/", "go build ./cmd/web-chat/"),
+        ("mvn -pl core test", "mvn -pl core package"),
+        ("npm run build", "npm run lint"),
+        ("cd web && npm test", "cd api && npm test"),
+        ("mix test", "mix test test/ledger/account_test.exs"),  # a narrower run
+        ("cd /app && npx tsc --noEmit --skipLibCheck", "cd types && npx tsc --noEmit --skipLibCheck *.ts"),
+        ("go build ./cmd/x/", "go build ./cmd/x/ && scp x deploy@10.0.0.5:/srv/"),
+        ("curl -s http://localhost:4000/health", "curl -s -v http://localhost:4000/health"),
+        ('ssh deploy@10.0.0.5 "systemctl restart app"', 'ssh deploy@10.0.0.6 "systemctl restart app"'),
+    ],
+)
+def test_another_program_target_folder_step_or_remote_request_is_another_command(a, b):
+    assert not same_command(a, b)
+
+
+def test_a_command_left_failing_is_closed_by_the_same_build_a_later_session_ran_its_own_way():
+    failing = _memory(
+        MemoryKind.EPISODE,
+        "`go build -o server ./cmd/web-chat/` still fails with: go: command not found",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={
+            "command": "cd /home/dev/app/go && go build -o server ./cmd/web-chat/",
+            "outcome": "unresolved",
+        },
+    )
+    later = _memory(
+        MemoryKind.PROCEDURE,
+        "Build with `/usr/local/go/bin/go build ./cmd/web-chat/ 2>&1`",
+        session="s2",
+        id="mem_2",
+        details={"command": "/usr/local/go/bin/go build ./cmd/web-chat/ 2>&1", "runs": {"s2": [1, 0]}},
+    )
+    other_target = _memory(
+        MemoryKind.PROCEDURE,
+        "Build with `go build ./cmd/api/`",
+        session="s3",
+        id="mem_3",
+        details={"command": "go build ./cmd/api/", "runs": {"s3": [1, 0]}},
+    )
+    [item] = items_of(failing)
+    assert closer(item, True, [evidence_of(other_target)]) is None
+    assert closer(item, True, [evidence_of(other_target), evidence_of(later)]).session_id == "s2"
+
+
+def test_a_failure_its_own_session_got_past_later_is_closed_but_not_by_a_run_before_it():
+    def at(line: int, **kw) -> Memory:
+        kind, end = kw.pop("kind"), kw.pop("end", None)
+        where = Provenance(session_id="s1", transcript_key="part-0", line_start=line, line_end=end)
+        return _memory(kind, kw.pop("content"), provenance=where, **kw)
+
+    failing = at(
+        40,
+        kind=MemoryKind.EPISODE,
+        content="`go build ./go/cmd/x/` still fails with: main module does not contain package",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={"command": "go build ./go/cmd/x/ 2>&1", "outcome": "unresolved"},
+    )
+    ran = {"command": "cd go && go build ./cmd/x/", "runs": {"s1": [1, 0]}}
+    after = evidence_of(
+        at(55, kind=MemoryKind.PROCEDURE, content="Build with `go build ./cmd/x/`", details=ran)
+    )
+    before = evidence_of(
+        at(12, kind=MemoryKind.PROCEDURE, content="Build with `go build ./cmd/x/`", details=ran)
+    )
+    assert after_in_session(failing, after) and not after_in_session(failing, before)
+    # a fix whose span holds the failure and ends with the run that passed shows it done at its end
+    spanning = at(30, end=52, kind=MemoryKind.PROCEDURE, content="When `go build` fails …", details=ran)
+    assert after_in_session(failing, evidence_of(spanning))
+
+
+def test_a_failure_is_closed_when_a_later_session_fixed_the_same_problem_on_another_command():
+    # word for word from a Go project's sessions: the toolchain missing from PATH, fixed two sessions on
+    failing = _memory(
+        MemoryKind.EPISODE,
+        "`cd go && go doc embed` still fails with: /bin/bash: line 1: go: command not found",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={"command": "cd go && go doc embed", "error": "/bin/bash: line 1: go: command not found"},
+    )
+    fixed = _memory(
+        MemoryKind.EPISODE,
+        "`go build ./cmd/web-chat/` failed with: /bin/bash: line 1: go: command not found",
+        session="s3",
+        id="mem_3",
+        tags=(Tag.ERROR, "build"),
+        details={
+            "command": "cd /home/dev/app/go && go build ./cmd/web-chat/ 2>&1",
+            "error": "/bin/bash: line 1: go: command not found",
+            "outcome": "fixed",
+        },
+    )
+    [item] = items_of(failing)
+    assert closer(item, True, [evidence_of(fixed)], failing.details["error"]).session_id == "s3"
+    # an exit status names no problem of its own: another command's fix says nothing of this one
+    vague = replace(fixed, details={**fixed.details, "error": "Exit code 1"})
+    assert closer(item, True, [evidence_of(vague)], "Exit code 1") is None
+
+
+def test_one_session_running_a_build_several_ways_gives_one_procedure_with_every_run_counted():
+    from cairn.pipeline.models import Candidate
+    from cairn.pipeline.remembering.consolidation import prepared
+
+    def ran(command: str, ok: int, failed: int, tags=("build", "command")) -> Candidate:
+        details = {"command": command, "category": "build", "success_count": ok, "failure_count": failed}
+        return Candidate(
+            kind=MemoryKind.PROCEDURE, content=f"Build with `{command}`", tags=list(tags), details=details
+        )
+
+    batch = [
+        ran("cd /home/dev/ledger && cargo build --release 2>&1 | tail -5", 2, 1),
+        ran("~/.cargo/bin/cargo build --release -p ledger", 1, 0),
+        ran("cargo build --release --jobs 2", 1, 0),  # a switch and its value: the same build
+        ran("cargo test --release", 3, 0, tags=("test", "command")),
+    ]
+    out = prepared(batch)
+    [build] = [c for c in out if "build" in c.tags]
+    assert build.content == "Build with `cd /home/dev/ledger && cargo build --release 2>&1 | tail -5`"
+    assert (build.details["success_count"], build.details["failure_count"]) == (4, 1)
+    assert len(out) == 2

@@ -599,3 +599,42 @@ def test_a_value_in_another_chats_answer_the_person_pasted_is_not_their_fact():
     assert [c.content for c in Script().user(own).extract() if c.kind.value == "fact"] == [
         "The build server is at 10.1.2.3 now."
     ]
+
+
+@pytest.mark.parametrize(
+    ("command", "looks"),
+    [
+        ('ssh root@simplemap.safecast.org "ls -la /etc/apache2/sites-enabled/"', True),
+        ('ssh root@65.108.24.131 "systemctl status safecast-mcp --no-pager"', True),
+        ("ssh -i ~/.ssh/deploy -p 2222 deploy@app.internal 'cat /srv/app/config/prod.exs'", True),
+        ('ssh root@65.108.24.131 "systemctl restart safecast-mcp"', False),
+        ('ssh root@web "ln -sf /etc/nginx/sites-available/app /etc/nginx/sites-enabled/ && nginx -t"', False),
+        ("ssh deploy@app.internal", False),  # a shell there: no command to judge
+    ],
+)
+def test_a_look_around_on_another_machine_is_a_look_around(command, looks):
+    from cairn.pipeline.reading.commands import is_probe
+
+    assert is_probe(command) is looks
+
+
+@pytest.mark.parametrize(
+    "declined",
+    [
+        # Claude Code, as a Safecast session's transcript has it
+        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
+        "file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the "
+        "user to tell you how to proceed.",
+        "exec command rejected by user",  # Codex
+        "The user rejected permission to use this specific tool call.",  # OpenCode
+    ],
+)
+def test_a_command_the_person_declined_to_run_is_no_failure_left_unresolved(declined):
+    from cairn.pipeline.reading.failures import unresolved_errors
+
+    calls = shell_calls(Script().bash('ssh deploy@web "mix ecto.migrate"', declined, error=True).events)
+    assert unresolved_errors(calls) == []
+    real = shell_calls(
+        Script().bash("mix ecto.migrate", "** (Postgrex.Error) permission denied", error=True).events
+    )
+    assert [u["command"] for u in unresolved_errors(real)] == ["mix ecto.migrate"]

@@ -105,6 +105,13 @@ def test_a_key_value_block_is_one_statement_so_a_new_value_keeps_its_subject():
         "Database has fresh data: `sensor:42` reported at 14:50 today",  # the moment's state
         "File exists at `/root/.config/agent/auth.json`",  # a look of the moment
         "The `priv/static/cache_manifest.json` file exists in the release",  # an Elixir project
+        # what a fix still needs is a plan (a Safecast session's reply, word for word)
+        "This requires a small code change to detect the `CloudFront-*` headers and buffer the response "
+        "accordingly.",
+        "The Gradle build needs a further dependency update for `jakarta.servlet` 6",  # a Java project
+        # a label over a list of names says nothing about them (word for word, then a Rust project's)
+        "Parameters: `direction`, `limit`, `min_lat`, `max_lat`, `min_lon`, `max_lon`",
+        "Features: `serde`, `tokio`, `tracing`",
     ],
 )
 def test_what_is_no_checkable_statement_of_what_is_is_left_out(line):
@@ -194,6 +201,12 @@ def test_a_statement_whose_values_the_session_already_gave_is_not_said_again():
     ]
 
     assert facts_of(events) == [first]
+
+
+def test_names_in_code_with_words_of_their_own_and_a_need_met_are_kept():
+    assert statements("`upload_count`: Number of track files uploaded") != []
+    assert statements('`group_by` parameter - Can group by `"user"` or `"device"`') != []
+    assert statements("Fixed: the worker no longer needs a restart after `config.exs` changes") != []
 
 
 def test_a_problem_the_statement_says_was_fixed_is_kept():

@@ -39,7 +39,9 @@ _MOVES = frozenset({"cd", "pushd", "popd", "echo", "printf", "true", "sleep", "e
 # "- build: `go build ./...` (runs `…`)", a line of a checks memory
 _CHECK_LINE = re.compile(r"^- (\w[\w -]*): `(.+?)`(.*)$", re.M)
 # programs that talk to another machine: a look at a server once is no check of the project's code
-_REMOTE = frozenset({"curl", "wget", "ssh", "scp", "rsync", "nc", "ncat", "telnet", "ping", "http", "xh"})
+REMOTE_PROGRAMS = frozenset(
+    {"curl", "wget", "ssh", "scp", "rsync", "nc", "ncat", "telnet", "ping", "http", "xh"}
+)
 
 
 def confirmations(m: Memory) -> int:
@@ -100,7 +102,7 @@ class KeptCommand:
 
     @property
     def repeatable(self) -> bool:
-        local = program(self.command) not in _REMOTE
+        local = program(self.command) not in REMOTE_PROGRAMS
         return len(self.sessions) >= 2 or self.runs >= 2 or self.named or local
 
 
@@ -149,7 +151,7 @@ def _one_per_check(found: list[KeptCommand]) -> list[KeptCommand]:
     groups: dict[tuple[str, ...], list[KeptCommand]] = {}
     for k in found:
         # a request to another machine is what its switches make it (`curl -X POST -d …`): never merged
-        remote = program(k.command) in _REMOTE
+        remote = program(k.command) in REMOTE_PROGRAMS
         groups.setdefault((k.command,) if remote else _check_of(k.command), []).append(k)
     out = []
     for same in groups.values():
@@ -179,7 +181,13 @@ def passed_commands(procedures: Sequence[Memory]) -> list[KeptCommand]:
             steps = command_steps(command)
             for step in steps:
                 kept = found.setdefault(step, KeptCommand(step, purpose))
-                kept.sessions.add(m.provenance.session_id or m.id)
+                # the sessions the consolidation pass folded into it ran it too
+                said = m.details.get("sessions")
+                kept.sessions.update(
+                    [str(x) for x in said]
+                    if isinstance(said, list) and said
+                    else [m.provenance.session_id or m.id]
+                )
                 ok = m.details.get("success_count")
                 kept.runs += int(ok) if isinstance(ok, int) and ok > 0 else 1
                 kept.named = kept.named or _single(m) is not None

@@ -72,6 +72,9 @@ _NOT_STATED = re.compile(
     # a look of the moment ("the file exists at …"); an impression ("looks correct", "seems to") is
     # kept: it cost a coding set's block a line that answered a question
     r"|\bexists\b"
+    # what a fix still needs is a plan, not what is ("This requires a small code change to detect …")
+    r"|\b(?:requires|needs|would need|will need)\s+(?:a|an|some|more|further)\s+(?:[\w-]+\s+){0,2}"
+    r"(?:change|fix|update|rewrite|work)\b"
     # what is about to happen is no state yet ("will be live in ~2 minutes", "should pick this up")
     r"|\b(?:will|should|would)\b"
     # a check of the moment ("`ping` → returned pong ✅", "fresh data reported at 14:50 today"): the
@@ -158,7 +161,9 @@ def statements(text: str) -> list[str]:
             continue
         found_values = values(line)
         count = len(found_values)
-        if not count or len(_WORDS.findall(_without(line, found_values))) < MIN_WORDS:
+        # its own words, outside code: a label over a list of names ("Parameters: `direction`, `limit`")
+        # says nothing about them
+        if not count or len(_WORDS.findall(_without(_TICKED.sub(" ", line), found_values))) < MIN_WORDS:
             continue
         words = prose(line)
         if _PROBLEM.search(words) and not _DEALT.search(words):

@@ -178,9 +178,35 @@ def is_probe(command: str) -> bool:
     head = words[0].rsplit("/", 1)[-1]
     if head == "git":
         return _is_git_probe(words[1:])
+    if head in _REMOTE_SHELLS:
+        remote = remote_command(command)
+        return remote is not None and is_probe(remote)
     if head in _PROBES or _ASKS_ABOUT.intersection(words[1:]):
         return True
     return _reads(words[1:4])
+
+
+_REMOTE_SHELLS = frozenset({"ssh"})
+_SSH_VALUED = frozenset("BbcDEeFIiJLlmOopQRSWw")  # ssh's switches that take a value (`-p 2222`, `-o X=y`)
+
+
+def remote_command(command: str) -> str | None:
+    """What `ssh [switches] host "cmd"` runs on the other machine (`ssh deploy@web "ls /srv"` looks at
+    `/srv` there), or None for a line that is no such call or opens a shell there."""
+    try:
+        words = shlex.split(command.strip())
+    except ValueError:
+        return None
+    while words and ("=" in words[0] and not words[0].startswith("-") or words[0] in ("timeout", "sudo")):
+        words = words[2:] if words[0] == "timeout" and words[1:2] and words[1][:1].isdigit() else words[1:]
+    if not words or words[0].rsplit("/", 1)[-1] not in _REMOTE_SHELLS:
+        return None
+    rest = words[1:]
+    while rest and rest[0].startswith("-"):
+        switch = rest.pop(0)
+        if len(switch) == 2 and switch[1] in _SSH_VALUED and rest:
+            rest.pop(0)
+    return " ".join(rest[1:]) or None if rest else None
 
 
 def _reads(args: list[str]) -> bool:

@@ -272,8 +272,20 @@ def shell_calls(events: list[EventDoc]) -> list[ShellCall]:
 
 
 def is_agent_mechanics_error(text: str) -> bool:
-    """Errors about the agent's own tool protocol (e.g. "File has not been read yet"), not the project."""
-    return "<tool_use_error>" in text or text.strip() in ("", "Error")
+    """Errors about the agent's own tool protocol (e.g. "File has not been read yet"), not the project,
+    and a call the person declined to let run: it never ran, so it failed at nothing."""
+    return "<tool_use_error>" in text or text.strip() in ("", "Error") or bool(_DECLINED.search(text[:400]))
+
+
+# how agents say the person declined a tool call: "The user doesn't want to proceed with this tool use.
+# The tool use was rejected", "rejected by user", "The user rejected permission to use this tool call"
+_DECLINED = re.compile(
+    r"\b(?:tool use|tool call|command|request|permission)\b[^.\n]{0,40}\b(?:was |were )?"
+    r"(?:rejected|denied|declined) by (?:the )?user\b"
+    r"|\buser (?:rejected|denied|declined)\b[^.\n]{0,40}\b(?:tool|command|permission)"
+    r"|\btool use was rejected\b",
+    re.I,
+)
 
 
 NAMED_ERROR = re.compile(r"(\b[A-Za-z_.]*(?:Error|Exception)|\berror(?:\[\w+\]| TS\d+)?)\s*:", re.I)

@@ -32,6 +32,7 @@ from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.models import Candidate, EventsDoc
 from cairn.pipeline.reading.steps import said_in_span
 from cairn.pipeline.remembering.contradictions import contradicts
+from cairn.pipeline.remembering.subjects import same_procedure
 from cairn.redaction import redact, redact_value
 from cairn.services.memories import MemoryPatch, NewMemory
 
@@ -97,15 +98,32 @@ def _versions_together(batch: list[Candidate]) -> list[Candidate]:
 
 def prepared(batch: list[Candidate]) -> list[Candidate]:
     """The chunks' candidates made ready to consolidate: redacted, one fact of the installed versions,
-    one candidate per (kind, content)."""
+    one candidate per (kind, content), one procedure per command however the session ran it."""
     return _merge_batch(_versions_together([redacted(c) for c in batch]))
 
 
+def _key(c: Candidate, merged: dict[tuple[str, str], Candidate]) -> tuple[str, str]:
+    """The candidate `c` merges into: one of the same kind and content, or a procedure of the same
+    command (`subjects.same_procedure`: `cd go && go build ./cmd/x 2>&1` is `go build -v ./cmd/x`), the
+    first the session ran standing for the others."""
+    key = _identity(c)
+    if key in merged or c.kind is not MemoryKind.PROCEDURE or not c.details.get("command"):
+        return key
+    shape = (c.content, c.details, set(c.tags))
+    for other_key, other in merged.items():
+        if other.kind is MemoryKind.PROCEDURE and same_procedure(
+            (other.content, other.details, set(other.tags)), shape
+        ):
+            return other_key
+    return key
+
+
 def _merge_batch(batch: list[Candidate]) -> list[Candidate]:
-    """One candidate per (kind, content) of this session; run counts of procedures add up."""
+    """One candidate per (kind, content) of this session, and per procedure's command; run counts of
+    procedures add up."""
     merged: dict[tuple[str, str], Candidate] = {}
     for c in batch:
-        key = _identity(c)
+        key = _key(c, merged)
         first = merged.get(key)
         if first is None:
             merged[key] = c

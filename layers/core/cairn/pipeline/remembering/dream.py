@@ -34,8 +34,15 @@ from typing import Any
 from cairn.domain.models import KeyScope, Memory, MemoryFilter, MemoryKind, Principal, Scope
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps
-from cairn.pipeline.remembering.open_items import Evidence, closer, evidence_of, items_of, runs_by_session
-from cairn.pipeline.remembering.subjects import changed, restates
+from cairn.pipeline.remembering.open_items import (
+    Evidence,
+    after_in_session,
+    closer,
+    evidence_of,
+    items_of,
+    runs_by_session,
+)
+from cairn.pipeline.remembering.subjects import changed, restates, same_command, same_procedure
 from cairn.services.memories import MemoryPatch
 from cairn.services.uploads import project_slug
 
@@ -256,11 +263,15 @@ class _Pass:
 
     def _same(self, a: Memory, b: Memory) -> bool:
         if a.provenance.session_id == b.provenance.session_id:
-            return False  # ingest already merged what one session said twice
-        ca, cb = a.details.get("command"), b.details.get("command")
-        if a.kind is MemoryKind.PROCEDURE and (ca or cb):
-            # one command learned the same way (a build, a fix of one failure): its runs add up
-            return ca == cb and set(a.tags) == set(b.tags) and restates(a.content, b.content)
+            return False  # ingest already merged what one session said twice (`consolidation.prepared`)
+        if a.kind is MemoryKind.PROCEDURE and (a.details.get("command") or b.details.get("command")):
+            # one command learned the same way (a build, a fix of one failure), however each session
+            # happened to run it (`subjects.same_command`): its runs add up
+            return same_procedure(_shape(a), _shape(b))
+        if Tag.CHECKS in a.tags and Tag.CHECKS in b.tags:
+            return _same_steps(a.details.get("steps"), b.details.get("steps")) or restates(
+                a.content, b.content
+            )
         return restates(a.content, b.content)
 
     def _fold(self, group: list[Memory]) -> None:
@@ -307,10 +318,12 @@ class _Pass:
             if not (touched_evidence or m.id in self.new):
                 continue
             when = _aware(self._time(m))
+            commands = bool(m.kind is MemoryKind.EPISODE and m.details.get("command"))
             later = [
                 ev
                 for t, ev in sorted(evidence, key=lambda te: _aware(te[0]))
-                if _aware(t) > when and ev.session_id != m.provenance.session_id
+                if (_aware(t) > when and ev.session_id != m.provenance.session_id)
+                or (commands and after_in_session(m, ev))
             ]
             if later:
                 self._close_items(m, later)
@@ -324,7 +337,7 @@ class _Pass:
         for item in items:
             if item in already:
                 continue
-            ev = closer(item, is_command, later)
+            ev = closer(item, is_command, later, str(m.details.get("error") or "") if is_command else None)
             if ev is not None:
                 found.append({"item": item, "closed_by": ev.session_id, "evidence": ev.memory_id})
         if not found:
@@ -380,6 +393,23 @@ def _groups(items: list[Memory], pairs: list[tuple[Memory, Memory]]) -> dict[str
     for m in items:
         groups.setdefault(root(m.id), []).append(m)
     return groups
+
+
+def _shape(m: Memory) -> tuple[str, dict[str, Any], set[str]]:
+    return m.content, dict(m.details), set(m.tags)
+
+
+def _same_steps(a: object, b: object) -> bool:
+    """Two lists of checks that run the same commands, each however its session ran it."""
+    if not isinstance(a, list) or not isinstance(b, list) or not a or len(a) != len(b):
+        return False
+    left = [str(x) for x in b]
+    for step in (str(x) for x in a):
+        match = next((i for i, other in enumerate(left) if same_command(step, other)), None)
+        if match is None:
+            return False
+        left.pop(match)
+    return True
 
 
 def _aware(t: datetime) -> datetime:

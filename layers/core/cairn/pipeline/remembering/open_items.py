@@ -9,17 +9,19 @@ A later session closes it with evidence it kept: a todo it marked done (its refl
 a commit or an account of finished work (its episodes), a fix of the failing command (its reflection's
 `errors_fixed`, an episode tagged fixed or resolved) or the command run well (a procedure's
 `details.runs` for that session). A text item is closed when most of its content words are in one piece of
-that evidence; a command when the same command is shown fixed or run well.
+that evidence; a command when the same command (`subjects.same_command`: however a session ran it) is
+shown fixed or run well, or its error (`problem`) is shown fixed, in a later session or later in its own.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cairn.domain.models import Memory, MemoryKind
 from cairn.domain.vocabulary import RESOLVED_TAGS, Tag
-from cairn.pipeline.remembering.subjects import _STOP, core_command, words
+from cairn.pipeline.remembering.subjects import _STOP, core_command, same_command, words
 
 COVERED = 0.7  # of an item's content words found in one piece of later evidence
 MIN_ITEM_WORDS = 3  # "Fix it" matches anything
@@ -34,6 +36,41 @@ class Evidence:
     memory_id: str
     texts: tuple[str, ...] = ()
     commands: frozenset[str] = frozenset()
+    at: tuple[str, int] | None = None  # (transcript part, line) where its session showed it
+    errors: frozenset[str] = frozenset()  # the errors it shows fixed, each as `problem` reads it
+
+
+def problem(error: str) -> str | None:
+    """An error line as two sessions would both print it: lower case, numbers as placeholders (`line 1`
+    of one shell is `line 7` of another); None when it says too little to be one problem (`Exit code
+    1`, `000`, `CPU: 1ms`)."""
+    said = _NUMBERS.sub("#", " ".join(error.lower().split()))
+    return said if len(content_words(_NUMBERS.sub(" ", said))) >= MIN_ITEM_WORDS else None
+
+
+_NUMBERS = re.compile(r"\d+")
+
+
+def where(memory: Memory, end: bool = False) -> tuple[str, int] | None:
+    """Where in its session's transcript a memory was said: its part and first line (its last with
+    `end`: a fix that spans the failure and the run that passed shows it done where it ends)."""
+    p = memory.provenance
+    line = (p.line_end if end else None) or p.line_start
+    return (p.transcript_key or "", line) if line is not None else None
+
+
+def after_in_session(item_memory: Memory, ev: Evidence) -> bool:
+    """Evidence its own session showed after the item was left open (same part, a later line): a
+    command that failed and then ran well another way in that session (`go build ./go/cmd/x` from the
+    wrong folder, then `go build ./cmd/x`) is a failure the session got past."""
+    here = where(item_memory)
+    return (
+        ev.session_id == item_memory.provenance.session_id
+        and here is not None
+        and ev.at is not None
+        and ev.at[0] == here[0]
+        and ev.at[1] > here[1]
+    )
 
 
 def content_words(text: str) -> set[str]:
@@ -62,6 +99,7 @@ def evidence_of(memory: Memory) -> Evidence | None:
     d = memory.details
     texts: list[str] = []
     commands: set[str] = set()
+    errors: set[str] = set()
     if memory.kind is MemoryKind.REFLECTION:
         texts += [str(i) for i in d.get("done") or []]
         commands |= {core_command(str(c)) for c in d.get("errors_fixed") or []}
@@ -69,15 +107,20 @@ def evidence_of(memory: Memory) -> Evidence | None:
         fixed = RESOLVED_TAGS & set(memory.tags) or d.get("outcome") in RESOLVED_TAGS
         if fixed and d.get("command"):
             commands.add(core_command(str(d["command"])))
+            errors.add(problem(str(d.get("error") or "")) or "")
         elif Tag.ERROR not in memory.tags:  # a failure that was fixed is no account of work done
             texts.append(memory.content)
     elif memory.kind is MemoryKind.PROCEDURE and isinstance(d.get("runs"), dict):
         ran_well = d["runs"].get(session)
         if d.get("command") and isinstance(ran_well, list) and ran_well and int(ran_well[0]) > 0:
             commands.add(core_command(str(d["command"])))
+            errors.add(problem(str(d.get("fixes_error") or "")) or "")
     if not texts and not commands:
         return None
-    return Evidence(session, memory.id, tuple(texts), frozenset(commands))
+    errors.discard("")
+    return Evidence(
+        session, memory.id, tuple(texts), frozenset(commands), where(memory, end=True), frozenset(errors)
+    )
 
 
 def runs_by_session(memory: Memory) -> dict[str, list[int]]:
@@ -86,12 +129,17 @@ def runs_by_session(memory: Memory) -> dict[str, list[int]]:
     return {str(s): [int(r[0]), int(r[1])] for s, r in runs.items()} if isinstance(runs, dict) else {}
 
 
-def closer(item: str, is_command: bool, later: Iterable[Evidence]) -> Evidence | None:
-    """The first piece of later evidence that shows `item` done."""
+def closer(
+    item: str, is_command: bool, later: Iterable[Evidence], error: str | None = None
+) -> Evidence | None:
+    """The first piece of later evidence that shows `item` done: for a failing command, the same command
+    run well or fixed, or its `error` fixed (another command that hit the same problem: `go: command
+    not found` fixed for `go build` is fixed for `go doc` too)."""
     wanted = content_words(item)
+    trouble = problem(error) if error else None
     for ev in later:
         if is_command:
-            if item in ev.commands:
+            if any(same_command(item, command) for command in ev.commands) or trouble in ev.errors:
                 return ev
             continue
         if len(wanted) < MIN_ITEM_WORDS:

@@ -13,6 +13,9 @@ Nothing here knows a project, a language or a tool: the rules read the shape of 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+
+from cairn.services.project_block import REMOTE_PROGRAMS, command_steps, program
 
 _URL = r"https?://[^\s)>\]'\"`,;]+"
 _IP = r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"
@@ -185,3 +188,111 @@ def core_command(command: str) -> str:
 def _quotes_balanced(command: str) -> bool:
     """A cut that leaves a quote open cut inside a quoted argument (`ssh host "a | head"`)."""
     return command.count('"') % 2 == 0 and command.count("'") % 2 == 0
+
+
+_MOVE = re.compile(r"^\s*(?:cd|pushd)\s+(\S+)\s*$")
+_SWITCH = re.compile(r"^--?[A-Za-z]")
+_FILE = re.compile(r"\.[A-Za-z]\w{0,5}$")  # `main.rs`, `app_test.exs`: a word that names a file
+_OUTPUT_SWITCHES = frozenset({"-o", "--output", "--out", "--out-dir", "--outdir", "--target-dir"})
+_WRAPPER_WORDS = frozenset({"sudo", "time", "nice", "env", "command", "exec", "nohup", "timeout"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    head: tuple[str, ...]  # the program and its subcommand words: `cargo build`, `npm run lint`
+    targets: frozenset[str]  # the paths and files it works on, as written from anywhere
+
+
+def _target(word: str) -> str | None:
+    """The path a word names, as written from anywhere; "" for the project as a whole (`./...`, `.`);
+    None for a word that names no path."""
+    w = word.strip("\"'")
+    if w in {".", "./"} or ("/" not in w and not _FILE.search(w)):
+        return "" if w in {".", "./"} else None
+    w = w.removeprefix("./").rstrip("/")
+    return w if w.strip("./") else ""
+
+
+def _step(step: str) -> _Step:
+    words = [w for w in step.split() if not _ASSIGNED.match(w)]
+    while words and words[0] in _WRAPPER_WORDS:  # `timeout 60 mix test` runs `mix test`
+        words = words[2:] if words[0] == "timeout" and words[1:2] and words[1][:1].isdigit() else words[1:]
+    head: list[str] = []
+    targets: set[str] = set()
+    valued = False  # the word before was a switch that may take a value
+    output = False  # the word before says where the output goes (`-o bin/app`): no path worked on
+    for i, w in enumerate(words):
+        if _SWITCH.match(w):
+            valued, output = "=" not in w, w in _OUTPUT_SWITCHES
+            continue
+        if (t := _target(w)) is not None and i > 0:
+            if t and not output:
+                targets.add(t)
+        elif not valued:
+            head.append(w)  # a word right after a switch that names no path is its value (`-p core`)
+        valued = output = False
+    if head:
+        head[0] = program(head[0])
+    return _Step(tuple(head), frozenset(targets))
+
+
+_ASSIGNED = re.compile(r"^[A-Za-z_]\w*=\S*$")
+
+
+def _where(command: str) -> str | None:
+    """The folder a line moves to before it works (`cd web && npm test`), by its last name."""
+    found = None
+    for part in re.split(r"\s*(?:&&|;|\|\|)\s*", command):
+        if m := _MOVE.match(part):
+            found = m.group(1).strip("\"'").rstrip("/").rsplit("/", 1)[-1] or None
+    return found
+
+
+def _same_path(a: str, b: str) -> bool:
+    """`go/cmd/x` and `cmd/x` name one folder seen from two places (one ends with the other)."""
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def _same_paths(a: frozenset[str], b: frozenset[str]) -> bool:
+    return all(any(_same_path(x, y) for y in b) for x in a) and all(
+        any(_same_path(y, x) for x in a) for y in b
+    )
+
+
+def same_command(a: str, b: str) -> bool:
+    """Whether two command lines do the same thing, less how a session happened to run them: the folder
+    it moved to, its environment, wrappers (`time`, `timeout 60`), the program's path
+    (`/usr/local/go/bin/go` is `go`), switches and their values (`-v`, `--release`, `-p core`, `-o out`),
+    how its output was shown (`2>&1 | tail`), where its output goes (`-o bin/app`) and what it printed
+    (`&& echo ok`). Each working step runs the same program and subcommand on the same paths, written
+    from the project's root or from a folder in it (`./go/cmd/x` is `./cmd/x`): `cargo build --release`
+    is `cargo build --release -p core`, but `mix test` is not `mix test test/a_test.exs` (a narrower
+    run). A folder the line moved to counts when no path says what it works on (`cd web && npm test` is
+    not `cd api && npm test`). A request to another machine (`curl`, `ssh`) is what all its words make
+    it: only the same line is the same."""
+    if " ".join(a.split()) == " ".join(b.split()):
+        return True
+    steps_a, steps_b = command_steps(a), command_steps(b)
+    if not steps_a or len(steps_a) != len(steps_b):
+        return False
+    if any(program(s) in REMOTE_PROGRAMS for s in (*steps_a, *steps_b)):
+        return False
+    named = False
+    for x, y in zip(map(_step, steps_a), map(_step, steps_b), strict=True):
+        if not x.head or x.head != y.head or not _same_paths(x.targets, y.targets):
+            return False
+        named = named or bool(x.targets or y.targets)
+    where_a, where_b = _where(a), _where(b)
+    return named or not (where_a and where_b and where_a != where_b)
+
+
+def same_procedure(a: tuple[str, dict, set[str]], b: tuple[str, dict, set[str]]) -> bool:
+    """Two procedures, each (content, details, tags), of one command learned the same way: the same kind
+    of step (tags) of the same command (`same_command`); for the fix of a failure, the same failure fixed
+    the same way."""
+    (content_a, details_a, tags_a), (content_b, details_b, tags_b) = a, b
+    ca, cb = details_a.get("command"), details_b.get("command")
+    if not (ca and cb and tags_a == tags_b and same_command(str(ca), str(cb))):
+        return False
+    fixes = details_a.get("fixes_error"), details_b.get("fixes_error")
+    return fixes[0] == fixes[1] and (not any(fixes) or restates(content_a, content_b))
