@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -11,10 +12,12 @@ from cairn.services.project_block import (
     fact_values,
     fact_weights,
     kept_commands,
+    latest_session,
     passed_commands,
     program,
     session_ages,
     worked_past,
+    written_order,
 )
 
 pytestmark = pytest.mark.unit
@@ -139,3 +142,20 @@ def test_many_sessions_naming_one_function_is_no_support_for_a_statement_about_i
     weight = fact_weights(found, ages)
 
     assert weight[said.id] == pytest.approx(weight[alone.id])
+
+
+def test_one_sessions_memories_are_ordered_by_where_it_said_them_not_by_which_worker_wrote_first():
+    def said(line: int, micro: int) -> Memory:
+        at = datetime(2026, 1, 1, 0, 5, 0, micro, tzinfo=UTC)
+        return replace(memory("s1"), id=f"mem_{line}", created_at=at, provenance=Provenance("s1", line, line))
+
+    early_but_written_last, late_but_written_first = said(10, 900), said(80, 100)
+    assert written_order(late_but_written_first) > written_order(early_but_written_last)
+    assert latest_session([early_but_written_last, late_but_written_first]) == "s1"
+    # what the block keeps of one session's commands does not depend on the order they were written in
+    builds = [
+        replace(memory("s1", category="build", command=f"make target{n}"), id=f"m{n}", created_at=at)
+        for n, at in enumerate([datetime(2026, 1, 1, 0, 5, 0, 100 * n, tzinfo=UTC) for n in range(4)])
+    ]
+    shuffled = [replace(m, created_at=builds[-1 - k].created_at) for k, m in enumerate(builds)]
+    assert [k.command for k in kept_commands(builds)] == [k.command for k in kept_commands(shuffled)]
