@@ -286,6 +286,14 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
+# Each rule with its substring pre-check as one regex of its escaped triggers: the same test as
+# `any(t in lowered for t in triggers)`, made in C. Redacting ~80k strings per 20 MB transcript set
+# spent a third of its time in that generator.
+_TRIGGERED: tuple[tuple[_Rule, re.Pattern[str] | None], ...] = tuple(
+    (rule, re.compile("|".join(map(re.escape, rule.triggers))) if rule.triggers else None) for rule in _RULES
+)
+
+
 def _apply(rule: _Rule, text: str, counts: Counter[str], lowered: str) -> str:
     if rule.on_lowered is not None and len(lowered) == len(text):
         matches = list(rule.on_lowered.finditer(lowered))
@@ -319,8 +327,8 @@ def redact(text: str) -> RedactionResult:
     if not text:
         return RedactionResult(text, {})
     lowered = text.lower()
-    for rule in _RULES:
-        if rule.triggers and not any(trigger in lowered for trigger in rule.triggers):
+    for rule, trigger in _TRIGGERED:
+        if trigger is not None and trigger.search(lowered) is None:
             continue
         before = text
         text = _apply(rule, text, counts, lowered)
@@ -383,7 +391,8 @@ def redact_value(value: Any, counts: Counter[str], key: str | None = None) -> An
         if key in _STRUCTURAL_KEYS:
             return value
         result = redact(value)
-        counts.update(result.counts)
+        if result.counts:  # most strings hold no secret: skip the Counter update (~1 s per 20 MB)
+            counts.update(result.counts)
         return result.text
     if isinstance(value, dict):
         return {k: redact_value(v, counts, k) for k, v in value.items()}
