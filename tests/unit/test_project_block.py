@@ -145,13 +145,20 @@ def test_many_sessions_naming_one_function_is_no_support_for_a_statement_about_i
 
 
 def test_one_sessions_memories_are_ordered_by_where_it_said_them_not_by_which_worker_wrote_first():
-    def said(line: int, micro: int) -> Memory:
-        at = datetime(2026, 1, 1, 0, 5, 0, micro, tzinfo=UTC)
-        return replace(memory("s1"), id=f"mem_{line}", created_at=at, provenance=Provenance("s1", line, line))
+    def said(session: str, line: int, second: int, micro: int) -> Memory:
+        at = datetime(2026, 1, 1, 0, 5, second, micro, tzinfo=UTC)
+        return replace(
+            memory(session),
+            id=f"mem_{session}_{line}",
+            created_at=at,
+            provenance=Provenance(session, line, line),
+        )
 
-    early_but_written_last, late_but_written_first = said(10, 900), said(80, 100)
-    assert written_order(late_but_written_first) > written_order(early_but_written_last)
-    assert latest_session([early_but_written_last, late_but_written_first]) == "s1"
+    early_but_written_last, late_but_written_first = said("s1", 10, 0, 900), said("s1", 80, 0, 100)
+    next_session_early_line = said("s2", 5, 30, 0)  # the next session, learned in the same minute
+    order = written_order([early_but_written_last, late_but_written_first, next_session_early_line])
+    assert order(early_but_written_last) < order(late_but_written_first) < order(next_session_early_line)
+    assert latest_session([early_but_written_last, late_but_written_first, next_session_early_line]) == "s2"
     # what the block keeps of one session's commands does not depend on the order they were written in
     builds = [
         replace(memory("s1", category="build", command=f"make target{n}"), id=f"m{n}", created_at=at)

@@ -656,7 +656,8 @@ def _commands_line(kept: list[KeptCommand]) -> _Line:
         if len(text) + len(piece) > CHECKS_CHARS:
             break
         text += piece
-    newest = max((k.newest for k in kept if k.newest), key=written_order)
+    shown = [k.newest for k in kept if k.newest]
+    newest = max(shown, key=written_order(shown))
     return _Line(text.rstrip(";") + "\n", newest.id)
 
 
@@ -769,10 +770,12 @@ def _bearing_line(m: Memory, project: str, prompt: str) -> _Line:
 
 
 def _newest(m: Memory) -> tuple[float, int, int]:
-    """Newest first, the same on every run (`written_order` reversed); sections of one message (a
-    plan, a summary) keep the order their author gave them."""
-    minute, line, section = written_order(m)
-    return -minute, -line, -section
+    """Newest first: by the minute a memory was learned, then by where its session said it. One
+    session's memories are written within moments of each other, in whatever order the pipeline's
+    workers finish; their place in the session is what orders them, the same on every run. Sections
+    of one message (a plan, a summary) keep the order their author gave them."""
+    line = m.provenance.line_end or m.provenance.line_start or 0
+    return -(m.created_at.timestamp() // 60), -line, _count(m, "section")
 
 
 def _title_adds(title: str, content: str) -> bool:

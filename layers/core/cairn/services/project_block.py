@@ -63,22 +63,31 @@ def default_salience(m: Memory, now: datetime) -> float:  # noqa: ARG001 - the s
     return float(confirmations(m))
 
 
-def written_order(m: Memory) -> tuple[float, int, int]:
-    """Oldest first, the same on every run: the minute a memory was learned, then where its session
-    said it, then its place among the sections of one message. One session's memories are written
-    within moments of each other, in whatever order the pipeline's workers finish, so their exact
-    time (or their id, which carries it) orders them differently on each run; their place in the
-    session does not."""
-    line = m.provenance.line_end or m.provenance.line_start or 0
-    try:
-        section = max(int(m.details.get("section", 0) or 0), 0)
-    except (TypeError, ValueError):
-        section = 0
-    return m.created_at.timestamp() // 60, line, -section
+def written_order(memories: Iterable[Memory]) -> Callable[[Memory], tuple[datetime, int, int]]:
+    """A sort key for `memories`, oldest first and the same on every run: their session's time (its
+    newest memory's), then where the session said them, then their place among the sections of one
+    message. One session's memories are written within moments of each other, in whatever order the
+    pipeline's workers finish, so their own times (or their ids, which carry them) order them
+    differently on each run; their place in the session does not."""
+    sessions: dict[str, datetime] = {}
+    for m in memories:
+        sid = m.provenance.session_id or m.id
+        if sid not in sessions or m.created_at > sessions[sid]:
+            sessions[sid] = m.created_at
+
+    def key(m: Memory) -> tuple[datetime, int, int]:
+        line = m.provenance.line_end or m.provenance.line_start or 0
+        try:
+            section = max(int(m.details.get("section", 0) or 0), 0)
+        except (TypeError, ValueError):
+            section = 0
+        return sessions.get(m.provenance.session_id or m.id, m.created_at), line, -section
+
+    return key
 
 
 def latest_session(memories: Iterable[Memory]) -> str | None:
-    newest = max(memories, key=written_order, default=None)
+    newest = max(memories, key=lambda m: m.created_at, default=None)
     return newest.provenance.session_id if newest is not None else None
 
 
@@ -146,7 +155,8 @@ def is_command_memory(m: Memory) -> bool:
 def kept_commands(procedures: Sequence[Memory]) -> list[KeptCommand]:
     """The commands the project's checks and one-command procedures ran, each once, most sessions first."""
     kept_ones = [k for k in _one_per_check(passed_commands(procedures)) if k.repeatable]
-    newest_first = sorted(kept_ones, key=lambda k: written_order(k.newest), reverse=True)  # type: ignore[arg-type]
+    order = written_order(k.newest for k in kept_ones if k.newest)
+    newest_first = sorted(kept_ones, key=lambda k: order(k.newest), reverse=True)  # type: ignore[arg-type]
     return sorted(newest_first, key=lambda k: -len(k.sessions))[:MAX_COMMANDS]
 
 
@@ -182,7 +192,7 @@ def _one_per_check(found: list[KeptCommand]) -> list[KeptCommand]:
 def passed_commands(procedures: Sequence[Memory]) -> list[KeptCommand]:
     """Every command the checks and one-command procedures say passed, once, with its sessions."""
     found: dict[str, KeptCommand] = {}
-    for m in sorted(procedures, key=written_order):
+    for m in sorted(procedures, key=written_order(procedures)):
         if Tag.CHECKS in m.tags:
             lines = _CHECK_LINE.findall(m.content)
             lines = lines or [("check", str(s), "") for s in m.details.get("steps") or []]
