@@ -106,30 +106,40 @@ def test_an_open_todo_is_closed_by_a_later_session_that_marked_it_done():
     assert found is not None and found.session_id == "s2" and found.memory_id == "mem_2"
 
 
-def test_a_command_left_failing_is_closed_only_by_the_same_command_run_well_later():
+@pytest.mark.parametrize(
+    ("failed", "error", "same_run_later", "another"),
+    [
+        ("cd api && cargo test", "2 failed", "cargo test 2>&1", "cargo build"),
+        # a later session ran the same build its own way: another path to go, no -o, a pager
+        (
+            "cd /home/dev/app/go && go build -o server ./cmd/web-chat/",
+            "go: command not found",
+            "/usr/local/go/bin/go build ./cmd/web-chat/ 2>&1",
+            "go build ./cmd/api/",
+        ),
+    ],
+    ids=["cargo", "go-its-own-way"],
+)
+def test_a_command_left_failing_is_closed_only_by_the_same_command_run_well_later(
+    failed, error, same_run_later, another
+):
     failing = _memory(
         MemoryKind.EPISODE,
-        "`cd api && cargo test` still fails with: 2 failed",
+        f"`{failed}` still fails with: {error}",
         tags=(Tag.ERROR, Tag.UNRESOLVED),
-        details={"command": "cd api && cargo test", "outcome": "unresolved"},
+        details={"command": failed, "outcome": "unresolved"},
     )
-    ran = _memory(
-        MemoryKind.PROCEDURE,
-        "Test with `cargo test`",
-        session="s2",
-        id="mem_2",
-        details={"command": "cargo test 2>&1", "runs": {"s2": [1, 0]}},
-    )
-    elsewhere = _memory(
-        MemoryKind.PROCEDURE,
-        "Build with `cargo build`",
-        session="s3",
-        id="mem_3",
-        details={"command": "cargo build", "runs": {"s3": [1, 0]}},
-    )
+
+    def ran(command: str, session: str, memory_id: str) -> Memory:
+        details = {"command": command, "runs": {session: [1, 0]}}
+        return _memory(
+            MemoryKind.PROCEDURE, f"Run `{command}`", session=session, id=memory_id, details=details
+        )
+
+    later, elsewhere = ran(same_run_later, "s2", "mem_2"), ran(another, "s3", "mem_3")
     [item] = items_of(failing)
     assert closer(item, True, [evidence_of(elsewhere)]) is None
-    assert closer(item, True, [evidence_of(elsewhere), evidence_of(ran)]).session_id == "s2"
+    assert closer(item, True, [evidence_of(elsewhere), evidence_of(later)]).session_id == "s2"
 
 
 def test_salience_rises_with_sessions_and_use_and_fades_with_time_unused():
@@ -201,35 +211,6 @@ def test_one_command_run_another_way_is_the_same_command(a, b):
 )
 def test_another_program_target_folder_step_or_remote_request_is_another_command(a, b):
     assert not same_command(a, b)
-
-
-def test_a_command_left_failing_is_closed_by_the_same_build_a_later_session_ran_its_own_way():
-    failing = _memory(
-        MemoryKind.EPISODE,
-        "`go build -o server ./cmd/web-chat/` still fails with: go: command not found",
-        tags=(Tag.ERROR, Tag.UNRESOLVED),
-        details={
-            "command": "cd /home/dev/app/go && go build -o server ./cmd/web-chat/",
-            "outcome": "unresolved",
-        },
-    )
-    later = _memory(
-        MemoryKind.PROCEDURE,
-        "Build with `/usr/local/go/bin/go build ./cmd/web-chat/ 2>&1`",
-        session="s2",
-        id="mem_2",
-        details={"command": "/usr/local/go/bin/go build ./cmd/web-chat/ 2>&1", "runs": {"s2": [1, 0]}},
-    )
-    other_target = _memory(
-        MemoryKind.PROCEDURE,
-        "Build with `go build ./cmd/api/`",
-        session="s3",
-        id="mem_3",
-        details={"command": "go build ./cmd/api/", "runs": {"s3": [1, 0]}},
-    )
-    [item] = items_of(failing)
-    assert closer(item, True, [evidence_of(other_target)]) is None
-    assert closer(item, True, [evidence_of(other_target), evidence_of(later)]).session_id == "s2"
 
 
 def test_a_failure_its_own_session_got_past_later_is_closed_but_not_by_a_run_before_it():
