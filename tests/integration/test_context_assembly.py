@@ -309,6 +309,37 @@ def test_what_a_handoff_left_failing_is_said_once_with_its_error(store):
     assert "generate is not a function" in md.split("## Unresolved errors")[1]
 
 
+def test_a_learned_handoff_does_not_name_as_still_failing_what_its_session_got_past(store):
+    # the session left a build failing and ran it well later on; the dream pass closed the failure
+    failed = store.add(
+        kind=MemoryKind.EPISODE,
+        title="Unresolved: `go build ./go/cmd/api/`",
+        content="`go build ./go/cmd/api/` still fails with: go: command not found",
+        tags=("error", "unresolved"),
+        details={"command": "go build ./go/cmd/api/ 2>&1", "outcome": "unresolved"},
+        provenance=Provenance(session_id="s-last"),
+    )
+    store.memories.close(ALICE, failed.id, {**failed.details, "closed_by": "s-last"})
+    handoff = {
+        "content": "Last request: ship it\nStill failing: `go build ./go/cmd/api/`",
+        "details": {"agent": "claude-code", "errors": ["`go build ./go/cmd/api/`: go: command not found"]},
+    }
+    store.add(
+        kind=MemoryKind.HANDOFF, provenance=Provenance(session_id="s-last", agent="claude-code"), **handoff
+    )
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert "Last request: ship it" in md
+    assert "go build ./go/cmd/api/" not in md and "Still failing" not in md
+    # a handoff an agent saved names what it says still fails: no session here holds its failures
+    HandoffService(store.memories).save_handoff(
+        ALICE,
+        HandoffNote(
+            project=P, summary=handoff["content"], agent="claude-code", errors=("`make e2e`: exit 2",)
+        ),
+    )
+    assert "make e2e" in store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+
+
 def test_the_handoff_says_the_last_three_requests_that_led_up_to_the_last_one(store):
     earlier = ("add a retry", "make it bounded", "please fix the origin URL", "now run " + "the suite " * 20)
     HandoffService(store.memories).save_handoff(

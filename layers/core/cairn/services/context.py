@@ -165,6 +165,7 @@ class ContextService:
     ) -> None:
         self._salience = salience
         self._got_past = False
+        self._failing: list[Memory] = []  # the current error memories, for what a handoff says still fails
         self._memories = memories
         self._audit = audit or AuditTrail()
         self._recall = recall
@@ -223,6 +224,7 @@ class ContextService:
         passed = passed_commands(of_last) if several else []
         failing = [m for m in fetched if m.provenance.session_id == last and ERROR_TAGS.intersection(m.tags)]
         self._got_past = bool(failing) and all(worked_past(m, passed) for m in failing)
+        self._failing = [m for m in (*fetched, *episodes) if ERROR_TAGS.intersection(m.tags)]
         errors = _errors(
             *(
                 [m for m in ms if m.provenance.session_id == last and not worked_past(m, passed)]
@@ -355,11 +357,13 @@ class ContextService:
         if handoffs:
             h = handoffs[0]
             content = h.content
-            if errors_shown and _strings(h.details.get("errors")):
-                # its failing commands are the "Unresolved errors" section's lines, with their errors
+            closed = _closed_errors(h, self._failing)
+            if closed or (errors_shown and _strings(h.details.get("errors"))):
+                # its failing commands are the "Unresolved errors" section's lines, with their errors, or
+                # some no longer fail: those that still do are listed below
                 content = "\n".join(ln for ln in content.splitlines() if not ln.startswith(STILL_FAILING))
             shown, cut = _clip(content, ITEM_CHARS)
-            said = _WS.sub(" ", h.content)
+            said = _WS.sub(" ", content)
             # (details key, label, characters an item keeps, the items shown, whether a cut counts);
             # the requests that led up to the last one are its nearest, and one cut short is named,
             # not wanted whole: it alone is no reason for an id
@@ -381,7 +385,7 @@ class ContextService:
             for key, label, limit, shown_items, counts in lists:
                 items = _strings(h.details.get(key))
                 if key == "errors":
-                    items = [i.split(": ", 1)[0] for i in items]
+                    items = [] if errors_shown else [i.split(": ", 1)[0] for i in items if i not in closed]
                 # a handoff's content often says its lists already (the pipeline's does)
                 items = [i for i in items if _WS.sub(" ", i).strip()[:40] not in said]
                 if items:
@@ -412,7 +416,8 @@ class ContextService:
             found = _trusted(h.memory for h in self._recall.recall(caller, prompt, flt, limit=20).hits)
         else:
             found = self._list(caller.team_id, flt, 50)
-            found.sort(key=lambda m: (-m.pinned, -round(m.confidence, 1), *_newest(m)))
+            newest = _newest_first(found)
+            found.sort(key=lambda m: (-m.pinned, -round(m.confidence, 1), *newest(m)))
         return [_line(m, None) for m in found if m.kind not in skip]
 
     def _relevance(self, caller: Principal, prompt: str, flt: MemoryFilter) -> dict[str, int]:
@@ -544,7 +549,8 @@ def _errors(fetched: list[Memory], episodes: list[Memory], project: str, rank: R
     ]
     failed = [m for m in episodes if str(m.details.get("outcome", "")).strip().lower() in FAILED_OUTCOMES]
     found = [m for m in _unique(tagged + failed) if not RESOLVED_TAGS.intersection(m.tags)]
-    found.sort(key=lambda m: (*rank.get(m.id, UNRANKED), -m.pinned, *_newest(m)))
+    newest = _newest_first(found)
+    found.sort(key=lambda m: (*rank.get(m.id, UNRANKED), -m.pinned, *newest(m)))
     return [_line(m, project) for m in found]
 
 
@@ -573,6 +579,7 @@ def _work(
         return Tag.GIT in m.tags and m.provenance.session_id in side
 
     # what is still open first; a summary's account of work the session went on from comes last
+    newest = _newest_first(found)
     found.sort(
         key=lambda m: (
             -m.pinned,
@@ -582,13 +589,14 @@ def _work(
             Tag.OPEN not in m.tags and not left_on_a_branch(m),
             layout.account_first and Tag.GIT in m.tags,
             Tag.SUMMARY in m.tags,
-            *_newest(m),
+            *newest(m),
         )
     )
     return [_line(m, project, limit=layout.work_chars) for m in found]
 
 
 def _conventions(found: list[Memory], project: str, rank: Rank) -> list[_Line]:
+    newest = _newest_first(found)
     found = sorted(
         found,
         key=lambda m: (
@@ -596,7 +604,7 @@ def _conventions(found: list[Memory], project: str, rank: Rank) -> list[_Line]:
             *rank.get(m.id, UNRANKED),
             m.scope is Scope.TEAM,  # this project's own conventions before the team's
             -round(m.confidence, 1),
-            *_newest(m),
+            *newest(m),
         ),
     )
     return [_line(m, project) for m in found]
@@ -626,13 +634,14 @@ def _procedures(found: list[Memory], project: str, rank: Rank) -> list[_Line]:
     listed = {k.command for k in kept}
     listed |= {_bare(s) for m in found if Tag.CHECKS in m.tags for s in _strings(m.details.get("steps"))}
     found = [m for m in found if Tag.CHECKS in m.tags or not _steps_of(m) <= listed]
+    newest = _newest_first(found)
     found.sort(
         key=lambda m: (
             -m.pinned,
             *rank.get(m.id, UNRANKED),
             Tag.CHECKS not in m.tags,
             -proven(m),
-            *_newest(m),
+            *newest(m),
         )
     )
     # the project's checks are what every next session runs: they get room to list each command
@@ -664,6 +673,26 @@ def _commands_line(kept: list[KeptCommand]) -> _Line:
 _SHOWN_HOW = re.compile(r"\s+(?:\d?>&\d|\d?>\s*/dev/null)|\s+\|\s+(?:tail|head)\b.*$")
 
 
+def _closed_errors(handoff: Memory, failing: Sequence[Memory]) -> set[str]:
+    """The errors a learned handoff names whose failure its session no longer holds current: the dream
+    pass closed it (a later run of the same command got past it), so it does not still fail. Each error
+    the pipeline's handoff names is an error memory of its session; a handoff an agent saved has no
+    session here and keeps every error it names."""
+    session = handoff.provenance.session_id
+    if not session:
+        return set()
+    current = " ".join(
+        f"{m.title or ''} {m.content} {m.details.get('command') or ''}"
+        for m in failing
+        if m.provenance.session_id == session
+    )
+    return {
+        e
+        for e in _strings(handoff.details.get("errors"))
+        if _bare(e.split(": ", 1)[0].strip("`")) not in current
+    }
+
+
 def _bare(command: object) -> str:
     """A command without how its output was shown: `go test ./... 2>&1 | tail -5` is `go test ./...`."""
     return _SHOWN_HOW.sub("", str(command or "")).strip()
@@ -685,10 +714,12 @@ def _facts(
         and (Tag.SUMMARY not in m.tags or last is None or m.provenance.session_id == last)
     ]
     if ages is None:  # one session: what it established, pinned, relevant and surest first
-        found.sort(key=lambda m: (-m.pinned, *rank.get(m.id, UNRANKED), -round(m.confidence, 1), *_newest(m)))
+        newest = _newest_first(found)
+        found.sort(key=lambda m: (-m.pinned, *rank.get(m.id, UNRANKED), -round(m.confidence, 1), *newest(m)))
         return [_line(m, project) for m in found]
     weight = fact_weights(found, ages)
-    found.sort(key=lambda m: (-m.pinned, rank.get(m.id, UNRANKED)[0], -weight[m.id], *_newest(m)))
+    newest = _newest_first(found)
+    found.sort(key=lambda m: (-m.pinned, rank.get(m.id, UNRANKED)[0], -weight[m.id], *newest(m)))
     # a setting is said once: a fact whose every setting a weightier one shows adds nothing to it
     shown: set[str] = set()
     out = []
@@ -713,7 +744,8 @@ def _recap(m: Memory) -> bool:
 
 
 def _decisions(found: list[Memory], project: str, rank: Rank) -> list[_Line]:
-    found = sorted(found, key=lambda m: (-m.pinned, *rank.get(m.id, UNRANKED), *_newest(m)))
+    newest = _newest_first(found)
+    found = sorted(found, key=lambda m: (-m.pinned, *rank.get(m.id, UNRANKED), *newest(m)))
     out = []
     for m in found:
         why, cut = _clip(str(m.details.get("rationale") or ""), 200)
@@ -769,13 +801,17 @@ def _bearing_line(m: Memory, project: str, prompt: str) -> _Line:
     return _line(replace(m, content=snippet(m.content, prompt, ITEM_CHARS)), project, more=True)
 
 
-def _newest(m: Memory) -> tuple[float, int, int]:
-    """Newest first: by the minute a memory was learned, then by where its session said it. One
-    session's memories are written within moments of each other, in whatever order the pipeline's
-    workers finish; their place in the session is what orders them, the same on every run. Sections
-    of one message (a plan, a summary) keep the order their author gave them."""
-    line = m.provenance.line_end or m.provenance.line_start or 0
-    return -(m.created_at.timestamp() // 60), -line, _count(m, "section")
+def _newest_first(found: Sequence[Memory]) -> Callable[[Memory], tuple[float, int, int]]:
+    """A sort key over `found`, newest first and the same on every run (`written_order` reversed):
+    sessions newest first, then where the session said a memory; sections of one message (a plan, a
+    summary) keep the order their author gave them."""
+    order = written_order(found)
+
+    def key(m: Memory) -> tuple[float, int, int]:
+        when, line, section = order(m)
+        return -when.timestamp(), -line, -section
+
+    return key
 
 
 def _title_adds(title: str, content: str) -> bool:
