@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -85,7 +86,7 @@ def snippet(text: str, query: str, budget: int = 420, seen: Shown | None = None)
 
 
 def _choose(
-    passages: list[_Passage],
+    passages: Sequence[_Passage],
     analysed: list[set[str]],
     weight: dict[str, float],
     budget: int,
@@ -123,11 +124,12 @@ def _choose(
 
 
 @lru_cache(maxsize=256)
-def _read(text: str) -> tuple[list[_Passage], list[frozenset[str]]]:
-    """A text's passages and each one's terms. Cached: an answer that runs over its token budget
-    shows the same hits again with less room, and a prompt and its recall read the same texts."""
-    passages = _all_passages(text)
-    return passages, [frozenset(analyze(p.text)) for p in passages]
+def _read(text: str) -> tuple[tuple[_Passage, ...], tuple[frozenset[str], ...]]:
+    """A text's passages and each one's terms, immutable: the cache shares them. Cached: an answer
+    that runs over its token budget shows the same hits again with less room, and a prompt and its
+    recall read the same texts."""
+    passages = tuple(_all_passages(text))
+    return passages, tuple(frozenset(analyze(p.text)) for p in passages)
 
 
 def _all_passages(text: str) -> list[_Passage]:
@@ -166,7 +168,7 @@ def _is_heading(line: str) -> bool:
     return line.startswith(("#", "**")) or (line.endswith(":") and len(line) <= 80)
 
 
-def _with_context(passages: list[_Passage], own: list[float]) -> list[float]:
+def _with_context(passages: Sequence[_Passage], own: list[float]) -> list[float]:
     """A line under a matching heading bears on the query through it, and so does the outcome line
     of a matching command (`$ git commit …` then `→ ok: …`): each inherits part of that one's score."""
     out = []
@@ -185,7 +187,7 @@ def _with_context(passages: list[_Passage], own: list[float]) -> list[float]:
     return out
 
 
-def _with_neighbours(passages: list[_Passage], own: list[float]) -> list[float]:
+def _with_neighbours(passages: Sequence[_Passage], own: list[float]) -> list[float]:
     """A piece of a long line is read with the pieces beside it: a list that follows "X is called
     by" answers a question about X though it names none of its words."""
     out = list(own)
@@ -198,7 +200,7 @@ def _with_neighbours(passages: list[_Passage], own: list[float]) -> list[float]:
     return out
 
 
-def _fill_gaps(chosen: list[int], passages: list[_Passage], room: int) -> list[int]:
+def _fill_gaps(chosen: list[int], passages: Sequence[_Passage], room: int) -> list[int]:
     """One passage between two shown ones is shown too, when it fits: a list read with a hole in it
     misleads more than the passage costs."""
     picked = set(chosen)
@@ -210,7 +212,7 @@ def _fill_gaps(chosen: list[int], passages: list[_Passage], room: int) -> list[i
     return sorted(picked)
 
 
-def _render(passages: list[_Passage], chosen: list[int]) -> str:
+def _render(passages: Sequence[_Passage], chosen: list[int]) -> str:
     """Passages in text order: pieces of one line run on, a skipped stretch shows as "…"."""
     out = ""
     previous: _Passage | None = None

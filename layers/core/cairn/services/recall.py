@@ -211,9 +211,11 @@ class RecallService:
         # Cutting each hit at the floor instead cost LoCoMo dev R@10 0.016 for no negative gained.
         if floor is not None and max(h.relevance for h in judged) < floor:
             return []
+        if floor is None:
+            return judged
         leading = sorted(judged, key=lambda h: (-h.score, h.memory.id))[: self._tuning.common_ground_of]
         passages = [_passages(h.memory) or (frozenset(_terms(h.memory.search_text())),) for h in leading]
-        if floor is not None and only_common_ground(judges, passages, pool_terms, list(cosines.values())):
+        if only_common_ground(judges, passages, pool_terms, list(cosines.values())):
             return []
         return judged
 
