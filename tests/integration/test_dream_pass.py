@@ -95,6 +95,34 @@ def seed(c) -> tuple[str, dict[str, str]]:
         tags=(Tag.ERROR, Tag.UNRESOLVED),
         details={"command": "cargo test -p ledger", "outcome": "unresolved"},
     ).id
+    # a failure no later session met again (left behind once two sessions came after it), and one only
+    # the last session came after
+    ids["probe_failed"] = _say(
+        c,
+        team_id,
+        "s1",
+        MemoryKind.EPISODE,
+        "`psql -h db.internal -c 'select 1'` still fails with: could not translate host name db.internal",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={
+            "command": "psql -h db.internal -c 'select 1'",
+            "error": "could not translate host name db.internal",
+            "outcome": "unresolved",
+        },
+    ).id
+    ids["lint_failing"] = _say(
+        c,
+        team_id,
+        "s3",
+        MemoryKind.EPISODE,
+        "`cargo clippy -- -D warnings` still fails with: 3 warnings emitted",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={
+            "command": "cargo clippy -- -D warnings",
+            "error": "3 warnings emitted",
+            "outcome": "unresolved",
+        },
+    ).id
     ids["tests"] = _say(
         c,
         team_id,
@@ -227,6 +255,11 @@ def test_one_pass_folds_restatements_supersedes_changes_closes_finished_items_an
         {"item": "Add retries to the settlement webhook consumer", "closed_by": "s3", "evidence": ids["done"]}
     ]
     assert failing.valid_to is not None and failing.details["closed_by"] == "s4"
+    # a failure s2 and s3 never met again was left behind by them; one only s4 came after stays open
+    left = get("probe_failed")
+    assert left.valid_to is not None and left.superseded_by is None
+    assert left.details["left_behind"] == {"sessions": ["s2", "s3"]} and "closed_by" not in left.details
+    assert get("lint_failing").is_current
 
     # a deploy that worked in s1 and s2 and only failed in s4 is demoted, not forgotten
     deploy = get("deploy")
@@ -244,6 +277,7 @@ def test_one_pass_folds_restatements_supersedes_changes_closes_finished_items_an
         "superseded": 1,
         "folded": 4,
         "closed": 2,
+        "left_behind": 1,
         "demoted": 1,
         "restored": 0,
         "evidenced": 2,

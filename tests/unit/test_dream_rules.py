@@ -9,7 +9,14 @@ import pytest
 from cairn.domain.models import Memory, MemoryKind, Provenance
 from cairn.domain.salience import FADED_BELOW, faded, salience
 from cairn.domain.vocabulary import Tag
-from cairn.pipeline.remembering.open_items import after_in_session, closer, evidence_of, items_of
+from cairn.pipeline.remembering.open_items import (
+    after_in_session,
+    closer,
+    evidence_of,
+    failure_of,
+    items_of,
+    met,
+)
 from cairn.pipeline.remembering.subjects import changed, core_command, restates, same_command
 
 pytestmark = pytest.mark.unit
@@ -264,6 +271,37 @@ def test_a_failure_is_closed_when_a_later_session_fixed_the_same_problem_on_anot
     # an exit status names no problem of its own: another command's fix says nothing of this one
     vague = replace(fixed, details={**fixed.details, "error": "Exit code 1"})
     assert closer(item, True, [evidence_of(vague)], "Exit code 1") is None
+
+
+def test_a_failure_is_met_again_by_any_later_run_of_its_command_or_its_error_and_nothing_else():
+    failing = _memory(
+        MemoryKind.EPISODE,
+        "`mix test --only db` still fails with: ** (DBConnection.ConnectionError) connection refused",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={
+            "command": "mix test --only db",
+            "error": "** (DBConnection.ConnectionError) connection refused",
+        },
+    )
+    command, trouble = failure_of(failing)
+    ran = _memory(
+        MemoryKind.PROCEDURE,
+        "Test with `mix test --only db`",
+        details={"command": "cd app && MIX_ENV=test mix test --only db", "runs": {"s1": [0, 2]}},
+    )
+    fix = _memory(
+        MemoryKind.PROCEDURE,
+        "Fix: start Postgres first",
+        details={
+            "command": "pg_ctl start",
+            "fixes_error": "** (DBConnection.ConnectionError) connection refused",
+        },
+    )
+    said = _memory(MemoryKind.FACT, "The test database runs on port 5433", details={"command": "mix test"})
+    assert any(same_command(command, c) for c in met(ran)[0])
+    assert trouble in met(fix)[1]
+    assert met(said) == (set(), set())  # a statement is no run
+    assert failure_of(ran) is None and failure_of(said) is None
 
 
 def test_one_session_running_a_build_several_ways_gives_one_procedure_with_every_run_counted():

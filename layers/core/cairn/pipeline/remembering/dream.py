@@ -11,7 +11,11 @@ EventBridge schedule in AWS), the same code in both modes. In order, it
    (and a procedure's runs of them all); the others are superseded into it, kept as history;
 3. closes open items (`open_items`) a later session finished: `details.closed_items` names each and the
    session that closed it; when all are closed the memory's validity ends with `details.closed_by`;
-4. demotes a procedure whose latest session only failed after earlier successes (`details.demoted`,
+4. leaves behind a failure no later session met again (`open_items.met`: ran its command or hit its
+   error) once `LEFT_BEHIND_AFTER` sessions have come after it: its validity ends with
+   `details.left_behind` naming them, so recall and the digest stop showing it as still failing (a
+   failure that persists is met again and stays; the newest session's failures are the block's);
+5. demotes a procedure whose latest session only failed after earlier successes (`details.demoted`,
    lower confidence), and restores it when it works again.
 
 Idempotent: every write sets a value computed from what is stored (a union of sessions, a closing), so a
@@ -39,7 +43,9 @@ from cairn.pipeline.remembering.open_items import (
     after_in_session,
     closer,
     evidence_of,
+    failure_of,
     items_of,
+    met,
     runs_by_session,
 )
 from cairn.pipeline.remembering.subjects import changed, restates, same_command, same_procedure
@@ -55,6 +61,9 @@ SKIPPED = frozenset({MemoryKind.EXCERPT})
 # a standing statement a later session restates or changes
 STORY_TAGS = frozenset({Tag.SUMMARY, Tag.RETOLD, Tag.PLAN, Tag.TODO, Tag.TRANSCRIPT})
 DEMOTED_CONFIDENCE = 0.3
+# later sessions, none of which met a failure again, before it counts as left behind: one session may
+# work elsewhere and come back; two that never touch it have moved on
+LEFT_BEHIND_AFTER = 2
 MARGIN = timedelta(minutes=10)  # a write committed just after the listing is looked at again next pass
 PAGE = 500
 _PASSES = threading.Lock()
@@ -73,6 +82,7 @@ class DreamOutcome:
     superseded: list[list[str]] = field(default_factory=list)  # [old, current]
     folded: list[list[str]] = field(default_factory=list)  # [restatement, the one kept]
     closed: list[dict[str, str]] = field(default_factory=list)  # {memory, item, closed_by}
+    left_behind: list[str] = field(default_factory=list)
     demoted: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
     evidenced: list[str] = field(default_factory=list)
@@ -83,6 +93,7 @@ class DreamOutcome:
             "superseded": len(self.superseded),
             "folded": len(self.folded),
             "closed": len(self.closed),
+            "left_behind": len(self.left_behind),
             "demoted": len(self.demoted),
             "restored": len(self.restored),
             "evidenced": len(self.evidenced),
@@ -156,6 +167,7 @@ class _Pass:
         self._supersede_changed()
         self._fold_restated()
         self._close_open_items()
+        self._leave_behind_failures()
         self._procedures()
         return self.out
 
@@ -352,7 +364,37 @@ class _Pass:
         else:
             self._update(m, details)
 
-    # --- 4. procedures that stopped working ---------------------------------------------------
+    # --- 4. failures the sessions after them never met again ----------------------------------
+    def _leave_behind_failures(self) -> None:
+        failures = [(m, f) for m in self.memories if m.is_current and (f := failure_of(m)) is not None]
+        if not failures:
+            return
+        sessions: dict[str, datetime] = {}  # the sessions that taught the project something, and when
+        seen: dict[str, tuple[set[str], set[str]]] = {}  # the commands and errors each one met
+        new_in: set[str] = set()
+        for m in self.memories:
+            s = m.provenance.session_id
+            if not s:
+                continue
+            sessions.setdefault(s, _aware(self._time(m)))
+            commands, errors = seen.setdefault(s, (set(), set()))
+            ran, hit = met(m)
+            commands |= ran
+            errors |= hit
+            if m.id in self.new:
+                new_in.add(s)
+        for m, (command, trouble) in failures:
+            when = _aware(self._time(m))
+            after = sorted((s for s, t in sessions.items() if t > when), key=lambda s: sessions[s])
+            if len(after) < LEFT_BEHIND_AFTER or not (m.id in self.new or new_in & set(after)):
+                continue
+            if any(trouble in seen[s][1] or any(same_command(command, c) for c in seen[s][0]) for s in after):
+                continue  # met again: closed by a later good run (step 3), or still failing
+            details = {**m.details, "left_behind": {"sessions": after[:LEFT_BEHIND_AFTER]}}
+            self._replace(self.deps.memories.close(self.caller, m.id, details))
+            self.out.left_behind.append(m.id)
+
+    # --- 5. procedures that stopped working ---------------------------------------------------
     def _procedures(self) -> None:
         for m in self._live(frozenset({MemoryKind.PROCEDURE})):
             runs = runs_by_session(m)

@@ -11,6 +11,10 @@ a commit or an account of finished work (its episodes), a fix of the failing com
 `details.runs` for that session). A text item is closed when most of its content words are in one piece of
 that evidence; a command when the same command (`subjects.same_command`: however a session ran it) is
 shown fixed or run well, or its error (`problem`) is shown fixed, in a later session or later in its own.
+
+A failure is a state of its moment, not an intention: one that no later session ever met again (ran
+its command, well or not, or hit its error: `met`) was left behind by the project's work, and the
+dream pass says so once enough sessions have come after it.
 """
 
 from __future__ import annotations
@@ -121,6 +125,24 @@ def evidence_of(memory: Memory) -> Evidence | None:
     return Evidence(
         session, memory.id, tuple(texts), frozenset(commands), where(memory, end=True), frozenset(errors)
     )
+
+
+def failure_of(memory: Memory) -> tuple[str, str | None] | None:
+    """(command, problem) of an error that never stopped failing in its session; None for anything else."""
+    d = memory.details
+    if memory.kind is not MemoryKind.EPISODE or Tag.UNRESOLVED not in memory.tags or not d.get("command"):
+        return None
+    return core_command(str(d["command"])), problem(str(d.get("error") or ""))
+
+
+def met(memory: Memory) -> tuple[set[str], set[str]]:
+    """The commands a memory shows run (well or not: a procedure, an error, a fix) and the errors it
+    shows (`problem`), for telling whether a later session met a failure again."""
+    d = memory.details
+    if memory.kind not in (MemoryKind.EPISODE, MemoryKind.PROCEDURE) or not d.get("command"):
+        return set(), set()
+    errors = {problem(str(d.get(key) or "")) for key in ("error", "fixes_error")}
+    return {core_command(str(d["command"]))}, {e for e in errors if e}
 
 
 def runs_by_session(memory: Memory) -> dict[str, list[int]]:
