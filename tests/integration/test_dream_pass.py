@@ -123,6 +123,19 @@ def seed(c) -> tuple[str, dict[str, str]]:
             "outcome": "unresolved",
         },
     ).id
+    ids["lint_failing_again"] = _say(
+        c,
+        team_id,
+        "s4",
+        MemoryKind.EPISODE,
+        "`cd crates && cargo clippy -- -D warnings` still fails with: 1 warning emitted",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={
+            "command": "cd crates && cargo clippy -- -D warnings",
+            "error": "1 warning emitted",
+            "outcome": "unresolved",
+        },
+    ).id
     ids["tests"] = _say(
         c,
         team_id,
@@ -255,11 +268,14 @@ def test_one_pass_folds_restatements_supersedes_changes_closes_finished_items_an
         {"item": "Add retries to the settlement webhook consumer", "closed_by": "s3", "evidence": ids["done"]}
     ]
     assert failing.valid_to is not None and failing.details["closed_by"] == "s4"
-    # a failure s2 and s3 never met again was left behind by them; one only s4 came after stays open
+    # a failure s2 and s3 never met again was left behind by them; the lint s3 and s4 both left failing
+    # is one failure, the newest, failing in both
     left = get("probe_failed")
     assert left.valid_to is not None and left.superseded_by is None
     assert left.details["left_behind"] == {"sessions": ["s2", "s3"]} and "closed_by" not in left.details
-    assert get("lint_failing").is_current
+    lint = get("lint_failing_again")
+    assert lint.is_current and lint.details["evidence"]["sessions"] == ["s3", "s4"]
+    assert get("lint_failing").superseded_by == lint.id
 
     # a deploy that worked in s1 and s2 and only failed in s4 is demoted, not forgotten
     deploy = get("deploy")
@@ -275,12 +291,12 @@ def test_one_pass_folds_restatements_supersedes_changes_closes_finished_items_an
     assert get("probe1").is_current and get("probe2").is_current
     assert out.counts() == {
         "superseded": 1,
-        "folded": 4,
+        "folded": 5,
         "closed": 2,
         "left_behind": 1,
         "demoted": 1,
         "restored": 0,
-        "evidenced": 2,
+        "evidenced": 3,
     }
 
 

@@ -11,8 +11,9 @@ EventBridge schedule in AWS), the same code in both modes. In order, it
    (and a procedure's runs of them all); the others are superseded into it, kept as history;
 3. closes open items (`open_items`) a later session finished: `details.closed_items` names each and the
    session that closed it; when all are closed the memory's validity ends with `details.closed_by`;
-4. leaves behind a failure no later session met again (`open_items.met`: ran its command or hit its
-   error) once `LEFT_BEHIND_AFTER` sessions have come after it: its validity ends with
+4. folds one command left failing by several sessions into the newest of them, with its evidence (as
+   step 2), and leaves behind a failure no later session met again (`open_items.met`: ran its command
+   or hit its error) once `LEFT_BEHIND_AFTER` sessions have come after it: its validity ends with
    `details.left_behind` naming them, so recall and the digest stop showing it as still failing (a
    failure that persists is met again and stays; the newest session's failures are the block's);
 5. demotes a procedure whose latest session only failed after earlier successes (`details.demoted`,
@@ -167,6 +168,7 @@ class _Pass:
         self._supersede_changed()
         self._fold_restated()
         self._close_open_items()
+        self._fold_failures()
         self._leave_behind_failures()
         self._procedures()
         return self.out
@@ -365,6 +367,22 @@ class _Pass:
             self._update(m, details)
 
     # --- 4. failures the sessions after them never met again ----------------------------------
+    def _fold_failures(self) -> None:
+        """One command that several sessions left failing is one failure, the newest, with its
+        evidence: recall shows it once, as failing in N sessions."""
+        command = {m.id: f[0] for m in self.memories if m.is_current and (f := failure_of(m)) is not None}
+        failing = self._order([m for m in self.memories if m.id in command])
+        pairs = [
+            (a, b)
+            for i, a in enumerate(failing)
+            for b in failing[i + 1 :]
+            if self._touched(a, b)
+            and a.provenance.session_id != b.provenance.session_id
+            and same_command(command[a.id], command[b.id])
+        ]
+        for group in _groups(failing, pairs).values():
+            self._fold(self._order(group))
+
     def _leave_behind_failures(self) -> None:
         failures = [(m, f) for m in self.memories if m.is_current and (f := failure_of(m)) is not None]
         if not failures:
