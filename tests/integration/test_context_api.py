@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from cairn.services.context import PROMPT_BUDGET
 from cairn.services.tokens import count_tokens
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -88,7 +89,7 @@ def test_prompt_context_returns_a_few_relevant_memories(api, team_a):
     )
     body = resp.json()
     assert resp.status_code == 200 and body["memory_ids"] == [m["id"]]
-    assert body["tokens"] <= 300
+    assert body["tokens"] <= PROMPT_BUDGET
 
 
 def test_prompt_context_shows_the_part_of_a_long_memory_that_bears_on_the_prompt(api, team_a):

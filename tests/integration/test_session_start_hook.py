@@ -20,6 +20,7 @@ import tomli_w
 from cairn.cli import hooks_context
 from cairn.cli.hooks_context import client_config, detect_agent, render
 from cairn.domain.models import MemoryKind, Provenance
+from cairn.services.context import PROMPT_BUDGET
 from cairn.services.memories import NewMemory
 from cairn.services.tokens import count_tokens
 
@@ -140,7 +141,7 @@ def test_user_prompt_hook_adds_relevant_memories(hook_env, repo, container, team
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "UserPromptSubmit"
     assert "Payments retry three times with exponential backoff" in out["additionalContext"]
-    assert count_tokens(out["additionalContext"]) <= 300
+    assert count_tokens(out["additionalContext"]) <= PROMPT_BUDGET
 
 
 def test_user_prompt_hook_prints_nothing_without_a_prompt(hook_env, repo):

@@ -14,7 +14,13 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from cairn.api.auth import principal
 from cairn.domain.models import Principal
-from cairn.services.context import DEFAULT_BUDGET, MAX_PROMPT_CHARS, PROMPT_BUDGET, AssembledContext
+from cairn.services.context import (
+    DEFAULT_BUDGET,
+    MAX_PROMPT_CHARS,
+    PROMPT_BUDGET,
+    PROMPT_LIMIT,
+    AssembledContext,
+)
 
 router = APIRouter(prefix="/v1")
 Caller = Annotated[Principal, Depends(principal)]
@@ -52,7 +58,7 @@ def prompt_context(
     project: Project,
     prompt: Annotated[str, Query(min_length=1, max_length=MAX_PROMPT_CHARS)],
     budget: int = PROMPT_BUDGET,
-    limit: Annotated[int, Query(ge=1, le=10)] = 3,
+    limit: Annotated[int, Query(ge=1, le=10)] = PROMPT_LIMIT,
 ) -> dict:
     ctx = request.app.state.container.context.relevant(caller, project, prompt, budget, limit)
     return _out(ctx)

@@ -71,7 +71,10 @@ except ImportError:  # pragma: no cover
 DEFAULT_BUDGET = 1_500
 MAX_BUDGET = 2_000  # Codex caps hook output at 2,500 of its own tokens; keep a margin
 MIN_BUDGET = 100
-PROMPT_BUDGET = 300
+# the prompt hook: four hits in 450 tokens. Three in 300 left the answer out of a third more prompts on
+# every dev set (docs/benchmarks.md, stop 33); it is paid on every prompt, so it stays a glimpse
+PROMPT_BUDGET = 450
+PROMPT_LIMIT = 4
 MAX_CHARS = 9_000  # Claude Code turns hook output past ~10k characters into a preview
 ITEM_CHARS = 500  # one long memory is cut; its id, shown then, fetches the rest
 CHECKS_CHARS = 900
@@ -312,7 +315,12 @@ class ContextService:
         return AssembledContext(markdown, tokens, ids, handoff_id)
 
     def relevant(
-        self, caller: Principal, project: str, prompt: str, budget_tokens: int = PROMPT_BUDGET, limit: int = 3
+        self,
+        caller: Principal,
+        project: str,
+        prompt: str,
+        budget_tokens: int = PROMPT_BUDGET,
+        limit: int = PROMPT_LIMIT,
     ) -> AssembledContext:
         """A few memories relevant to one prompt (the user-prompt hook); empty when nothing matches."""
         require(caller, KeyScope.READ)
