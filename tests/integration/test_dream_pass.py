@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from cairn.bootstrap import build_container
-from cairn.domain.models import MemoryFilter, MemoryKind, Provenance, Session
+from cairn.domain.models import KeyScope, MemoryFilter, MemoryKind, Principal, Provenance, Session
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.remembering.dream import dream, dream_principal
 from cairn.services.memories import NewMemory
@@ -424,3 +424,40 @@ def test_the_local_server_gets_a_dream_timer_unless_it_is_turned_off(tmp_path):
     finally:
         on.close()
         off.close()
+
+
+def test_a_failure_is_left_behind_only_by_its_own_members_later_sessions(tmp_path):
+    c = open_store(tmp_path / "home")
+    team_id = c.keys.create_team("acme", "dev")[0].id
+    for i, sid in enumerate(("s1", "s2", "s3", "s4", "s5")):
+        _session(c, team_id, sid, i)
+
+    def say(member: str, sid: str, kind: MemoryKind, content: str, **kw):
+        caller = Principal(team_id, member, "k", frozenset({KeyScope.WRITE}))
+        new = NewMemory(
+            kind=kind, content=content, project=PROJECT, provenance=Provenance(session_id=sid), **kw
+        )
+        return c.memories.remember(caller, new)
+
+    failing = say(
+        "ana",
+        "s1",
+        MemoryKind.EPISODE,
+        "`mvn -pl billing verify` still fails with: Tests run: 12, Failures: 2",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={"command": "mvn -pl billing verify", "error": "Tests run: 12, Failures: 2"},
+    )
+    for sid in ("s2", "s3"):  # a teammate works elsewhere in the project twice
+        say("ben", sid, MemoryKind.FACT, f"The reports module exports CSV ({sid})")
+    try:
+        dream(c.pipeline, team_id, PROJECT)
+        assert c.pipeline.memory_repo.get(team_id, failing.id).is_current
+        say("ana", "s4", MemoryKind.FACT, "The billing module targets Java 21")  # her next session
+        dream(c.pipeline, team_id, PROJECT)
+        assert c.pipeline.memory_repo.get(team_id, failing.id).is_current  # one of hers is not two
+        say("ana", "s5", MemoryKind.FACT, "The billing module builds with Maven 3.9")
+        dream(c.pipeline, team_id, PROJECT)
+        left = c.pipeline.memory_repo.get(team_id, failing.id)
+        assert not left.is_current and left.details["left_behind"] == {"sessions": ["s4", "s5"]}
+    finally:
+        c.close()

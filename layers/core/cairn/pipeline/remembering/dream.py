@@ -13,9 +13,10 @@ EventBridge schedule in AWS), the same code in both modes. In order, it
    session that closed it; when all are closed the memory's validity ends with `details.closed_by`;
 4. folds one command left failing by several sessions into the newest of them, with its evidence (as
    step 2), and leaves behind a failure no later session met again (`open_items.met`: ran its command
-   or hit its error) once `LEFT_BEHIND_AFTER` sessions have come after it: its validity ends with
-   `details.left_behind` naming them, so recall and the digest stop showing it as still failing (a
-   failure that persists is met again and stays; the newest session's failures are the block's);
+   or hit its error) once `LEFT_BEHIND_AFTER` sessions of the same member have come after it: its
+   validity ends with `details.left_behind` naming them, so recall and the digest stop showing it as
+   still failing (a failure that persists is met again and stays; the newest session's failures are
+   the block's);
 5. demotes a procedure whose latest session only failed after earlier successes (`details.demoted`,
    lower confidence), and restores it when it works again.
 
@@ -388,6 +389,7 @@ class _Pass:
         if not failures:
             return
         sessions: dict[str, datetime] = {}  # the sessions that taught the project something, and when
+        member: dict[str, str | None] = {}  # whose session it was (None: not known)
         seen: dict[str, tuple[set[str], set[str]]] = {}  # the commands and errors each one met
         new_in: set[str] = set()
         for m in self.memories:
@@ -395,6 +397,7 @@ class _Pass:
             if not s:
                 continue
             sessions.setdefault(s, _aware(self._time(m)))
+            member[s] = member.get(s) or m.provenance.member
             commands, errors = seen.setdefault(s, (set(), set()))
             ran, hit = met(m)
             commands |= ran
@@ -402,8 +405,17 @@ class _Pass:
             if m.id in self.new:
                 new_in.add(s)
         for m, (command, trouble) in failures:
-            when = _aware(self._time(m))
-            after = sorted((s for s, t in sessions.items() if t > when), key=lambda s: sessions[s])
+            when, whose = _aware(self._time(m)), member.get(m.provenance.session_id or "")
+            # the sessions of the member who left it failing: a teammate working elsewhere in the
+            # project has not moved past another's broken checkout
+            after = sorted(
+                (
+                    s
+                    for s, t in sessions.items()
+                    if t > when and not (whose and member[s] and member[s] != whose)
+                ),
+                key=lambda s: sessions[s],
+            )
             if len(after) < LEFT_BEHIND_AFTER or not (m.id in self.new or new_in & set(after)):
                 continue
             if any(trouble in seen[s][1] or any(same_command(command, c) for c in seen[s][0]) for s in after):
