@@ -97,45 +97,13 @@ def seed(c) -> tuple[str, dict[str, str]]:
     ).id
     # a failure no later session met again (left behind once two sessions came after it), and one only
     # the last session came after
-    ids["probe_failed"] = _say(
-        c,
-        team_id,
-        "s1",
-        MemoryKind.EPISODE,
-        "`psql -h db.internal -c 'select 1'` still fails with: could not translate host name db.internal",
-        tags=(Tag.ERROR, Tag.UNRESOLVED),
-        details={
-            "command": "psql -h db.internal -c 'select 1'",
-            "error": "could not translate host name db.internal",
-            "outcome": "unresolved",
-        },
-    ).id
-    ids["lint_failing"] = _say(
-        c,
-        team_id,
-        "s3",
-        MemoryKind.EPISODE,
-        "`cargo clippy -- -D warnings` still fails with: 3 warnings emitted",
-        tags=(Tag.ERROR, Tag.UNRESOLVED),
-        details={
-            "command": "cargo clippy -- -D warnings",
-            "error": "3 warnings emitted",
-            "outcome": "unresolved",
-        },
-    ).id
-    ids["lint_failing_again"] = _say(
-        c,
-        team_id,
-        "s4",
-        MemoryKind.EPISODE,
-        "`cd crates && cargo clippy -- -D warnings` still fails with: 1 warning emitted",
-        tags=(Tag.ERROR, Tag.UNRESOLVED),
-        details={
-            "command": "cd crates && cargo clippy -- -D warnings",
-            "error": "1 warning emitted",
-            "outcome": "unresolved",
-        },
-    ).id
+    ids["probe_failed"] = _left_failing(
+        c, team_id, "s1", "psql -h db.internal -c 'select 1'", "could not translate host name db.internal"
+    )
+    ids["lint_failing"] = _left_failing(c, team_id, "s3", "cargo clippy -- -D warnings", "3 warnings emitted")
+    ids["lint_failing_again"] = _left_failing(
+        c, team_id, "s4", "cd crates && cargo clippy -- -D warnings", "1 warning emitted"
+    )
     ids["tests"] = _say(
         c,
         team_id,
@@ -199,6 +167,19 @@ def seed(c) -> tuple[str, dict[str, str]]:
         **_ran("curl -s http://localhost:7400/ready", "s3", 1, 0),
     ).id
     return team_id, ids
+
+
+def _left_failing(c, team, sid: str, command: str, error: str) -> str:
+    """An error that never stopped failing in its session, as the pipeline learns one."""
+    return _say(
+        c,
+        team,
+        sid,
+        MemoryKind.EPISODE,
+        f"`{command}` still fails with: {error}",
+        tags=(Tag.ERROR, Tag.UNRESOLVED),
+        details={"command": command, "error": error, "outcome": "unresolved"},
+    ).id
 
 
 def _ran(command: str, session: str, ok: int, failed: int) -> dict:
