@@ -99,6 +99,16 @@ _TABLE_RULE = re.compile(r"^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*$", re.M)  #
 
 
 @dataclass(frozen=True, slots=True)
+class _Failures:
+    """What one assembly learned of the project's failures, for the handoff's "still failing" line:
+    whether the last session went on past all of its own, and every error memory still current. Passed
+    along, never kept on the service: one service answers concurrent requests of many teams."""
+
+    got_past: bool = False
+    current: tuple[Memory, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class _Layout:
     """How the block spends its budget. One session's block tells its story: what it reported along the
     way, its accounts of work at length. A project of many sessions has more to tell than its last
@@ -167,8 +177,6 @@ class ContextService:
         salience: Salience = default_salience,
     ) -> None:
         self._salience = salience
-        self._got_past = False
-        self._failing: list[Memory] = []  # the current error memories, for what a handoff says still fails
         self._memories = memories
         self._audit = audit or AuditTrail()
         self._recall = recall
@@ -226,8 +234,10 @@ class ContextService:
         of_last = [m for m in procedures if m.provenance.session_id == last]
         passed = passed_commands(of_last) if several else []
         failing = [m for m in fetched if m.provenance.session_id == last and ERROR_TAGS.intersection(m.tags)]
-        self._got_past = bool(failing) and all(worked_past(m, passed) for m in failing)
-        self._failing = [m for m in (*fetched, *episodes) if ERROR_TAGS.intersection(m.tags)]
+        failures = _Failures(
+            got_past=bool(failing) and all(worked_past(m, passed) for m in failing),
+            current=tuple(m for m in (*fetched, *episodes) if ERROR_TAGS.intersection(m.tags)),
+        )
         errors = _errors(
             *(
                 [m for m in ms if m.provenance.session_id == last and not worked_past(m, passed)]
@@ -262,14 +272,14 @@ class ContextService:
             _Section("Project facts", layout.facts_cap, fact_lines, shares["facts"]),
             _Section("Team insights", 6, self._team_insights(caller, prompt), shares["team"]),
         ]
-        built = self._render(team, project, agent, handoffs, others, budget_tokens, layout)
+        built = self._render(team, project, agent, handoffs, others, budget_tokens, layout, failures)
         if not consume:
             return built
         # a read-only key is shown the handoff, never consumes it; handing over is a conditional write,
         # and when another session start took this handoff a moment ago it is not shown here as well
         consuming = built.handoff_id is not None and caller.allows(KeyScope.WRITE)
         if consuming and not self._consume(caller, handoffs, agent):
-            built = self._render(team, project, agent, [], others, budget_tokens, layout)
+            built = self._render(team, project, agent, [], others, budget_tokens, layout, failures)
         if built.memory_ids:
             ids = [i for i in built.memory_ids if i != built.handoff_id]
             self._memories.record_access(team, ids, self._clock())
@@ -283,12 +293,15 @@ class ContextService:
         handoffs: Sequence[Memory],
         others: list[_Section],
         budget_tokens: int,
-        layout: _Layout = ONE_SESSION,
+        layout: _Layout,
+        failures: _Failures,
     ) -> AssembledContext:
         # what the handoff names as still failing is said by "Unresolved errors", or the last session
         # went on past it (`project_block.worked_past`)
-        errors_shown = any(s.lines for s in others if s.title == ERRORS_TITLE) or self._got_past
-        handoff = self._handoff_lines(team, handoffs[:1], project, agent, errors_shown, layout)
+        errors_shown = any(s.lines for s in others if s.title == ERRORS_TITLE) or failures.got_past
+        handoff = self._handoff_lines(
+            team, handoffs[:1], project, agent, errors_shown, layout, failures.current
+        )
         said = _said_pieces(handoffs[0].content) if handoffs else []
         # what the handoff lists as reported along the way is not a line of another section too
         listed = _reported_items(handoffs[0], layout) if handoffs else set()
@@ -361,11 +374,12 @@ class ContextService:
         agent: str,
         errors_shown: bool = False,
         layout: _Layout = ONE_SESSION,
+        failing: Sequence[Memory] = (),
     ) -> list[_Line]:
         if handoffs:
             h = handoffs[0]
             content = h.content
-            closed = _closed_errors(h, self._failing)
+            closed = _closed_errors(h, failing)
             if closed or (errors_shown and _strings(h.details.get("errors"))):
                 # its failing commands are the "Unresolved errors" section's lines, with their errors, or
                 # some no longer fail: those that still do are listed below
