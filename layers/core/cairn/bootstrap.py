@@ -33,6 +33,7 @@ from cairn.domain.ports import (
     TransferLauncher,
     VectorCache,
 )
+from cairn.search import vocabulary
 from cairn.services.audit import AuditTrail
 from cairn.services.history import RedactionService
 from cairn.services.indexing import CarriedVectorsOnly, MemoryIndexer
@@ -326,6 +327,7 @@ def prime_at_init(container: Container) -> bool:
     if container.settings.lambda_initialization_type not in AHEAD_OF_REQUESTS:
         return False
     shared_embedder().embed_query("warm up")  # creates the session and runs the graph once
+    vocabulary.load()  # the word list recall's abstention reads
     return True
 
 
@@ -336,6 +338,7 @@ def _warm_local(container: Container, index: SqliteSearchIndex) -> None:
         container.embedder.embed_query("warm up")
     except LookupError:  # the served vectors' model is not loadable here: recall is by keywords
         log.warning("the search index serves a model this process cannot load; run `cairn reindex`")
+    vocabulary.load()
     for team in container.teams.list_teams():
         index.warm(team.id)
 

@@ -8,8 +8,9 @@ answer something. Two engine-independent signals decide instead:
   is clearly present or both are moderately present; the three thresholds map onto one relevance in
   [0, 1] whose floor is 0.5.
 - per query: a named thing the query asks about (a capitalised or CamelCase name, an acronym, a dotted or
-  versioned token) that no candidate mentions at all means the store never discussed it, whatever else
-  matches loosely (a question about Sentry in a project that never used Sentry).
+  versioned token, a lowercase word English text never uses: `search.vocabulary`) that no candidate
+  mentions at all means the store never discussed it, whatever else matches loosely (a question about
+  Sentry in a project that never used Sentry, about autovacuum settings where no one spoke of autovacuum).
 - per part: a prompt of several parts is also judged part by part (`query_parts`), so a part that names
   nothing the store knows does not withhold the memory that answers another part.
 - common ground only (`only_common_ground`): in a store about one project every memory resembles every
@@ -29,6 +30,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from cairn.search.analyzer import analyze, query_terms
+from cairn.search.vocabulary import misspells, uncommon_words
 
 FLOOR = 0.5
 COSINE_ALONE = 0.25  # the embedding alone says "about this"
@@ -72,9 +74,10 @@ _WHEN = re.compile(
 
 def _named(query: str) -> list[tuple[str, tuple[str, ...]]]:
     """Each named thing as its whole-word term and its parts (`strategy.OpenRepository` is both
-    `strategyopenrepositori` and `strategi` + `openrepositori`, as a text would be analysed)."""
+    `strategyopenrepositori` and `strategi` + `openrepositori`, as a text would be analysed).
+    A word general English does not hold (`vocabulary.uncommon_words`) names a thing too."""
     out: dict[str, tuple[str, ...]] = {}
-    for word in _NAMED.findall(query or ""):
+    for word in [*_NAMED.findall(query or ""), *uncommon_words(query)]:
         if _WHEN.fullmatch(word):
             continue
         whole = analyze(word.lower().replace(".", ""))
@@ -92,6 +95,9 @@ def never_discussed(query: str, pool_terms: Iterable[set[str]]) -> list[str]:
     for terms in pool_terms:
         seen |= terms
     absent = [w for w, parts in named if w not in seen and not (parts and all(p in seen for p in parts))]
+    # a lowercase rare word may be a slip of the keys for a word the candidates hold ("sepctrum")
+    uncommon = {t for w in uncommon_words(query) for t in analyze(w)[:1]}
+    absent = [w for w in absent if w not in uncommon or not misspells(w, seen)]
     # a question names what it is about; a prompt of several sentences names things in passing
     # ("add a retry to the HTTP client in Billing"), so there most of what it names must be absent
     if len(_SENTENCE_END.findall(query.strip())) > 1 and len(absent) * 2 <= len(named):
