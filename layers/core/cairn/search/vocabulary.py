@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gzip
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 _WORDS = Path(__file__).with_name("data") / "english_words.txt.gz"
@@ -63,9 +63,14 @@ def uncommon_words(text: str) -> list[str]:
     for match in _WORD.finditer(text or ""):
         word = match.group().removesuffix("'s")
         word = word.lower()
-        if len(word) >= MIN_LETTERS and word not in out and not is_common(word) and not _slip(word):
+        if len(word) >= MIN_LETTERS and word not in out and _names_a_thing(word):
             out.append(word)
     return out
+
+
+@lru_cache(maxsize=8192)  # a query is read whole and part by part, and prompts repeat their words
+def _names_a_thing(word: str) -> bool:
+    return not is_common(word) and not _slip(word)
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
