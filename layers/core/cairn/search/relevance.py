@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from cairn.search.analyzer import analyze, query_terms
 from cairn.search.vocabulary import misspells, uncommon_words
@@ -60,7 +61,14 @@ CROWD_RANK = 10
 
 def named_terms(query: str) -> list[str]:
     """The named things a query mentions, as the analyzer's term for the whole word."""
-    return [whole for whole, _ in _named(query)]
+    return [n.whole for n in _named(query)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Name:
+    whole: str  # the analyzer's term for the whole word
+    parts: tuple[str, ...]  # its terms as a text would be analysed
+    lowercase: bool  # named only by being no English word: it may be a slip of the keys
 
 
 # A time reference is not a named thing: a memory carries its date, its text rarely says it
@@ -72,18 +80,19 @@ _WHEN = re.compile(
 )
 
 
-def _named(query: str) -> list[tuple[str, tuple[str, ...]]]:
+def _named(query: str) -> list[_Name]:
     """Each named thing as its whole-word term and its parts (`strategy.OpenRepository` is both
     `strategyopenrepositori` and `strategi` + `openrepositori`, as a text would be analysed).
     A word general English does not hold (`vocabulary.uncommon_words`) names a thing too."""
-    out: dict[str, tuple[str, ...]] = {}
-    for word in [*_NAMED.findall(query or ""), *uncommon_words(query)]:
+    out: dict[str, _Name] = {}
+    shaped = _NAMED.findall(query or "")
+    for word, lowercase in [*((w, False) for w in shaped), *((w, True) for w in uncommon_words(query))]:
         if _WHEN.fullmatch(word):
             continue
         whole = analyze(word.lower().replace(".", ""))
         if whole:
-            out.setdefault(whole[0], tuple(analyze(word)))
-    return list(out.items())
+            out.setdefault(whole[0], _Name(whole[0], tuple(analyze(word)), lowercase))
+    return list(out.values())
 
 
 def never_discussed(query: str, pool_terms: Iterable[set[str]]) -> list[str]:
@@ -94,10 +103,14 @@ def never_discussed(query: str, pool_terms: Iterable[set[str]]) -> list[str]:
     seen: set[str] = set()
     for terms in pool_terms:
         seen |= terms
-    absent = [w for w, parts in named if w not in seen and not (parts and all(p in seen for p in parts))]
-    # a lowercase rare word may be a slip of the keys for a word the candidates hold ("sepctrum")
-    uncommon = {t for w in uncommon_words(query) for t in analyze(w)[:1]}
-    absent = [w for w in absent if w not in uncommon or not misspells(w, seen)]
+    absent = [
+        n.whole
+        for n in named
+        if n.whole not in seen
+        and not (n.parts and all(p in seen for p in n.parts))
+        # a lowercase rare word may be a slip of the keys for a word the candidates hold ("sepctrum")
+        and not (n.lowercase and misspells(n.whole, seen))
+    ]
     # a question names what it is about; a prompt of several sentences names things in passing
     # ("add a retry to the HTTP client in Billing"), so there most of what it names must be absent
     if len(_SENTENCE_END.findall(query.strip())) > 1 and len(absent) * 2 <= len(named):

@@ -40,8 +40,8 @@ def _common() -> frozenset[str]:
 
 
 def is_common(word: str) -> bool:
-    """True for a word of general English: in the list whole, or a plain inflection (`tuned`, `retries`)
-    or prefixed form (`unmerged`) of a word of MIN_LETTERS or more that is."""
+    """True for a word of general English: in the list whole, or a plain inflection (`retried`,
+    `deploying`) or prefixed form (`unmerged`) of a word of MIN_LETTERS or more that is."""
     common = _common()
     word = word.lower()
     stems = {word}
