@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from cairn.api.mcp_tools import recall_view, recall_views
+from cairn.api.mcp_tools import ANSWER_TOKENS, TOP_SNIPPET_CHARS, recall_view, recall_views
 from cairn.domain.models import Memory, MemoryKind, Provenance, RecallHit
 from cairn.services.tokens import count_tokens
 
@@ -87,7 +87,24 @@ def test_a_long_memory_past_the_best_three_is_cut_to_its_lines_on_the_query():
         [hit(id=f"mem_{n}", content=content(n)) for n in range(4)], "how do we deploy with make?"
     )
     assert views[3]["truncated"] and "make ship" in views[3]["content"]
-    assert len(views[3]["content"]) <= 420 < len(views[0]["content"]) <= 840
+    assert len(views[3]["content"]) < len(views[0]["content"])
+    # within a tight budget the hit keeps no more than a memory's room
+    tight = recall_views(
+        [hit(id=f"mem_{n}", content=content(n)) for n in range(4)], "how do we deploy with make?", 700
+    )
+    assert len(tight[3]["content"]) <= 420
+
+
+def test_an_answer_with_tokens_to_spare_shows_more_of_its_cut_hits_and_stays_within_budget():
+    lines = [f"- the queue worker {i} retries each job three times before parking it" for i in range(40)]
+    lines[25] = "- the dead-letter queue is drained by `make drain-dlq` every night"
+    found = [hit(id="mem_1", content="\n".join(lines))]
+    query = "how is the dead-letter queue drained?"
+    alone = recall_view(found[0], query, TOP_SNIPPET_CHARS)
+    grown = recall_views(found, query)[0]
+    assert "make drain-dlq" in alone["content"] and "make drain-dlq" in grown["content"]
+    assert len(alone["content"]) < len(grown["content"]) <= 2 * TOP_SNIPPET_CHARS
+    assert count_tokens(json.dumps([grown], ensure_ascii=False)) <= ANSWER_TOKENS
 
 
 def test_a_line_a_better_hit_showed_is_not_shown_again_by_an_overlapping_excerpt():
@@ -132,6 +149,6 @@ def test_an_answer_of_code_heavy_hits_stays_within_its_token_budget_and_the_best
     assert count_tokens(json.dumps(roomy, ensure_ascii=False)) > 2_000
     assert count_tokens(json.dumps(tight, ensure_ascii=False)) <= 2_000
     # the weakest hits gave up room first: the best hit shows what it showed with room to spare
-    assert tight[0]["snippet"] == roomy[0]["snippet"]
+    assert tight[0]["snippet"] == recall_view(found[0], query, TOP_SNIPPET_CHARS)["snippet"]
     assert len(tight[-1]["snippet"]) < len(roomy[-1]["snippet"])
     assert len(tight) == 10  # every hit is still cited

@@ -126,6 +126,30 @@ def test_a_piece_of_a_long_line_is_read_with_the_piece_before_it():
     assert "checkCanRewind" in shown
 
 
+def test_the_lines_a_matching_heading_introduces_are_shown_through_a_sub_heading_and_once_it_is_shown():
+    # "slow because:" then "## The Problem": the cause is two lines down and names none of the words
+    text = "\n".join(
+        ["agent: The map took 107 seconds to load and is very slow because:", "## The Problem"]
+        + ["The service is running a heavy background archive build:"]
+        + ["- Building an archive of **42,042 tracks**", "- CPU usage: **119%**"]
+        + ["agent: Let me check the map service configuration and its slow page logs:"]
+        + [f"$ grep slow /var/log/map-{i}.log   # look for slow map pages" for i in range(12)]
+    )
+    shown = snippet(text, "why was the map so slow to load?", 300)
+    assert "because:" in shown and "42,042 tracks" in shown
+
+
+def test_a_heading_reaches_no_further_than_the_next_message_of_an_excerpt():
+    text = "\n".join(
+        ["agent thinking: the page logs show:", "1. nothing yet"]
+        + ['$ ssh root@map.example.org "cat /etc/systemd/system/map.service"', "→ ok: [Unit]"]
+        + [f"Environment=OPT_{i}=1" for i in range(20)]
+        + ["agent: The page logs show the archive job starving the map of CPU."]
+    )
+    shown = snippet(text, "what do the page logs show?", 160)
+    assert "starving the map" in shown and "OPT_" not in shown
+
+
 def test_what_a_matching_command_printed_is_shown_with_it():
     text = "\n".join(
         [f"filler line {i} about the parser internals" for i in range(30)]

@@ -201,6 +201,8 @@ ANSWER_TOKENS = 2_050
 # What a hit's room shrinks to, step by step while the answer is over: the hits below the best three
 # before the best three, the weakest first. A hit keeps a glimpse of itself (a fifth of its room).
 _SHRINK = ((False, 0.6), (False, 0.35), (True, 0.6), (False, 0.2), (True, 0.35), (True, 0.2))
+# What a cut hit's room grows to, round by round, while an answer has tokens to spare.
+_GROWTH = (1.5, 2.0)
 
 
 def recall_views(
@@ -212,8 +214,22 @@ def recall_views(
     changes from the excerpt before (an id cost ~20 tokens, and most answers come from one session).
     A passage a better hit showed is not shown again (overlapping excerpts of one step, a memory and
     the excerpt it came from); its room goes to what is new (multi-session dev hit@10 0.729 -> 0.750).
-    An answer over the budget shrinks the rooms of its weakest hits, then of the best three."""
+    An answer over the budget shrinks the rooms of its weakest hits, then of the best three; one
+    under it spends what is left on its cut hits, best first (a short answer is no virtue when the
+    passage that answers sits just past a hit's room)."""
     answer = _Answer(found, query)
+    if answer.tokens() <= budget_tokens:
+        # first the hits nearly whole, the least missing first: a little room ends a cut
+        missing = {r: len(h.memory.content) - _room(r, h.memory.kind) for r, h in enumerate(found)}
+        for rank in sorted(
+            (r for r, m in missing.items() if 0 < m <= _room(r, found[r].memory.kind)), key=missing.get
+        ):
+            whole = (len(found[rank].memory.content) + 1) / _room(rank, found[rank].memory.kind)
+            answer.grow(rank, whole, budget_tokens)
+        for scale in _GROWTH:  # then in rounds: each cut hit a little more before any one much more
+            for rank in range(len(found)):
+                answer.grow(rank, scale, budget_tokens)
+        return answer.views()
     for top, share in _SHRINK:
         for rank in range(len(found) - 1, -1, -1):
             if (rank < 3) != top:
@@ -239,6 +255,20 @@ class _Answer:
     def shrink(self, rank: int, share: float) -> None:
         self._scale[rank] = share
         self._rebuild(rank)
+
+    def grow(self, rank: int, scale: float, budget_tokens: int) -> None:
+        """The hit at `rank` shown with `scale` times its room when it is cut there and the answer
+        still fits in `budget_tokens`; as it was otherwise."""
+        before = self._scale[rank]
+        if scale <= before or len(self._found[rank].memory.content) <= before * _room(
+            rank, self._found[rank].memory.kind
+        ):
+            return  # grown already, or shown whole
+        self._scale[rank] = scale
+        self._rebuild(rank)
+        if self.tokens() > budget_tokens:
+            self._scale[rank] = before
+            self._rebuild(rank)
 
     def _rebuild(self, start: int) -> None:
         shown = Shown(set(self._before[start]) if start < len(self._before) else set())
@@ -274,6 +304,12 @@ class _Answer:
                 del view["session_id"]
             previous = session
         return views
+
+
+def _room(rank: int, kind: MemoryKind) -> int:
+    """The characters a hit at `rank` may show of its text at full room (see `recall_view`)."""
+    room = TOP_SNIPPET_CHARS if rank < 3 else GLIMPSE_CHARS
+    return room if kind is MemoryKind.EXCERPT else max(room, SNIPPET_CHARS)
 
 
 def recall_view(

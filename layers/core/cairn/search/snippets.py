@@ -25,11 +25,17 @@ LINE_CHARS = 260  # a line up to this long is one passage
 PIECE_CHARS = 120  # a longer line is read in pieces of about this size
 HEADING_SHARE = 0.6  # what a line inherits of its heading's match
 COMMAND, OUTCOME = "$ ", "→"  # how a transcript excerpt renders a command and what it printed
+# how a transcript excerpt starts a message: a heading's reach ends at the next one
+_MESSAGE = re.compile(r"(?:(?:sub-)?agent(?: thinking)?|user|task|summary|note): |\$ |edit ")
 NEIGHBOUR_SHARE = 0.5  # what a piece of a long line inherits of the better piece beside it
 # a passage shorter than this is shown again in a later hit: a fence, "→ ok" or a heading costs little
 # and keeps the snippet readable
 REPEAT_CHARS = 24
 REPEAT_SHARE = 0.5  # what a query term is still worth per chosen passage that already shows it
+# what a heading still lends per line already shown under it: a list under a matching heading is
+# read on (0.5 cut a workflow's trigger list after two items), yet ten "README ✓" lines under "let
+# me check each one:" do not crowd out the line with the count (1.0 cost a prompt-hook answer)
+LENT_SHARE = 0.75
 # Where a long line may be cut: after a sentence or statement, before a comment or a separator.
 _BREAK = re.compile(r"(?<=[.;!?{}])\s+|\s+(?=//|/\*|#\s|[|→┃—]\s)")
 
@@ -100,11 +106,24 @@ def _choose(
     for k in chosen:
         for t in analysed[k]:
             shown[t] = shown.get(t, 0) + 1
+    # what a heading or a command lends the lines under it is what it matches, however often its
+    # own words are shown (the heading shown makes the lines it introduces no less the answer), less
+    # by LENT_SHARE for each line already shown under it
+    lender, lent = _context(
+        passages, _with_neighbours(passages, [sum(weight[t] for t in a) for a in analysed])
+    )
+    drawn: dict[int, int] = {}  # how many chosen passages inherit from each lender
+    for k in chosen:
+        if lender[k] >= 0:
+            drawn[lender[k]] = drawn.get(lender[k], 0) + 1
     while True:
         # a term already shown counts less each time (diminishing returns): ten items of one list
         # that all match the same two words do not crowd out the line that answers the rest
         own = [sum(weight[t] * REPEAT_SHARE ** shown.get(t, 0) for t in a) for a in analysed]
-        scores = _with_context(passages, _with_neighbours(passages, own))
+        scores = [
+            score + lent[k] * LENT_SHARE ** drawn.get(lender[k], 0)
+            for k, score in enumerate(_with_neighbours(passages, own))
+        ]
         best = max(
             (k for k in range(len(passages)) if k not in out and scores[k] > 0),
             key=lambda k: (scores[k], -k),
@@ -120,6 +139,8 @@ def _choose(
         used += cost
         for t in analysed[best]:
             shown[t] = shown.get(t, 0) + 1
+        if lender[best] >= 0:
+            drawn[lender[best]] = drawn.get(lender[best], 0) + 1
     return chosen, used
 
 
@@ -168,23 +189,34 @@ def _is_heading(line: str) -> bool:
     return line.startswith(("#", "**")) or (line.endswith(":") and len(line) <= 80)
 
 
-def _with_context(passages: Sequence[_Passage], own: list[float]) -> list[float]:
-    """A line under a matching heading bears on the query through it, and so does the outcome line
-    of a matching command (`$ git commit …` then `→ ok: …`): each inherits part of that one's score."""
-    out = []
-    heading = command = 0.0
-    for passage, score in zip(passages, own, strict=True):
+def _context(passages: Sequence[_Passage], scores: list[float]) -> tuple[list[int], list[float]]:
+    """What each passage inherits through its context, and from which passage (-1: none). A line
+    under a matching heading bears on the query through it, and so does the outcome line of a
+    matching command (`$ git commit …` then `→ ok: …`). A heading right under a heading opens a part
+    of what that one introduces ("slow because:" then "## The Problem"): its lines bear on the query
+    through both. A heading reaches to the next message of a transcript excerpt (a command, a
+    reply), no further."""
+    lender, lent = [], []
+    heading, command = (-1, 0.0), (-1, 0.0)
+    under_heading = False  # the line before was a heading
+    for k, (passage, score) in enumerate(zip(passages, scores, strict=True)):
         if passage.piece == 0 and passage.text.startswith(COMMAND):
-            command = score
+            command = (k, score)
+        if passage.piece == 0 and _MESSAGE.match(passage.text):
+            heading, under_heading = (-1, 0.0), False
         if passage.piece == 0 and passage.last and _is_heading(passage.text):
-            heading = score
-            out.append(score)
+            heading = max((k, score), heading, key=lambda h: h[1]) if under_heading else (k, score)
+            under_heading = True
+            lender.append(-1)
+            lent.append(0.0)
             continue
-        inherited = heading
-        if passage.piece == 0 and passage.text.startswith(OUTCOME):
-            inherited = max(inherited, command)
-        out.append(score + HEADING_SHARE * inherited)
-    return out
+        under_heading = False
+        source = heading
+        if passage.piece == 0 and passage.text.startswith(OUTCOME) and command[1] > heading[1]:
+            source = command
+        lender.append(source[0] if source[1] > 0 else -1)
+        lent.append(HEADING_SHARE * source[1])
+    return lender, lent
 
 
 def _with_neighbours(passages: Sequence[_Passage], own: list[float]) -> list[float]:
