@@ -215,20 +215,11 @@ def recall_views(
     A passage a better hit showed is not shown again (overlapping excerpts of one step, a memory and
     the excerpt it came from); its room goes to what is new (multi-session dev hit@10 0.729 -> 0.750).
     An answer over the budget shrinks the rooms of its weakest hits, then of the best three; one
-    under it spends what is left on its cut hits, best first (a short answer is no virtue when the
-    passage that answers sits just past a hit's room)."""
+    under it spends what is left on its cut hits (`_growth`): a short answer is no virtue when the
+    passage that answers sits just past a hit's room."""
     answer = _Answer(found, query)
     if answer.tokens() <= budget_tokens:
-        # first the hits nearly whole, the least missing first: a little room ends a cut
-        missing = {r: len(h.memory.content) - _room(r, h.memory.kind) for r, h in enumerate(found)}
-        for rank in sorted(
-            (r for r, m in missing.items() if 0 < m <= _room(r, found[r].memory.kind)), key=missing.get
-        ):
-            whole = (len(found[rank].memory.content) + 1) / _room(rank, found[rank].memory.kind)
-            answer.grow(rank, whole, budget_tokens)
-        for scale in _GROWTH:  # then in rounds: each cut hit a little more before any one much more
-            for rank in range(len(found)):
-                answer.grow(rank, scale, budget_tokens)
+        answer.grow(_growth(found, answer.spare_chars(budget_tokens)), budget_tokens)
         return answer.views()
     for top, share in _SHRINK:
         for rank in range(len(found) - 1, -1, -1):
@@ -256,18 +247,25 @@ class _Answer:
         self._scale[rank] = share
         self._rebuild(rank)
 
-    def grow(self, rank: int, scale: float, budget_tokens: int) -> None:
-        """The hit at `rank` shown with `scale` times its room when it is cut there and the answer
-        still fits in `budget_tokens`; as it was otherwise."""
-        before = self._scale[rank]
-        if scale <= before or len(self._found[rank].memory.content) <= before * _room(
-            rank, self._found[rank].memory.kind
-        ):
-            return  # grown already, or shown whole
-        self._scale[rank] = scale
-        self._rebuild(rank)
-        if self.tokens() > budget_tokens:
-            self._scale[rank] = before
+    def spare_chars(self, budget_tokens: int) -> int:
+        """About how many more characters of text fit in `budget_tokens`, at this answer's own
+        characters per token (code and paths cost more tokens per character than prose)."""
+        tokens = self.tokens()
+        chars = sum(len(json.dumps(v, ensure_ascii=False, default=str)) for v in self.views())
+        return int((budget_tokens - tokens) * chars / max(tokens, 1))
+
+    def grow(self, scales: list[tuple[int, float]], budget_tokens: int) -> None:
+        """Each (rank, scale) of `scales` applied at once; while the answer is then over
+        `budget_tokens`, the last of them are undone (the estimate of their cost was short)."""
+        if not scales:
+            return
+        before = list(self._scale)
+        for rank, scale in scales:
+            self._scale[rank] = scale
+        self._rebuild(min(rank for rank, _ in scales))
+        while scales and self.tokens() > budget_tokens:
+            rank, _ = scales.pop()
+            self._scale[rank] = max((s for r, s in scales if r == rank), default=before[rank])
             self._rebuild(rank)
 
     def _rebuild(self, start: int) -> None:
@@ -304,6 +302,33 @@ class _Answer:
                 del view["session_id"]
             previous = session
         return views
+
+
+def _growth(found: Sequence[RecallHit], spare: int) -> list[tuple[int, float]]:
+    """How an answer with `spare` characters to spend grows its cut hits, as (rank, scale) in the
+    order they were granted: first the hits nearly whole, the least missing first (a little room
+    ends a cut), then in rounds each cut hit to 1.5 and 2 times its room, best first (each a little
+    more before any one much more)."""
+    rooms = [_room(rank, h.memory.kind) for rank, h in enumerate(found)]
+    lengths = [len(h.memory.content) for h in found]
+    scale = [1.0] * len(found)
+    granted: list[tuple[int, float]] = []
+
+    def grant(rank: int, to: float) -> None:
+        nonlocal spare
+        shown = min(lengths[rank], int(scale[rank] * rooms[rank]))
+        cost = min(lengths[rank], int(to * rooms[rank])) - shown
+        if to > scale[rank] and 0 < cost <= spare:
+            scale[rank], spare = to, spare - cost
+            granted.append((rank, to))
+
+    nearly = [r for r in range(len(found)) if rooms[r] < lengths[r] <= 2 * rooms[r]]
+    for rank in sorted(nearly, key=lambda r: lengths[r] - rooms[r]):
+        grant(rank, (lengths[rank] + 1) / rooms[rank])
+    for to in _GROWTH:
+        for rank in range(len(found)):
+            grant(rank, to)
+    return granted
 
 
 def _room(rank: int, kind: MemoryKind) -> int:
