@@ -273,7 +273,7 @@ class _Answer:
         del self._before[start:], self._raw[start:]
         for rank in range(start, len(self._found)):
             self._before.append(set(shown.passages))
-            room = TOP_SNIPPET_CHARS if rank < 3 else GLIMPSE_CHARS
+            room = _room(rank, MemoryKind.EXCERPT)  # a memory's view widens it to SNIPPET_CHARS itself
             self._raw.append(recall_view(self._found[rank], self._query, room, shown, self._scale[rank]))
 
     def tokens(self) -> int:
