@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from cairn.pipeline.models import EventDoc
 from cairn.pipeline.reading.steps import build_excerpts, documented_names, informative, render_event
+from cairn.search.snippets import starts_message
 from cairn.transcripts.model import Role
 
 pytestmark = pytest.mark.unit
@@ -303,3 +304,23 @@ def test_markdown_bold_in_code_output_is_no_comment_but_a_doc_comments_star_line
         "/**\n * Build the tree from the files and their skills.\n */\nexport function buildTree(files) {"
     )
     assert documented_names(source).startswith("defines: buildTree — Build the tree")
+
+
+def test_every_message_an_excerpt_renders_starts_as_snippets_read_a_message_start():
+    # snippets end a heading's reach at the next message: they must know each way a message is rendered
+    edit = ev(9, 9, Role.TOOL_CALL, tool_name="Edit", tool_input={"file_path": "a.go", "new_string": "x"})
+    messages = [
+        ev(0, 1, Role.USER, "deploy it"),
+        ev(1, 2, Role.USER, "find the config", is_sidechain=True),
+        ev(2, 3, Role.ASSISTANT, "Deployed."),
+        ev(3, 4, Role.ASSISTANT, "Found it.", is_sidechain=True),
+        ev(4, 5, Role.THINKING, "The config is read twice."),
+        ev(5, 6, Role.SUMMARY, "The session so far."),
+        ev(6, 7, Role.SYSTEM, "Conversation compacted"),
+        shell(7, 8, "make deploy", "t1"),
+        edit,
+    ]
+    for message in messages:
+        assert starts_message(render_event(message)), render_event(message)
+    assert not starts_message(render_event(result(8, 9, "deployed to prod", "t1")).strip())
+    assert not starts_message("The service is running a heavy background build:")

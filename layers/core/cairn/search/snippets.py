@@ -25,7 +25,8 @@ LINE_CHARS = 260  # a line up to this long is one passage
 PIECE_CHARS = 120  # a longer line is read in pieces of about this size
 HEADING_SHARE = 0.6  # what a line inherits of its heading's match
 COMMAND, OUTCOME = "$ ", "→"  # how a transcript excerpt renders a command and what it printed
-# how a transcript excerpt starts a message: a heading's reach ends at the next one
+# how a transcript excerpt starts a message (`pipeline.reading.steps.render_event`): a heading's reach
+# ends at the next one
 _MESSAGE = re.compile(r"(?:(?:sub-)?agent(?: thinking)?|user|task|summary|note): |\$ |edit ")
 NEIGHBOUR_SHARE = 0.5  # what a piece of a long line inherits of the better piece beside it
 # a passage shorter than this is shown again in a later hit: a fence, "→ ok" or a heading costs little
@@ -74,7 +75,10 @@ def snippet(text: str, query: str, budget: int = 420, seen: Shown | None = None)
     analysed = [w & terms for w in words]
     df = {t: sum(t in a for a in analysed) for t in terms}
     weight = {t: math.log(1 + len(passages) / df[t]) for t in terms if df[t]}
-    chosen, used = _choose(passages, analysed, weight, budget, [], set())
+    # what a heading or a command lends the lines under it is what it matches, however often its
+    # own words are shown (the heading shown makes the lines it introduces no less the answer)
+    lending = _context(passages, _with_neighbours(passages, [sum(weight[t] for t in a) for a in analysed]))
+    chosen, used = _choose(passages, analysed, weight, lending, budget, [], set())
     if not chosen:
         return _cut(text, budget)
     picked = _fill_gaps(chosen, passages, budget - used)
@@ -85,7 +89,7 @@ def snippet(text: str, query: str, budget: int = 420, seen: Shown | None = None)
     repeated = {k for k, p in enumerate(passages) if _key(p.text) in seen.passages}
     fresh = [k for k in picked if k not in repeated]
     if len(fresh) < len(picked):
-        more, used = _choose(passages, analysed, weight, budget, fresh, set(picked) | repeated)
+        more, used = _choose(passages, analysed, weight, lending, budget, fresh, set(picked) | repeated)
         fresh = _fill_gaps(sorted(more), passages, budget - used)
     seen.passages.update(_key(passages[k].text) for k in fresh if _too_long_to_repeat(passages[k].text))
     return _render(passages, fresh) if fresh else "…"
@@ -95,23 +99,21 @@ def _choose(
     passages: Sequence[_Passage],
     analysed: list[set[str]],
     weight: dict[str, float],
+    lending: tuple[list[int], list[float]],
     budget: int,
     chosen: list[int],
     out: set[int],
 ) -> tuple[list[int], int]:
-    """Passages best first while they fit in `budget`, after `chosen` (kept) and never one of `out`."""
+    """Passages best first while they fit in `budget`, after `chosen` (kept) and never one of `out`.
+    `lending` is what each passage inherits through its context, and from which passage (`_context`):
+    less by LENT_SHARE for each line already chosen under the same one."""
     chosen, out = list(chosen), set(out) | set(chosen)
     used = sum(len(passages[k].text) + 2 for k in chosen)
     shown: dict[str, int] = {}  # how many chosen passages match each term
     for k in chosen:
         for t in analysed[k]:
             shown[t] = shown.get(t, 0) + 1
-    # what a heading or a command lends the lines under it is what it matches, however often its
-    # own words are shown (the heading shown makes the lines it introduces no less the answer), less
-    # by LENT_SHARE for each line already shown under it
-    lender, lent = _context(
-        passages, _with_neighbours(passages, [sum(weight[t] for t in a) for a in analysed])
-    )
+    lender, lent = lending
     drawn: dict[int, int] = {}  # how many chosen passages inherit from each lender
     for k in chosen:
         if lender[k] >= 0:
@@ -184,6 +186,11 @@ def _passages(index: int, line: str) -> list[_Passage]:
     return [_Passage(index, n, n == len(pieces) - 1, p) for n, p in enumerate(pieces)]
 
 
+def starts_message(line: str) -> bool:
+    """Whether a line of a transcript excerpt starts a message: a person's, the agent's, a command."""
+    return bool(_MESSAGE.match(line))
+
+
 def _is_heading(line: str) -> bool:
     """A line that names what the lines under it are about: `## Out of scope`, `Manual test:`, `**Why**`."""
     return line.startswith(("#", "**")) or (line.endswith(":") and len(line) <= 80)
@@ -202,7 +209,7 @@ def _context(passages: Sequence[_Passage], scores: list[float]) -> tuple[list[in
     for k, (passage, score) in enumerate(zip(passages, scores, strict=True)):
         if passage.piece == 0 and passage.text.startswith(COMMAND):
             command = (k, score)
-        if passage.piece == 0 and _MESSAGE.match(passage.text):
+        if passage.piece == 0 and starts_message(passage.text):
             heading, under_heading = (-1, 0.0), False
         if passage.piece == 0 and passage.last and _is_heading(passage.text):
             heading = max((k, score), heading, key=lambda h: h[1]) if under_heading else (k, score)
