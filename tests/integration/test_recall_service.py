@@ -11,7 +11,16 @@ from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.repositories import SqliteMemoryRepository, SqliteRelationRepository
 from cairn.adapters.local.search import SqliteSearchIndex
 from cairn.domain.errors import InvalidInput, Unavailable
-from cairn.domain.models import KeyScope, Memory, MemoryFilter, MemoryKind, Principal, Relation, Scope
+from cairn.domain.models import (
+    KeyScope,
+    Memory,
+    MemoryFilter,
+    MemoryKind,
+    Principal,
+    Provenance,
+    Relation,
+    Scope,
+)
 from cairn.services.indexing import MemoryIndexer
 from cairn.services.recall import RecallService, RecallTuning
 
@@ -288,3 +297,26 @@ def test_a_question_that_shares_only_the_projects_own_words_gets_nothing_relevan
 def test_a_paraphrased_question_that_holds_one_rare_word_of_its_memory_is_answered(cdn_stack):
     result = cdn_stack.service().recall(ALICE, "Why was the edge answering 502 bad gateway?", MemoryFilter())
     assert top_ids(result)[0] == "m-cdn-2"
+
+
+def test_one_sessions_later_account_outranks_its_earlier_one_when_their_scores_nearly_tie(stack):
+    def said(memory_id: str, line: int, content: str) -> None:
+        where = Provenance(session_id="s-1", transcript_key="t/s-1/transcript-1.jsonl.gz", line_start=line)
+        stack.add(memory_id, content, kind=MemoryKind.EXCERPT, provenance=where)
+
+    said("m-first-account", 332, "agent: the web chat gets its Anthropic API key from the auth store")
+    said(
+        "m-later-account",
+        546,
+        "agent: fixed: at deploy the chat's Anthropic key now comes from a GitHub secret",
+    )
+    query = "Where does the web chat get its Anthropic API key?"
+
+    def order(within: float) -> list[str]:
+        hits = (
+            stack.service(tuning=RecallTuning(later_within=within)).recall(ALICE, query, MemoryFilter()).hits
+        )
+        return [h.memory.id for h in hits if h.memory.id in {"m-first-account", "m-later-account"}]
+
+    assert order(0.0) == ["m-first-account", "m-later-account"]  # the words alone favour the first account
+    assert order(RecallTuning().later_within) == ["m-later-account", "m-first-account"]

@@ -9,6 +9,7 @@ from cairn.domain.models import Memory, MemoryKind
 from cairn.search.fusion import (
     access_factor,
     half_life_decay,
+    later_first,
     recency_factor,
     reciprocal_rank_fusion,
     session_recency,
@@ -111,3 +112,26 @@ def test_a_session_far_back_keeps_the_floor_and_a_pace_of_months_weighs_as_one_o
     )
     assert days == months
     assert days["s4"] == 0.2
+
+
+def test_near_tied_hits_of_one_session_rank_its_later_account_first():
+    hits = [("early", 0.240, "s1", 332), ("other", 0.238, "s2", 10), ("late", 0.232, "s1", 546)]
+    assert later_first(hits, within=0.05) == {"late": 0.240, "early": 0.232}
+
+
+def test_a_hit_that_clearly_matches_better_keeps_its_place_over_a_later_one():
+    assert later_first([("early", 0.30, "s1", 10), ("late", 0.20, "s1", 900)], within=0.05) == {}
+
+
+def test_hits_of_different_sessions_never_trade_places():
+    assert later_first([("a", 0.240, "s1", 10), ("b", 0.239, "s2", 900)], within=0.05) == {}
+
+
+def test_a_run_of_near_ties_is_measured_from_its_best_hit_not_chained():
+    hits = [("l10", 1.00, "s", 10), ("l20", 0.96, "s", 20), ("l30", 0.92, "s", 30), ("l40", 0.89, "s", 40)]
+    # 0.96 is within 5 % of 1.00; 0.92 is not, and starts a run of its own with 0.89
+    assert later_first(hits, within=0.05) == {"l20": 1.00, "l10": 0.96, "l40": 0.92, "l30": 0.89}
+
+
+def test_later_first_is_off_at_zero():
+    assert later_first([("early", 0.240, "s1", 1), ("late", 0.239, "s1", 2)], within=0.0) == {}

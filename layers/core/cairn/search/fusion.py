@@ -83,3 +83,36 @@ def session_recency(written: Sequence[tuple[str, datetime]], decay: float, floor
             newest[source] = when
     order = sorted(newest, key=lambda s: (newest[s], s), reverse=True)
     return {source: max(decay**rank, floor) for rank, source in enumerate(order)}
+
+
+def later_first(hits: Sequence[tuple[str, float, str, int]], within: float) -> dict[str, float]:
+    """Near-ties of one session go to its later account: the new score of each hit that moves.
+
+    `hits` holds each hit's (id, score, source, line), `source` naming one transcript of one session.
+    Walking one source's hits best first, a hit within `within` (a share) of the score of the best hit
+    of its run joins the run; each run is then reordered latest line first, each hit taking the score
+    of the place it moves to. A session's later lines knew what its earlier ones did: the agent that
+    first blamed the auth store and then fixed the deploy secret ends the session knowing the second.
+    Hits of different sources never trade places, and one that clearly matches better stays ahead.
+    """
+    if within <= 0:
+        return {}
+    by_source: dict[str, list[tuple[str, float, int]]] = {}
+    for hit_id, score, source, line in sorted(hits, key=lambda h: (-h[1], h[0])):
+        by_source.setdefault(source, []).append((hit_id, score, line))
+    moved: dict[str, float] = {}
+    for ranked in by_source.values():
+        start = 0
+        while start < len(ranked):
+            end = start + 1
+            while end < len(ranked) and ranked[end][1] >= ranked[start][1] * (1 - within):
+                end += 1
+            run = ranked[start:end]
+            places = [score for _, score, _ in run]
+            for (hit_id, score, _), place in zip(
+                sorted(run, key=lambda h: (-h[2], h[0])), places, strict=True
+            ):
+                if place != score:
+                    moved[hit_id] = place
+            start = end
+    return moved

@@ -8,8 +8,9 @@ because of it.
 Steps: embed the query; one `index.search` for both legs; reciprocal-rank fusion; hydrate the best
 fused candidates from the repository (the source of truth: ids it no longer has or the filter rejects
 are dropped); pseudo-relevance feedback over that pool as a third ranking; query-independent priors
-(recency, use, pinning); 1-hop graph expansion; record access. If the index is unavailable, BM25 over
-the newest memories the filter admits stands in for both legs.
+(recency, use, pinning); each hit's relevance; for a question about the present, the newer session's
+hits first; one session's near-tied hits, its later lines first; 1-hop graph expansion; record access.
+If the index is unavailable, BM25 over the newest memories the filter admits stands in for both legs.
 """
 
 from __future__ import annotations
@@ -45,7 +46,13 @@ from cairn.domain.ports import (
     SearchIndex,
 )
 from cairn.search.analyzer import analyze, query_terms
-from cairn.search.fusion import access_factor, recency_factor, reciprocal_rank_fusion, session_recency
+from cairn.search.fusion import (
+    access_factor,
+    later_first,
+    recency_factor,
+    reciprocal_rank_fusion,
+    session_recency,
+)
 from cairn.search.intent import asks_present_state
 from cairn.search.relevance import FLOOR, Relevance, never_discussed, only_common_ground, query_parts
 from cairn.services.memories import require
@@ -104,6 +111,11 @@ class RecallTuning:
     present_decay: float = 0.5
     present_floor: float = 0.2
     present_sessions_of: int = 10
+    # Within one session, hits within this share of each other's score rank latest line first
+    # (`search.fusion.later_first`): the session ended knowing its later account. 0 turns it off.
+    # Multi-session dev set, 0.03 / 0.05-0.10 / 0.15-0.25: hit@10 0.833 / 0.854 / 0.854, stale-first
+    # answers 2 / 1 / 1 (0.812 and 2 without); the coding sets and LoCoMo do not move.
+    later_within: float = 0.05
 
 
 class RecallService:
@@ -165,7 +177,7 @@ class RecallService:
             fused = reciprocal_rank_fusion(rankings, k=t.rrf_k, weights=weights)
 
         hits = self._score(pool, fused, candidates)
-        judged = self._present(query, self._judge(query, hits, dict(candidates.semantic)))
+        judged = self._later_first(self._present(query, self._judge(query, hits, dict(candidates.semantic))))
         return self._finish(team_id, self._expand(team_id, judged, flt), limit, degraded, bool(hits))
 
     def _finish(
@@ -233,6 +245,16 @@ class RecallService:
         )
         lowest = min(factors.values(), default=1.0)
         return [replace(h, score=h.score * factors.get(_source(h.memory), lowest)) for h in hits]
+
+    def _later_first(self, hits: list[RecallHit]) -> list[RecallHit]:
+        """One session's near-tied hits, its later account first (`search.fusion.later_first`)."""
+        placed = [
+            (h.memory.id, h.score, f"{p.session_id}\n{p.transcript_key or ''}", p.line_start)
+            for h in hits
+            if (p := h.memory.provenance).session_id and p.line_start is not None
+        ]
+        moved = later_first(placed, self._tuning.later_within)
+        return [replace(h, score=moved[h.memory.id]) if h.memory.id in moved else h for h in hits]
 
     # -- steps --------------------------------------------------------------------------------------
 
