@@ -420,6 +420,7 @@ def test_the_same_action_on_the_same_target_by_another_tool_is_a_working_variant
         ("go test ./...", "go test ./pkg/..."),  # a narrower run leaves the full one failing
         ("workmux remove main -f", "workmux remove feature-x -f"),  # another target
         ("npm run build", "npm run lint"),  # another script
+        ("go build ./go/cmd/server/", "go build ./cmd/server/"),  # no move: another folder's package
     ],
 )
 def test_a_different_command_on_other_names_is_no_variant(failed, later):

@@ -101,6 +101,24 @@ def test_an_error_a_working_variant_answered_is_not_unresolved():
     assert unresolved_errors(events) == []
 
 
+def test_one_build_failing_in_three_spellings_then_run_from_its_folder_is_not_unresolved():
+    events = [
+        *ran(1, "go build ./go/cmd/app/ 2>&1", "/bin/bash: line 1: go: command not found", True),
+        *ran(3, "~/go/bin/go build ./go/cmd/app/", "/bin/bash: /home/u/go/bin/go: No such file", True),
+        *ran(5, "/usr/local/go/bin/go build ./go/cmd/app/", "main module does not contain package", True),
+        *ran(7, "cd /home/u/app/go && /usr/local/go/bin/go build ./cmd/app/ 2>&1", ""),
+    ]
+    assert unresolved_errors(events) == []
+
+
+def test_another_folders_package_built_without_moving_there_leaves_the_failure_open():
+    events = [
+        *ran(1, "go build ./go/cmd/app/", "main module does not contain package", True),
+        *ran(3, "go build ./cmd/app/", ""),  # from the same folder: another package
+    ]
+    assert [u["command"] for u in unresolved_errors(events)] == ["go build ./go/cmd/app/"]
+
+
 def test_the_requests_before_the_last_are_kept_in_order_without_one_word_nudges():
     from cairn.pipeline.models import EventDoc
     from cairn.pipeline.remembering.reflection import summarise

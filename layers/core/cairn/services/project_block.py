@@ -228,10 +228,12 @@ def worked_past(error: Memory, passed: Sequence[KeptCommand]) -> bool:
     failed = [normal_command(s) for s in command_steps(str(error.details.get("command") or ""))]
     session = error.provenance.session_id
     ran = [k.command for k in passed if session in k.sessions]
-    return bool(failed) and all(any(_same_step(f, r) for r in ran) for f in failed)
+    return bool(failed) and all(any(same_step(f, r) for r in ran) for f in failed)
 
 
-def _same_step(a: str, b: str) -> bool:
+def same_step(a: str, b: str) -> bool:
+    """Two steps as `normal_command` gives them run one command on one target, seen from two folders:
+    the same program and words, a path of one naming the other's folder from one level up or more."""
     x, y = a.split(), b.split()
     if len(x) != len(y) or program(a) != program(b):
         return False

@@ -18,6 +18,7 @@ from cairn.pipeline.reading.shell import (
     ShellCall,
     first_error_line,
     is_agent_mechanics_error,
+    ran_elsewhere,
 )
 
 MAX_UNRESOLVED = 8
@@ -52,7 +53,9 @@ def found_nothing(command: str, output: str) -> bool:
 
 
 def unresolved_errors(calls: Sequence[ShellCall]) -> list[dict[str, Any]]:
-    """Commands whose last run in the session failed for real."""
+    """Commands whose last run in the session failed for real, and that no later line ran from the
+    right folder or program (`shell.ran_elsewhere`): one build spelled three wrong ways, then run from
+    its folder, left nothing failing."""
     last: dict[str, ShellCall] = {}
     attempts: dict[str, int] = {}
     resolutions = Resolutions()
@@ -68,9 +71,12 @@ def unresolved_errors(calls: Sequence[ShellCall]) -> list[dict[str, Any]]:
         last[c.key] = c
         if c.failed:
             resolutions.failed(c)
+    worked = [c for c in calls if c.ok]
     out = []
     for key, c in last.items():
-        if c.failed:
+        if c.failed and not any(
+            w.call.line_no > c.call.line_no and ran_elsewhere(w.command, c.command) for w in worked
+        ):
             out.append(
                 {
                     "command": key,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from cairn.pipeline.models import EventDoc
 from cairn.pipeline.reading.commands import REDIRECTS, argv, categorise, command_key, core_steps, step_keys
 from cairn.pipeline.reading.tools import EDIT_TOOLS, SHELL_TOOLS, calls_tool
+from cairn.services.project_block import command_steps, same_step
 from cairn.transcripts.model import Role
 
 
@@ -244,6 +245,21 @@ def _same_action_elsewhere(tried: list[str], done: list[str]) -> bool:
     names = [w for w in tried[2:] if not w.startswith("-")]
     given = {w for w in done[1:]} | {w.rstrip("/").rsplit("/", 1)[-1] for w in done[1:]}
     return bool(names) and tried[1] in done[1:] and all(n in given for n in names)
+
+
+def ran_elsewhere(command: str, failed: str) -> bool:
+    """`command` ran the failed line's one step again through another path to its program, or from the
+    folder its path pointed into: `go build ./go/cmd/x/` failed at the root ("go: command not found",
+    "main module does not contain package"), `cd go && /usr/local/go/bin/go build ./cmd/x/` worked.
+    Without a move (`cd`), another path is another target: `go test ./a/x` is not `go test ./x`. The
+    session got past such a failure; it is no fix of the code to learn (the checks say how it runs)."""
+    tried, done = command_steps(failed), command_steps(command)
+    if len(tried) != 1 or len(done) != 1:
+        return False
+    return tried == done or (bool(_MOVES.search(command)) and same_step(tried[0], done[0]))
+
+
+_MOVES = re.compile(r"(?:^|&&|;)\s*(?:cd|pushd)\s")
 
 
 def rerun_at(command: str, key: str) -> int | None:
