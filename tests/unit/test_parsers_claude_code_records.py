@@ -33,3 +33,19 @@ def test_a_pr_link_and_each_project_hook_become_notes_once():
         "SessionStart hook runs: bash .claude/scripts/setup.sh",
         "pull request #255 opened: https://github.com/o/r/pull/255",
     ]
+
+
+def test_each_change_of_the_checkouts_branch_is_kept_with_its_line():
+    def said(uuid: str, parent: str | None, branch: str) -> str:
+        message = {"role": "user", "content": f"step {uuid}"}
+        return _line(type="user", uuid=uuid, parentUuid=parent, gitBranch=branch, message=message)
+
+    lines = [
+        said("u1", None, "main"),
+        said("u2", "u1", "main"),
+        said("u3", "u2", "ollama-chat"),  # `git checkout -b ollama-chat` ran between
+        said("u4", "u3", "ollama-chat"),
+    ]
+    parsed = parse_transcript(("\n".join(lines) + "\n").encode(), "claude-code")
+    assert parsed.git_branch == "main"
+    assert parsed.branches == ((1, "main"), (3, "ollama-chat"))

@@ -152,3 +152,16 @@ def test_an_answer_of_code_heavy_hits_stays_within_its_token_budget_and_the_best
     assert tight[0]["snippet"] == recall_view(found[0], query, TOP_SNIPPET_CHARS)["snippet"]
     assert len(tight[-1]["snippet"]) < len(roomy[-1]["snippet"])
     assert len(tight) == 10  # every hit is still cited
+
+
+def test_a_memory_learned_after_its_session_moved_to_another_branch_names_that_branch():
+    view = recall_view(
+        hit(
+            kind=MemoryKind.FACT,
+            content="Env vars changed: `ANTHROPIC_API_KEY` → `OLLAMA_URL`",
+            details={"branch": "ollama-web-chat", "sessions": ["s1"]},
+        ),
+        "which env vars does the chat read?",
+    )
+    assert view["branch"] == "ollama-web-chat"
+    assert "branch" not in recall_view(hit(kind=MemoryKind.FACT, content="Port 8765 serves the map"), "port")

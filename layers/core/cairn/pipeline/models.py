@@ -127,10 +127,19 @@ class EventsDoc(BaseModel):
     cwd: str | None = None
     git_remote: str | None = None
     git_branch: str | None = None
+    branches: list[tuple[int, str]] = Field(default_factory=list)  # (line, branch) at each change
     parts: list[PartSpan]
     stats: dict[str, Any] = Field(default_factory=dict)
     events: list[EventDoc]
     project_files: list[ProjectFile] = Field(default_factory=list)  # manifests the capture hook sent
+
+    def switched_branch(self, line: int | None) -> str | None:
+        """The branch the session had moved to by this line, when it is not the one the session began
+        on: what was learned after `git checkout -b feature` is that branch's, maybe never merged."""
+        if line is None or len(self.branches) < 2:
+            return None
+        now = next((b for at, b in reversed(self.branches) if at <= line), None)
+        return now if now != self.branches[0][1] else None
 
 
 class ChunkDoc(BaseModel):

@@ -48,6 +48,9 @@ class Collector:
     cwd: str | None = None
     git_remote: str | None = None
     git_branch: str | None = None
+    # (line, branch) each time the checkout's branch changed, the session's own first: agents that
+    # record the branch on every line (Claude Code) show a session moving to a feature branch
+    branches: list[tuple[int, str]] = field(default_factory=list)
     git_commit: str | None = None
     version: str | None = None
     model: str | None = None
@@ -60,6 +63,11 @@ class Collector:
         """Set a metadata field unless already set: the session's start describes it best."""
         if value and getattr(self, name) is None:
             setattr(self, name, str(value))
+
+    def branch_at(self, line_no: int, value: object) -> None:
+        """The checkout's branch as of this line; a change is kept, a repeat is not."""
+        if isinstance(value, str) and value and (not self.branches or self.branches[-1][1] != value):
+            self.branches.append((line_no, value))
 
     def finish(self, lines: LineStats, *, damaged: bool = False) -> ParsedTranscript:
         events = filter_events(self.events, self.noise)
@@ -84,6 +92,7 @@ class Collector:
             cwd=self.cwd,
             git_remote=self.git_remote,
             git_branch=self.git_branch,
+            branches=tuple(self.branches),
             git_commit=self.git_commit,
             version=self.version,
             model=self.model,

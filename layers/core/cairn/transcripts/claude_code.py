@@ -88,6 +88,7 @@ class _Parser:
             return
         self.out.parsed += 1
         self._metadata(record)
+        self.out.branch_at(line_no, record.get("gitBranch"))
         handler(line_no, record)
 
     def _metadata(self, record: Mapping[str, Any]) -> None:

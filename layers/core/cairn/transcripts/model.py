@@ -84,6 +84,7 @@ class ParsedTranscript:
     cwd: str | None = None
     git_remote: str | None = None
     git_branch: str | None = None
+    branches: tuple[tuple[int, str], ...] = ()  # (line, branch) at each change, the first included
     git_commit: str | None = None
     version: str | None = None  # the agent's own format/CLI version
     model: str | None = None

@@ -202,6 +202,8 @@ class Consolidation:
     def _new_memory(self, c: Candidate) -> NewMemory:
         details: dict[str, Any] = dict(c.details)
         details["sessions"] = [self.session.id]
+        if branch := self.events.switched_branch(c.line_start):
+            details["branch"] = branch
         if "success_count" in details:
             details["runs"] = {
                 self.session.id: [int(details.get("success_count", 0)), int(details.get("failure_count", 0))]

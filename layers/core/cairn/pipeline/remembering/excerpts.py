@@ -74,6 +74,9 @@ def _stored(deps: PipelineDeps, session: Session) -> list:
 def _new_memory(session: Session, events: EventsDoc, x: Excerpt) -> NewMemory:
     key, start, end = _part_lines(events, x.line_start, x.line_end)
     title = f"{'sub-agent step' if x.sidechain else 'step'}: {x.request}" if x.request else None
+    details: dict[str, object] = {"session_lines": [x.line_start, x.line_end], "step": x.index}
+    if branch := events.switched_branch(x.line_start):
+        details["branch"] = branch
     return NewMemory(
         kind=MemoryKind.EXCERPT,
         content=x.text,
@@ -81,7 +84,7 @@ def _new_memory(session: Session, events: EventsDoc, x: Excerpt) -> NewMemory:
         title=title,
         tags=(Tag.TRANSCRIPT,),
         confidence=EXCERPT_CONFIDENCE,
-        details={"session_lines": [x.line_start, x.line_end], "step": x.index},
+        details=details,
         provenance=Provenance(
             session_id=session.id,
             transcript_key=key,

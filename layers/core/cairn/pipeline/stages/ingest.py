@@ -57,6 +57,7 @@ def parse(deps: PipelineDeps, ref: SessionRef) -> ParseResult:
         cwd=parsed.cwd,
         git_remote=parsed.git_remote,
         git_branch=parsed.git_branch,
+        branches=list(parsed.branches),
         parts=spans,
         stats=_stats(parsed.stats),
         events=[_redacted(EventDoc.of(e)) for e in parsed.events],
