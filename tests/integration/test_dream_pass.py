@@ -442,3 +442,28 @@ def test_a_failure_is_left_behind_only_by_its_own_members_later_sessions(tmp_pat
         assert not left.is_current and left.details["left_behind"] == {"sessions": ["s4", "s5"]}
     finally:
         c.close()
+
+
+def test_a_persons_rule_the_agent_stated_in_full_as_it_put_it_in_place_is_one_memory(store):
+    c, team, _ = store
+    asked = _say(
+        c,
+        team,
+        "s2",
+        MemoryKind.PREFERENCE,
+        "the links for the ledgers should always go to books.acme.dev not api.acme.dev.",
+    )
+    stated = _say(
+        c,
+        team,
+        "s2",
+        MemoryKind.FACT,
+        "When linking to a ledger, ALWAYS use `https://books.acme.dev` as the base URL — NEVER use "
+        "`api.acme.dev`, which does not host ledgers.",
+    )
+    earlier = _say(c, team, "s1", MemoryKind.FACT, "Never link to `api.acme.dev` or `books.acme.dev` yet")
+    dream(c.pipeline, team, PROJECT)
+    get = lambda i: c.pipeline.memory_repo.get(team, i)  # noqa: E731
+    assert get(asked.id).superseded_by == stated.id and get(asked.id).details["folded_into"] == stated.id
+    assert get(stated.id).is_current and get(earlier.id).is_current  # a rule said before it asks nothing
+    assert dream(c.pipeline, team, PROJECT, full=True).writes == 0

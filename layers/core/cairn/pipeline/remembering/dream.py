@@ -8,7 +8,8 @@ EventBridge schedule in AWS), the same code in both modes. In order, it
    at the newer one (`superseded_by`, a `supersedes` relation), so recall and the block show the current;
 2. folds a fact, convention, preference, decision or procedure restated in several sessions into ONE
    memory, the newest wording, which carries `details.evidence` {sessions, count, first_seen, last_seen}
-   (and a procedure's runs of them all); the others are superseded into it, kept as history;
+   (and a procedure's runs of them all); the others are superseded into it, kept as history; and a
+   person's preference the agent stated as a rule as it put it in place into that rule;
 3. closes open items (`open_items`) a later session finished: `details.closed_items` names each and the
    session that closed it; when all are closed the memory's validity ends with `details.closed_by`;
 4. folds one command left failing by several sessions into the newest of them, with its evidence (as
@@ -52,6 +53,7 @@ from cairn.pipeline.remembering.open_items import (
 )
 from cairn.pipeline.remembering.subjects import changed, restates, same_command, same_procedure
 from cairn.services.memories import MemoryPatch
+from cairn.services.project_block import restated_by_rule
 from cairn.services.uploads import project_slug
 
 FOLD_KINDS = frozenset(
@@ -168,6 +170,7 @@ class _Pass:
     def run(self) -> DreamOutcome:
         self._supersede_changed()
         self._fold_restated()
+        self._fold_stated_rules()
         self._close_open_items()
         self._fold_failures()
         self._leave_behind_failures()
@@ -322,6 +325,27 @@ class _Pass:
         for m in group[:-1]:
             self._close_into(m, keep, {**m.details, "folded_into": keep.id})
             self.out.folded.append([m.id, keep.id])
+
+    # --- 2b. a person's rule the agent stated in full as it put it in place ---------------------
+    def _fold_stated_rules(self) -> None:
+        """A person's preference that the agent stated as a rule naming all it names, in that session
+        or a later one (`project_block.restated_by_rule`: "the links should go to x.org, not api.x.org"
+        is "ALWAYS use `https://x.org`, NEVER `api.x.org`"), is one memory: the agent's fuller wording,
+        with the person's sessions as its evidence; the person's words are its history."""
+        rules = self._statements(MemoryKind.FACT)
+        for asked in self._statements(MemoryKind.PREFERENCE):
+            stated = next(
+                (
+                    f
+                    for f in rules
+                    if self._touched(asked, f)
+                    and _aware(self._time(asked)) <= _aware(self._time(f))
+                    and restated_by_rule(asked, [f])
+                ),
+                None,
+            )
+            if stated is not None:
+                self._fold([asked, stated])
 
     # --- 3. open items a later session finished ------------------------------------------------
     def _close_open_items(self) -> None:
