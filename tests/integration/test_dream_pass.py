@@ -278,6 +278,7 @@ def test_one_pass_folds_restatements_supersedes_changes_closes_finished_items_an
         "demoted": 1,
         "restored": 0,
         "evidenced": 3,
+        "side_branch": 0,
     }
 
 
@@ -467,3 +468,39 @@ def test_a_persons_rule_the_agent_stated_in_full_as_it_put_it_in_place_is_one_me
     assert get(asked.id).superseded_by == stated.id and get(asked.id).details["folded_into"] == stated.id
     assert get(stated.id).is_current and get(earlier.id).is_current  # a rule said before it asks nothing
     assert dream(c.pipeline, team, PROJECT, full=True).writes == 0
+
+
+def test_work_a_session_committed_only_to_a_branch_never_merged_names_that_branch_until_it_is(store):
+    c, team, _ = store
+
+    def git(sid: str, branch: str):
+        content = f"Git activity of this session: commits on `{branch}`: `{sid}0a1b2c` work of {sid}"
+        return _say(
+            c, team, sid, MemoryKind.EPISODE, content, tags=(Tag.GIT,), details={"branches": [branch]}
+        )
+
+    for sid in ("s1", "s2", "s4"):
+        git(sid, "main")
+    git("s3", "grpc-spike")
+    spike = _say(
+        c, team, "s3", MemoryKind.FACT, "Env vars changed: `LEDGER_URL` → `GRPC_ADDR`", tags=("reported",)
+    )
+    kept = _say(c, team, "s3", MemoryKind.FACT, "The ledger API listens on port 7400 in staging")
+    dream(c.pipeline, team, PROJECT)
+    get = lambda m: c.pipeline.memory_repo.get(team, m.id)  # noqa: E731
+    assert get(spike).details["side_branch"] == "grpc-spike"
+    assert "side_branch" not in get(kept).details  # what the session found, not work it did
+    assert dream(c.pipeline, team, PROJECT, full=True).writes == 0
+
+    _session(c, team, "s5", 5)
+    _say(
+        c,
+        team,
+        "s5",
+        MemoryKind.EPISODE,
+        "Git activity of this session: merged `grpc-spike` into `main`",
+        tags=(Tag.GIT,),
+        details={"branches": ["main"]},
+    )
+    dream(c.pipeline, team, PROJECT)
+    assert "side_branch" not in get(spike).details

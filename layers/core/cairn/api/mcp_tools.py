@@ -384,6 +384,8 @@ def recall_view(
     # work done after its session moved to another branch is that branch's, which may never be merged
     if isinstance(branch := m.details.get("branch"), str):
         view["branch"] = branch
+    elif isinstance(branch := m.details.get("side_branch"), str):  # the dream pass's judgement
+        view["branch"] = f"{branch} (not merged)"
     view["relevance"] = round(h.relevance, 2)
     if h.via != "search":
         view["via"] = h.via

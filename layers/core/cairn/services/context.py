@@ -57,6 +57,7 @@ from cairn.services.project_block import (
     said_before,
     session_ages,
     side_sessions,
+    work_report,
     worked_past,
     written_order,
 )
@@ -250,7 +251,7 @@ class ContextService:
         if layout.weighted_facts:
             # what a session did on a branch the project left aside is not what it runs now
             side = side_sessions([e for e in episodes if Tag.GIT in e.tags], ages)
-            facts = [m for m in facts if not (m.provenance.session_id in side and _work_report(m))]
+            facts = [m for m in facts if not (m.provenance.session_id in side and work_report(m))]
         fact_lines = _facts(facts, project, rank, last, ages if layout.weighted_facts else None)
         if layout.weighted_facts:
             # a person's rule the agent stated in full as it put it in place is said once, in full
@@ -752,11 +753,6 @@ def _facts(
         shown |= settings
         out.append(_line(m, project, limit=FACT_CHARS))
     return out
-
-
-def _work_report(m: Memory) -> bool:
-    """The agent's account of work it did, or a change: what a branch holds, not the environment."""
-    return Tag.REPORTED in m.tags or bool(m.details.get("changed"))
 
 
 def _recap(m: Memory) -> bool:

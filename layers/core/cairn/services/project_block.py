@@ -399,6 +399,11 @@ def branches_committed(episode: Memory) -> list[str]:
     return list(dict.fromkeys(_COMMITS_ON.findall(episode.content)))
 
 
+def work_report(m: Memory) -> bool:
+    """The agent's account of work it did, or a change: what a branch holds, not the environment."""
+    return Tag.REPORTED in m.tags or bool(m.details.get("changed"))
+
+
 def side_sessions(git_episodes: Iterable[Memory], ages: dict[str, int]) -> dict[str, str]:
     """The sessions whose work lives on a side branch, with the branch: each commit went to a branch
     other than the project's main line (the branch most sessions committed to, two at least), a later

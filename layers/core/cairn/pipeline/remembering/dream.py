@@ -19,7 +19,9 @@ EventBridge schedule in AWS), the same code in both modes. In order, it
    still failing (a failure that persists is met again and stays; the newest session's failures are
    the block's);
 5. demotes a procedure whose latest session only failed after earlier successes (`details.demoted`,
-   lower confidence), and restores it when it works again.
+   lower confidence), and restores it when it works again;
+6. names the side branch on a session's accounts of work it committed only to a branch the project
+   did not take up (`details.side_branch`), and takes the mark back once the branch is merged.
 
 Idempotent: every write sets a value computed from what is stored (a union of sessions, a closing), so a
 second pass over the same memories writes nothing. Incremental: a watermark per project (a small blob)
@@ -53,7 +55,7 @@ from cairn.pipeline.remembering.open_items import (
 )
 from cairn.pipeline.remembering.subjects import changed, restates, same_command, same_procedure
 from cairn.services.memories import MemoryPatch
-from cairn.services.project_block import restated_by_rule
+from cairn.services.project_block import restated_by_rule, side_sessions, work_report
 from cairn.services.uploads import project_slug
 
 FOLD_KINDS = frozenset(
@@ -90,6 +92,7 @@ class DreamOutcome:
     demoted: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
     evidenced: list[str] = field(default_factory=list)
+    side_branch: list[str] = field(default_factory=list)  # work reports (un)marked as a side branch's
     skipped: bool = False  # nothing written since the last pass
 
     def counts(self) -> dict[str, int]:
@@ -101,6 +104,7 @@ class DreamOutcome:
             "demoted": len(self.demoted),
             "restored": len(self.restored),
             "evidenced": len(self.evidenced),
+            "side_branch": len(self.side_branch),
         }
 
     @property
@@ -175,6 +179,7 @@ class _Pass:
         self._fold_failures()
         self._leave_behind_failures()
         self._procedures()
+        self._name_side_branch_work()
         return self.out
 
     # --- reading ----------------------------------------------------------------------------
@@ -471,6 +476,25 @@ class _Pass:
                 before = demoted.get("confidence_before") if isinstance(demoted, dict) else None
                 self._update(m, details, float(before) if before is not None else m.confidence)
                 self.out.restored.append(m.id)
+
+    # --- 6. work that lives on a branch the project did not take up ----------------------------
+    def _name_side_branch_work(self) -> None:
+        """A session's accounts of work it committed only to a branch the project did not take up
+        (`project_block.side_sessions`: not the main line, never merged or named again) name that
+        branch (`details.side_branch`), which recall shows: the work was done in the checkout, then
+        committed to the branch, so its lines cannot say it. Judged again each pass: a later session
+        that merges the branch or works on it takes the mark back."""
+        git = [m for m in self._live(frozenset({MemoryKind.EPISODE})) if Tag.GIT in m.tags]
+        order = list(dict.fromkeys(m.provenance.session_id for m in self._order(self.memories)))
+        side = side_sessions(git, {sid: age for age, sid in enumerate(reversed(order)) if sid})
+        for m in self._live(frozenset({MemoryKind.FACT})):
+            branch = side.get(m.provenance.session_id or "") if work_report(m) else None
+            if m.details.get("side_branch") != branch:
+                details = {k: v for k, v in m.details.items() if k != "side_branch"}
+                if branch:
+                    details["side_branch"] = branch
+                self._update(m, details)
+                self.out.side_branch.append(m.id)
 
 
 def _groups(items: list[Memory], pairs: list[tuple[Memory, Memory]]) -> dict[str, list[Memory]]:
