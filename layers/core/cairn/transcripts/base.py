@@ -7,6 +7,7 @@ the same way and the noise rules are applied exactly once.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from typing import Any, Protocol
 from cairn.transcripts.lines import LineStats
 from cairn.transcripts.model import ParsedTranscript, ParseStats, TranscriptEvent
 from cairn.transcripts.noise import filter_events
+
+_REF = re.compile(r"[^\s\x00-\x1f\x7f~^:?*\\[]{1,200}")  # what `git check-ref-format` allows, roughly
 
 
 class RecordParser(Protocol):
@@ -65,8 +68,11 @@ class Collector:
             setattr(self, name, str(value))
 
     def branch_at(self, line_no: int, value: object) -> None:
-        """The checkout's branch as of this line; a change is kept, a repeat is not."""
-        if isinstance(value, str) and value and (not self.branches or self.branches[-1][1] != value):
+        """The checkout's branch as of this line; a change is kept, a repeat is not. A value no git
+        ref could be (whitespace, control characters, over 200 characters) is not a branch."""
+        if not isinstance(value, str) or not _REF.fullmatch(value):
+            return
+        if not self.branches or self.branches[-1][1] != value:
             self.branches.append((line_no, value))
 
     def finish(self, lines: LineStats, *, damaged: bool = False) -> ParsedTranscript:
