@@ -504,3 +504,22 @@ def test_work_a_session_committed_only_to_a_branch_never_merged_names_that_branc
     )
     dream(c.pipeline, team, PROJECT)
     assert "side_branch" not in get(spike).details
+
+
+def test_two_preferences_one_rule_states_both_fold_into_it_with_the_sessions_of_both(store):
+    c, team, _ = store
+    first = _say(c, team, "s1", MemoryKind.PREFERENCE, "links should go to books.acme.dev, not api.acme.dev")
+    second = _say(
+        c, team, "s2", MemoryKind.PREFERENCE, "use books.acme.dev for ledger links and never api.acme.dev"
+    )
+    rule = _say(
+        c,
+        team,
+        "s3",
+        MemoryKind.FACT,
+        "ALWAYS link ledgers to `https://books.acme.dev` — NEVER to `api.acme.dev`",
+    )
+    dream(c.pipeline, team, PROJECT)
+    get = lambda m: c.pipeline.memory_repo.get(team, m.id)  # noqa: E731
+    assert get(first).superseded_by == get(second).superseded_by == rule.id
+    assert get(rule).details["evidence"]["sessions"] == ["s1", "s2", "s3"]

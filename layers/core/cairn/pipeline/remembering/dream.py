@@ -337,12 +337,12 @@ class _Pass:
         or a later one (`project_block.restated_by_rule`: "the links should go to x.org, not api.x.org"
         is "ALWAYS use `https://x.org`, NEVER `api.x.org`"), is one memory: the agent's fuller wording,
         with the person's sessions as its evidence; the person's words are its history."""
-        rules = self._statements(MemoryKind.FACT)
         for asked in self._statements(MemoryKind.PREFERENCE):
+            # read afresh for each: a rule two preferences fold into keeps the first fold's evidence
             stated = next(
                 (
                     f
-                    for f in rules
+                    for f in self._statements(MemoryKind.FACT)
                     if self._touched(asked, f)
                     and _aware(self._time(asked)) <= _aware(self._time(f))
                     and restated_by_rule(asked, [f])
