@@ -14,6 +14,7 @@ import re
 import shlex
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cairn.pipeline.models import EventDoc
 from cairn.pipeline.reading.commands import REDIRECTS, argv, categorise, command_key, core_steps, step_keys
@@ -253,10 +254,18 @@ def ran_elsewhere(command: str, failed: str) -> bool:
     "main module does not contain package"), `cd go && /usr/local/go/bin/go build ./cmd/x/` worked.
     Without a move (`cd`), another path is another target: `go test ./a/x` is not `go test ./x`. The
     session got past such a failure; it is no fix of the code to learn (the checks say how it runs)."""
-    tried, done = command_steps(failed), command_steps(command)
-    if len(tried) != 1 or len(done) != 1:
+    tried, (done, moved) = _one_step(failed)[0], _one_step(command)
+    if tried is None or done is None:
         return False
-    return tried == done or (bool(_MOVES.search(command)) and same_step(tried[0], done[0]))
+    return tried == done or (moved and same_step(tried, done))
+
+
+@lru_cache(maxsize=4096)
+def _one_step(command: str) -> tuple[str | None, bool]:
+    """A line's one working step as the project runs it (None for several), and whether it moved
+    first: asked of each good line once per failure of a session, so each line is read once."""
+    steps = command_steps(command)
+    return (steps[0] if len(steps) == 1 else None), bool(_MOVES.search(command))
 
 
 _MOVES = re.compile(r"(?:^|&&|;)\s*(?:cd|pushd)\s")
