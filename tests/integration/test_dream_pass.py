@@ -523,3 +523,89 @@ def test_two_preferences_one_rule_states_both_fold_into_it_with_the_sessions_of_
     get = lambda m: c.pipeline.memory_repo.get(team, m.id)  # noqa: E731
     assert get(first).superseded_by == get(second).superseded_by == rule.id
     assert get(rule).details["evidence"]["sessions"] == ["s1", "s2", "s3"]
+
+
+def test_a_commit_left_to_the_person_ends_once_a_later_git_status_lists_none_of_its_files(store):
+    c, team, _ = store
+    files = ["src/ledger.rs", "src/report.rs"]
+    handed = _say(
+        c,
+        team,
+        "s1",
+        MemoryKind.EPISODE,
+        "I've added the rounding fix to `src/ledger.rs` and `src/report.rs`. The changes are ready for you "
+        "to commit and deploy when you're ready!",
+        tags=("outcome",),
+        details={"handover": {"asks": ["commit", "deploy"], "paths": files}},
+    )
+
+    def status(sid: str, dirty: list[str], ahead: bool = False, member: str | None = None):
+        content = f"Git activity of this session: commits on `main`: `{sid}0a1b2c` work of {sid}"
+        caller = (
+            Principal(team, member, "k", frozenset({KeyScope.WRITE})) if member else dream_principal(team)
+        )
+        new = NewMemory(
+            kind=MemoryKind.EPISODE,
+            content=content,
+            project=PROJECT,
+            provenance=Provenance(session_id=sid, agent="codex"),
+            tags=(Tag.GIT,),
+            details={"sessions": [sid], "tree": {"dirty": dirty, "ahead": ahead, "complete": True}},
+        )
+        return c.memories.remember(caller, new)
+
+    get = lambda m: c.pipeline.memory_repo.get(team, m.id)  # noqa: E731
+    status("s2", ["../src/report.rs", "README.md"])  # one of its files is still not committed
+    dream(c.pipeline, team, PROJECT)
+    assert get(handed).is_current
+    status("s3", ["README.md"], ahead=True)  # committed, not yet pushed: no deploy yet
+    dream(c.pipeline, team, PROJECT)
+    assert get(handed).is_current
+    status("s4", ["notes/todo.md"])
+    dream(c.pipeline, team, PROJECT)
+    ended = get(handed)
+    assert not ended.is_current and ended.details["closed_by"] == "s4"
+    assert (
+        ended.details["closed_items"][0]["item"]
+        == "commit and deploy the changes to src/ledger.rs, src/report.rs"
+    )
+    assert dream(c.pipeline, team, PROJECT, full=True).writes == 0
+
+
+def test_a_handover_is_not_taken_up_by_a_teammates_checkout(tmp_path):
+    c = open_store(tmp_path / "home")
+    team_id = c.keys.create_team("acme", "dev")[0].id
+    for i, sid in enumerate(("s1", "s2")):
+        _session(c, team_id, sid, i)
+
+    def say(member: str, sid: str, content: str, tags: tuple[str, ...], details: dict):
+        caller = Principal(team_id, member, "k", frozenset({KeyScope.WRITE}))
+        new = NewMemory(
+            kind=MemoryKind.EPISODE,
+            content=content,
+            project=PROJECT,
+            provenance=Provenance(session_id=sid),
+            tags=tags,
+            details=details,
+        )
+        return c.memories.remember(caller, new)
+
+    try:
+        handed = say(
+            "ana",
+            "s1",
+            "Added the export endpoint in `lib/export.ex`; it is not committed yet, commit when ready.",
+            ("outcome",),
+            {"handover": {"asks": ["commit"], "paths": ["lib/export.ex"]}},
+        )
+        say(
+            "ben",
+            "s2",
+            "Git activity of this session: nothing to commit",
+            (Tag.GIT,),
+            {"tree": {"dirty": []}},
+        )
+        dream(c.pipeline, team_id, PROJECT)
+        assert c.pipeline.memory_repo.get(team_id, handed.id).is_current  # his clean tree is not hers
+    finally:
+        c.close()

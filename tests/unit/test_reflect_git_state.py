@@ -174,3 +174,91 @@ def test_a_search_that_matched_nothing_is_no_unresolved_error_but_a_failed_one_i
         "make lint | grep E501",
         "mix test | grep failures",
     ]
+
+
+# --- the files a session left uncommitted, and the tree a later session's status showed -------------
+LONG_STATUS = (
+    "On branch main\nYour branch is up to date with 'origin/main'.\n\n"
+    'Changes not staged for commit:\n  (use "git add <file>..." to update what will be committed)\n'
+    "\tmodified:   .github/workflows/deploy.yml\n\trenamed:    lib/a.ex -> lib/b.ex\n\n"
+    'Untracked files:\n  (use "git add <file>..." to include in what will be committed)\n\tmigrations/\n\n'
+    'no changes added to commit (use "git add" and/or "git commit -a")'
+)
+
+
+def tree(events, cwd="/home/me/app"):
+    return reader.tree_state(shell_calls(events), cwd)
+
+
+def test_the_last_plain_status_lists_what_was_not_committed_in_git_long_and_short_words():
+    long = tree(ran(1, "git status", LONG_STATUS))
+    assert long.dirty == (".github/workflows/deploy.yml", "lib/a.ex", "lib/b.ex", "migrations/")
+    assert not long.ahead and long.lists("migrations/0001_init.sql") and not long.lists("lib/c.ex")
+    short = tree(
+        ran(1, "git status --short --branch", "## main...origin/main [ahead 2]\n M src/a.rs\n?? b.rs")
+    )
+    assert short.dirty == ("src/a.rs", "b.rs") and short.ahead
+    clean = tree(ran(1, "git status", "On branch main\nnothing to commit, working tree clean"))
+    assert clean.dirty == () and not clean.lists("src/a.rs")
+
+
+def test_a_wrappers_cut_list_shows_no_file_clean():
+    status = "📌 main...origin/main [ahead 2]\n✅ Staged: 4 files\n   src/a.ts\n   src/b.ts\n   ... +2 more"
+    cut = tree(ran(1, "rtk git status", status))
+    assert cut.dirty == ("src/a.ts", "src/b.ts") and not cut.complete and cut.lists("src/c.ts")
+
+
+def test_a_file_is_the_same_seen_from_a_subfolder_of_the_checkout():
+    seen = tree(ran(1, "git status --short", " M cmd/server/main.go\n M ../README.md"))
+    assert seen.lists("go/cmd/server/main.go") and seen.lists("README.md")
+    assert not seen.lists("go/cmd/server/other.go")
+
+
+def test_a_status_of_part_of_the_tree_of_another_folder_or_after_a_stash_shows_nothing():
+    assert tree(ran(1, "git status --short src/", "")) is None  # a pathspec lists part of the tree
+    assert tree(ran(1, "cd /home/me/other && git status", "On branch main\nnothing to commit")) is None
+    stashed = [*ran(1, "git stash", "Saved working directory"), *ran(3, "git status", "nothing to commit")]
+    assert tree(stashed) is None  # stashed work is not committed, yet no status lists it
+    popped = [
+        *ran(1, "git stash && git pull --rebase && git stash pop", "ok"),
+        *ran(3, "git status", LONG_STATUS),
+    ]
+    assert tree(popped) is not None
+    assert tree(ran(1, "cd /home/me/app && git status", "nothing to commit, working tree clean")) is not None
+
+
+def test_the_files_edited_after_the_last_commit_in_the_checkout_are_left_uncommitted():
+    from tests.unit.session_events import tool_run
+
+    events = [
+        *tool_run(
+            1, "Edit", {"file_path": "/home/me/app/src/a.rs", "old_string": "a", "new_string": "b"}, "ok"
+        ),
+        *ran(3, "git commit -am fix", "[main 1a2b3c4] fix"),
+        *tool_run(
+            5, "Edit", {"file_path": "/home/me/app/src/b.rs", "old_string": "a", "new_string": "b"}, "ok"
+        ),
+        *tool_run(7, "Write", {"file_path": "/home/me/.claude/notes.md", "content": "x"}, "ok"),
+        *tool_run(
+            9, "Edit", {"file_path": "/home/me/app/src/c.rs", "old_string": "a"}, "no match", error=True
+        ),
+    ]
+    reading = read_events(events, "/home/me/app")
+    assert reading.uncommitted == ("src/b.rs",)
+
+
+@pytest.mark.parametrize(
+    ("reply", "asks"),
+    [
+        ("The changes are ready for you to commit and deploy when you're ready!", ["commit", "deploy"]),
+        ("You'll need to deploy for the fix to take effect on the live server.", ["deploy"]),
+        ("Nothing has been pushed yet; the branch is not pushed.", ["push"]),
+        ("These edits are uncommitted.", ["commit"]),
+        ("Committed and pushed `4f2a1c9` to main. You can see the commit on GitHub.", []),
+        ("Deployed: the health check passes.", []),
+    ],
+)
+def test_a_reply_that_leaves_keeping_its_work_to_the_person_says_which_steps(reply, asks):
+    from cairn.pipeline.learning.signals import handed_over
+
+    assert handed_over(reply) == asks

@@ -264,6 +264,31 @@ def test_a_reply_work_went_on_from_a_bare_done_or_an_answer_without_work_is_no_a
         assert not [c for c in session_signals(events) if "outcome" in c.tags]
 
 
+def test_an_account_that_leaves_the_commit_to_the_person_names_the_files_it_left_uncommitted():
+    edit = {"file_path": "/home/me/app/lib/export.ex", "old_string": "a", "new_string": "b"}
+    events = [
+        ev(1, Role.USER, "add the CSV export"),
+        ev(2, Role.TOOL_CALL, tool_name="Edit", tool_input=edit, tool_call_id="e"),
+        ev(3, Role.TOOL_RESULT, "ok", tool_call_id="e"),
+        ev(
+            4,
+            Role.ASSISTANT,
+            ACCOUNT.replace("Committed to `main` as `a87a7777`.", "Ready for you to commit."),
+        ),
+    ]
+    [ended] = [c for c in learn(read_events(events, "/home/me/app"), WHOLE_SESSION) if "outcome" in c.tags]
+    assert ended.details["handover"] == {"asks": ["commit"], "paths": ["lib/export.ex"]}
+    # the same words after a commit that holds the edit hand nothing over
+    committed = [
+        *events[:3],
+        ev(4, Role.TOOL_CALL, tool_name="Bash", tool_input={"command": "git commit -am x"}, tool_call_id="g"),
+        ev(5, Role.TOOL_RESULT, "[main 1a2b3c4] x", tool_call_id="g"),
+        ev(6, Role.ASSISTANT, events[3].text),
+    ]
+    [ended] = [c for c in learn(read_events(committed, "/home/me/app"), WHOLE_SESSION) if "outcome" in c.tags]
+    assert "handover" not in ended.details
+
+
 # the shape of Claude Code's compaction summary ("This session is being continued from a previous
 # conversation…"), its sections numbered as the harness writes them
 SUMMARY = """This session is being continued from a previous conversation that ran out of context.

@@ -24,6 +24,7 @@ from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import TITLE_CHARS, Tag
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.reading.commands import argv, core_steps, is_learnable_command, purpose_of
+from cairn.pipeline.reading.git_state import COMMIT_LINE
 from cairn.pipeline.reading.session import SessionReading
 from cairn.pipeline.reading.steps import strip_headers
 from cairn.pipeline.reading.tools import PLAN_TOOLS
@@ -37,7 +38,6 @@ MAX_CHECKS, CHECK_CHARS = 10, 160
 MIN_SECTION_CHARS = 40
 MAX_SECTIONS = 12
 
-_COMMIT = re.compile(r"^\[([^\]\s]+)(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
 _PUSH = re.compile(r"^\s*(?:([0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40})|\* \[new branch\])\s+(\S+) -> (\S+)", re.M)
 _REVIEW_URL = re.compile(r"https?://[^\s\"')]+/(?:pull|pulls|merge_requests)/\d+")
 _NEW_BRANCH = re.compile(r"\bgit (?:checkout -b|switch -c|branch)\s+(\w[\w./-]*)")
@@ -133,7 +133,7 @@ def git_history(reading: SessionReading) -> list[Candidate]:
     own: set[str] = set()  # the session's own commits: its git episode's
     for call in reading.shell_calls:
         if call.result is not None:
-            own.update(m.group(2)[:7] for m in _COMMIT.finditer(call.result.text or ""))
+            own.update(m.group(2)[:7] for m in COMMIT_LINE.finditer(call.result.text or ""))
         steps = core_steps(call.command)
         if not call.ok or call.result is None or len(steps) != 1 or not _is_git_log(steps[0]):
             continue
@@ -212,7 +212,7 @@ def _git_seen(reading: SessionReading) -> _GitSeen:
         before = (len(seen.branches), len(seen.commits), len(seen.pushes), len(seen.reviews))
         seen.branches += [m.group(1) for m in _NEW_BRANCH.finditer(call.command)]
         seen.commits += [
-            (m.group(1), f"`{m.group(2)}` {m.group(3).strip()[:120]}") for m in _COMMIT.finditer(output)
+            (m.group(1), f"`{m.group(2)}` {m.group(3).strip()[:120]}") for m in COMMIT_LINE.finditer(output)
         ]
         seen.pushes += [_push(*m.groups()) for m in _PUSH.finditer(output)]
         seen.reviews += [m.group(0).rstrip(".,") for m in _REVIEW_URL.finditer(output + " " + call.command)]
@@ -253,6 +253,13 @@ def git_activity(reading: SessionReading) -> list[Candidate]:
         lines.extend(seen.status_at)
     if not parts:
         return []
+    # the branches its commits went to, in order: the block tells a side branch's work from the
+    # project's line of work by them
+    details: dict[str, object] = {"source": "tool", "commits": len(commits), "branches": list(on)}
+    if (tree := reading.tree) is not None:
+        # what its last status of the checkout listed as not committed: an earlier session's handed-over
+        # files it does not list were committed in between (`remembering.open_items`)
+        details["tree"] = {"dirty": list(tree.dirty), "ahead": tree.ahead, "complete": tree.complete}
     return [
         Candidate(
             kind=MemoryKind.EPISODE,
@@ -260,9 +267,7 @@ def git_activity(reading: SessionReading) -> list[Candidate]:
             content=("Git activity of this session: " + ". ".join(parts))[:1_900],
             tags=[Tag.GIT],
             confidence=0.7,
-            # the branches its commits went to, in order: the block tells a side branch's work from
-            # the project's line of work by them
-            details={"source": "tool", "commits": len(commits), "branches": list(on)},
+            details=details,
             line_start=min(lines),
             line_end=max(lines),
         )
@@ -418,4 +423,32 @@ def outcome(reading: SessionReading) -> list[Candidate]:
     if last is None or reply is None or not last.ran_tools or len(reply.text.strip()) < MIN_ACCOUNT_CHARS:
         return []
     title = "How the last request ended"
-    return [_section(MemoryKind.EPISODE, title, reply.text, reply, ["outcome"], 0.55, 0)]
+    ended = _section(MemoryKind.EPISODE, title, reply.text, reply, ["outcome"], 0.55, 0)
+    if (asks := handed_over(reply.text)) and reading.uncommitted:
+        # the step it left to the person, and the files it is about: a later session's `git status`
+        # that lists none of them shows it taken up (`remembering.open_items`)
+        ended.details["handover"] = {"asks": asks, "paths": list(reading.uncommitted[:MAX_HANDOVER_PATHS])}
+    return [ended]
+
+
+MAX_HANDOVER_PATHS = 40
+# the agent leaves a step of keeping the work to the person: "ready for you to commit and deploy", "you'll
+# need to deploy", "not pushed yet"
+_HANDOVER = re.compile(
+    r"\b(?:ready (?:for you )?to|when you(?:'re| are) ready,? (?:to |you can )?|you can(?: now)?"
+    r"|you(?:'ll| will)? need to|remember to|don't forget to|left for you to)\s+"
+    r"(?:(?:now|then|safely|go ahead and|review and|test and)\s+){0,2}"
+    r"(?P<verb>commit|push|deploy|merge)\b(?:,? (?:and|&) (?P<also>commit|push|deploy|merge)\b)?"
+    r"|\b(?:not|never) (?:yet )?(?:been )?(?P<undone>committed|pushed|deployed)\b|\buncommitted\b",
+    re.I,
+)
+_BASE_FORM = {"committed": "commit", "pushed": "push", "deployed": "deploy"}
+
+
+def handed_over(reply: str) -> list[str]:
+    """The steps of keeping its work a reply leaves to the person (commit, push, deploy, merge)."""
+    asks: set[str] = set()
+    for m in _HANDOVER.finditer(reply):
+        said = [w for w in (m["verb"], m["also"], m["undone"]) if w] or ["commit"]  # "uncommitted"
+        asks |= {_BASE_FORM.get(w.lower(), w.lower()) for w in said}
+    return sorted(asks)

@@ -14,7 +14,7 @@ from typing import Any
 
 from cairn.pipeline.models import EventDoc, EventsDoc
 from cairn.pipeline.reading.failures import unresolved_errors
-from cairn.pipeline.reading.git_state import git_state
+from cairn.pipeline.reading.git_state import Tree, git_state, tree_state, uncommitted_edits
 from cairn.pipeline.reading.shell import ShellCall, checkouts, shell_calls
 from cairn.pipeline.reading.todos import TodoList, todo_lists
 from cairn.pipeline.reading.turns import Turn, turns
@@ -30,6 +30,8 @@ class SessionReading:
     turns: tuple[Turn, ...]
     checkouts: tuple[str, ...]  # the folders it worked in, deepest first
     git_state: str | None  # what its last `git status` left unsettled
+    tree: Tree | None  # the paths its last plain `git status` of its checkout listed as not committed
+    uncommitted: tuple[str, ...]  # the files it edited in its checkout after its last commit
     todo_lists: tuple[TodoList, ...]
     unresolved: tuple[dict[str, Any], ...]  # commands whose last run failed for real
 
@@ -47,14 +49,17 @@ def read_events(
 ) -> SessionReading:
     events = list(events)
     calls = tuple(shell_calls(events))
+    roots = checkouts(events, cwd)
     return SessionReading(
         events=events,
         cwd=cwd,
         project_files=tuple(project_files),
         shell_calls=calls,
         turns=tuple(turns(events)),
-        checkouts=checkouts(events, cwd),
+        checkouts=roots,
         git_state=git_state(calls),
+        tree=tree_state(calls, cwd),
+        uncommitted=uncommitted_edits(events, calls, roots),
         todo_lists=todo_lists(events),
         unresolved=tuple(unresolved_errors(calls)),
     )

@@ -78,6 +78,7 @@ def command_of(event: EventDoc) -> str | None:
 
 
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (.+)$", re.M)
+_PATCH_FILES = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 
 
 def edited_path(event: EventDoc) -> str | None:
@@ -90,6 +91,16 @@ def edited_path(event: EventDoc) -> str | None:
     if isinstance(raw, str) and (m := _PATCH_FILE.search(raw)):  # Codex apply_patch
         return m.group(1).strip()
     return None
+
+
+def edited_paths(event: EventDoc) -> list[str]:
+    """Every file an edit wrote: its one path, or each file a patch touched."""
+    raw = event.tool_input
+    patch = raw.get("input") or raw.get("patch") if isinstance(raw, dict) else raw
+    if isinstance(patch, str) and (found := _PATCH_FILES.findall(patch)):
+        return [f.strip() for f in found]
+    path = edited_path(event)
+    return [path] if path else []
 
 
 def patch_added(patch: str) -> list[str]:

@@ -11,7 +11,9 @@ EventBridge schedule in AWS), the same code in both modes. In order, it
    (and a procedure's runs of them all); the others are superseded into it, kept as history; and a
    person's preference the agent stated as a rule as it put it in place into that rule;
 3. closes open items (`open_items`) a later session finished: `details.closed_items` names each and the
-   session that closed it; when all are closed the memory's validity ends with `details.closed_by`;
+   session that closed it; when all are closed the memory's validity ends with `details.closed_by` (an
+   account that left its commit or deploy to the person ends once a later `git status` shows the files
+   committed: recall stops offering "ready for you to commit" weeks after it was);
 4. folds one command left failing by several sessions into the newest of them, with its evidence (as
    step 2), and leaves behind a failure no later session met again (`open_items.met`: ran its command
    or hit its error) once `LEFT_BEHIND_AFTER` sessions of the same member have come after it: its
@@ -49,6 +51,7 @@ from cairn.pipeline.remembering.open_items import (
     closer,
     evidence_of,
     failure_of,
+    handover_of,
     items_of,
     met,
     runs_by_session,
@@ -377,11 +380,17 @@ class _Pass:
         already = {c.get("item") for c in done}
         items = items_of(m)
         is_command = m.kind is MemoryKind.EPISODE and bool(m.details.get("command"))
+        handover = handover_of(m)
         found = []
         for item in items:
             if item in already:
                 continue
-            ev = closer(item, is_command, later, str(m.details.get("error") or "") if is_command else None)
+            if handover is not None and item == handover.item:
+                ev = handover.taken_up(later)
+            else:
+                ev = closer(
+                    item, is_command, later, str(m.details.get("error") or "") if is_command else None
+                )
             if ev is not None:
                 found.append({"item": item, "closed_by": ev.session_id, "evidence": ev.memory_id})
         if not found:

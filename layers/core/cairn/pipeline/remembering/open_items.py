@@ -4,13 +4,18 @@ An item is left open by a session as
 - an episode of what was left to do (tag `open`: unfinished todos, a summary's pending work), its
   `details.items`;
 - an episode of an error that never stopped failing (tag `unresolved`), its `details.command`;
-- the handoff's `next_steps`, `open_questions` and `errors`.
+- the handoff's `next_steps`, `open_questions` and `errors`;
+- an account of the session's end that left keeping its work to the person ("ready for you to commit and
+  deploy") while files it edited were not committed, its `details.handover`.
 A later session closes it with evidence it kept: a todo it marked done (its reflection's `details.done`),
 a commit or an account of finished work (its episodes), a fix of the failing command (its reflection's
 `errors_fixed`, an episode tagged fixed or resolved) or the command run well (a procedure's
 `details.runs` for that session). A text item is closed when most of its content words are in one piece of
 that evidence; a command when the same command (`subjects.same_command`: however a session ran it) is
-shown fixed or run well, or its error (`problem`) is shown fixed, in a later session or later in its own.
+shown fixed or run well, or its error (`problem`) is shown fixed, in a later session or later in its own; a
+handover when a later session of the same person's checkout ran a `git status` that lists none of its
+files (and, if it asked for a push or deploy, whose branch was not ahead): the work was committed in
+between, by the agent or by hand (`Handover.taken_up`).
 
 A failure is a state of its moment, not an intention: one that no later session ever met again (ran
 its command, well or not, or hit its error: `met`) was left behind by the project's work, and the
@@ -25,6 +30,7 @@ from dataclasses import dataclass
 
 from cairn.domain.models import Memory, MemoryKind
 from cairn.domain.vocabulary import RESOLVED_TAGS, Tag
+from cairn.pipeline.reading.git_state import Tree
 from cairn.pipeline.remembering.subjects import _STOP, core_command, same_command, words
 
 COVERED = 0.7  # of an item's content words found in one piece of later evidence
@@ -42,6 +48,43 @@ class Evidence:
     commands: frozenset[str] = frozenset()
     at: tuple[str, int] | None = None  # (transcript part, line) where its session showed it
     errors: frozenset[str] = frozenset()  # the errors it shows fixed, each as `problem` reads it
+    tree: Tree | None = None  # what its last `git status` of its checkout listed as not committed
+    member: str | None = None  # whose session: another person's checkout is another tree
+
+
+@dataclass(frozen=True, slots=True)
+class Handover:
+    """Keeping a session's work (commit, push, deploy) left to the person, and the files it is about."""
+
+    item: str
+    asks: frozenset[str]
+    paths: tuple[str, ...]
+    member: str | None
+
+    def taken_up(self, later: Iterable[Evidence]) -> Evidence | None:
+        """The first later session of the same person whose `git status` lists none of the files (and,
+        when a push or deploy was asked, whose branch was not ahead of its upstream)."""
+        pushed = bool(self.asks & {"push", "deploy"})
+        for ev in later:
+            if ev.tree is None or (self.member and ev.member and ev.member != self.member):
+                continue
+            if not any(ev.tree.lists(p) for p in self.paths) and not (pushed and ev.tree.ahead):
+                return ev
+        return None
+
+
+def handover_of(memory: Memory) -> Handover | None:
+    """The handover an account of a session's end holds (None for anything else)."""
+    d = memory.details.get("handover") if memory.kind is MemoryKind.EPISODE else None
+    if not isinstance(d, dict):
+        return None
+    paths = tuple(str(p) for p in d.get("paths") or [] if str(p).strip())
+    asks = frozenset(str(a) for a in d.get("asks") or [])
+    if not paths or not asks:
+        return None
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    item = f"{' and '.join(sorted(asks))} the changes to {shown}"
+    return Handover(item, asks, paths, memory.provenance.member)
 
 
 def problem(error: str) -> str | None:
@@ -92,6 +135,8 @@ def items_of(memory: Memory) -> list[str]:
         return [core_command(str(d["command"]))]
     if Tag.OPEN in memory.tags and Tag.TAKEN_UP not in memory.tags:
         return [str(i) for i in (d.get("items") or [memory.content]) if str(i).strip()]
+    if handover := handover_of(memory):
+        return [handover.item]
     return []
 
 
@@ -104,6 +149,7 @@ def evidence_of(memory: Memory) -> Evidence | None:
     texts: list[str] = []
     commands: set[str] = set()
     errors: set[str] = set()
+    tree: Tree | None = None
     if memory.kind is MemoryKind.REFLECTION:
         texts += [str(i) for i in d.get("done") or []]
         commands |= {core_command(str(c)) for c in d.get("errors_fixed") or []}
@@ -114,6 +160,7 @@ def evidence_of(memory: Memory) -> Evidence | None:
             errors.add(problem(str(d.get("error") or "")) or "")
         elif Tag.ERROR not in memory.tags:  # a failure that was fixed is no account of work done
             texts.append(memory.content)
+        tree = _tree(d.get("tree")) if Tag.GIT in memory.tags else None
     elif memory.kind is MemoryKind.PROCEDURE and isinstance(d.get("runs"), dict):
         ran_well = d["runs"].get(session)
         if d.get("command") and isinstance(ran_well, list) and ran_well and int(ran_well[0]) > 0:
@@ -123,8 +170,22 @@ def evidence_of(memory: Memory) -> Evidence | None:
         return None
     errors.discard("")
     return Evidence(
-        session, memory.id, tuple(texts), frozenset(commands), where(memory, end=True), frozenset(errors)
+        session,
+        memory.id,
+        tuple(texts),
+        frozenset(commands),
+        where(memory, end=True),
+        frozenset(errors),
+        tree,
+        memory.provenance.member,
     )
+
+
+def _tree(stored: object) -> Tree | None:
+    if not isinstance(stored, dict) or not isinstance(stored.get("dirty"), list):
+        return None
+    dirty = tuple(str(p) for p in stored["dirty"])
+    return Tree(dirty, bool(stored.get("ahead")), stored.get("complete") is not False)
 
 
 def failure_of(memory: Memory) -> tuple[str, str | None] | None:
