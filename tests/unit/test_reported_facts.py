@@ -258,3 +258,34 @@ def test_a_listed_correction_from_wrong_to_right_is_one_change_under_its_lead_in
 
 def test_a_check_of_the_moment_with_a_mark_is_still_no_statement():
     assert statements("`cargo test` → ✅ 42 passed") == []
+
+
+def test_the_problem_and_the_fix_of_one_change_in_one_reply_are_one_fact():
+    reply = (
+        "Fixed and deployed.\n\n## The Problem\nThe query was using incorrect column names:\n"
+        "- ❌ `track_id` → ✅ `trackid`\n\n## The Fix\n"
+        "Updated [extreme.go](go/extreme.go) to use the correct column names that match the schema "
+        "(verified from the working `query_radiation` tool)."
+    )
+    events = [
+        ev(1, Role.USER, "the extreme readings tool fails with a column error"),
+        *tool_run(2, "Edit", {"file_path": "/src/go/extreme.go", "old_string": "a", "new_string": "b"}, "ok"),
+        ev(4, Role.ASSISTANT, reply),
+    ]
+    assert facts_of(events) == [
+        "The query was using incorrect column names: `track_id` → `trackid`; Updated extreme.go to use the"
+        " correct column names that match the schema (verified from the working `query_radiation` tool)."
+    ]
+
+
+def test_two_statements_of_one_reply_on_different_subjects_stay_two_facts():
+    reply = (
+        "Pushed.\n\n- Changed the deploy host from `10.0.0.5` to `10.0.0.7`\n"
+        "- The health check now polls `/healthz` every 30s"
+    )
+    events = [
+        ev(1, Role.USER, "move the deploy and fix the health check"),
+        *ran(2, "git commit -am move && git push", "main -> main"),
+        ev(4, Role.ASSISTANT, reply),
+    ]
+    assert len(facts_of(events)) == 2

@@ -14,6 +14,7 @@ checkable statements of such an account as small facts:
 - never a question, an offer, a plan or a hedge ("Want me to…", "I'll…", "might"), nor code blocks
   and tables (a statement is one line of prose);
 - a run of "Label: value" lines is one statement, so "New value: `x`" keeps what it is the value of;
+- two statements of one reply on one subject are one fact (`one_per_subject`);
 - a few per reply, the changes first, then those with the most values; each says how many words of
   the person's request it answers and whether the turn committed or pushed its work, which the block
   weighs (`services.project_block.fact_weights`).
@@ -117,7 +118,7 @@ def reported_facts(reading: SessionReading) -> list[Candidate]:
         if reply is None or not confirmed(turn):
             continue
         kept, asked = committed(turn), _stems(turn.request.text)
-        for text in statements(reply.text)[:MAX_PER_REPLY]:
+        for text in one_per_subject(statements(reply.text)[:MAX_PER_REPLY]):
             key = " ".join(text.lower().split())
             # a statement whose every value an earlier one of the session gave says it again
             named = frozenset(v.lower() for v in values(text))
@@ -171,6 +172,27 @@ def statements(text: str) -> list[str]:
         found.append((-bool(_CHANGE.search(words)), -min(count, 3), line))
     ranked = sorted(range(len(found)), key=lambda i: (found[i][0], found[i][1], i))
     return [found[i][2] for i in ranked]
+
+
+SHARED_SUBJECT = 2  # content words two statements share besides their values: "column names", "route … port"
+
+
+def one_per_subject(found: list[str]) -> list[str]:
+    """A reply's statements, those on one subject said as one: an account often names a change twice,
+    as the problem and as the fix ("The query was using incorrect column names: `latitude` → `lat`",
+    "Updated tool.go to use the correct column names"), or in two halves of one table ("Route `/api/x`
+    → port 3333", "Route everything else → port 8765"). Two memories of one change read as a duplicate,
+    and a later change of it supersedes one and leaves the other."""
+    out: list[tuple[str, set[str]]] = []
+    for text in found:
+        words = _stems(text) - _stems(" ".join(values(text)))
+        for i, (kept, subject) in enumerate(out):
+            if len(subject & words) >= SHARED_SUBJECT:
+                out[i] = (f"{kept.rstrip(' .;')}; {text}", subject | words)
+                break
+        else:
+            out.append((text, words))
+    return [text for text, _ in out]
 
 
 def values(line: str) -> list[str]:
