@@ -279,6 +279,7 @@ def test_one_pass_folds_restatements_supersedes_changes_closes_finished_items_an
         "restored": 0,
         "evidenced": 3,
         "side_branch": 0,
+        "edited_out": 0,
     }
 
 
@@ -609,3 +610,39 @@ def test_a_handover_is_not_taken_up_by_a_teammates_checkout(tmp_path):
         assert c.pipeline.memory_repo.get(team_id, handed.id).is_current  # his clean tree is not hers
     finally:
         c.close()
+
+
+def test_a_value_a_later_sessions_edits_took_out_of_the_files_is_no_longer_current(store):
+    c, team, _ = store
+    radius = _say(c, team, "s1", MemoryKind.FACT, "A city search now uses a 15–25 km radius (was 1.5km)")
+    former = _say(c, team, "s1", MemoryKind.FACT, "Village search radius: 25-50km (was 5-10km)")
+    _say(
+        c,
+        team,
+        "s2",
+        MemoryKind.REFLECTION,
+        "Session s2 (codex).",
+        details={"edited_out": ["15-25km", "5-10km"]},
+    )
+    dream(c.pipeline, team, PROJECT)
+    get = lambda m: c.pipeline.memory_repo.get(team, m.id)  # noqa: E731
+    ended = get(radius)
+    assert not ended.is_current and ended.details["edited_out"] == {"value": "15-25km", "session": "s2"}
+    assert get(former).is_current  # it gives 5-10km as what the radius was
+    assert dream(c.pipeline, team, PROJECT, full=True).writes == 0
+
+
+def test_values_edited_out_on_a_branch_never_merged_leave_the_fact_current(store):
+    c, team, _ = store
+
+    def git(sid: str, branch: str):
+        content = f"Git activity of this session: commits on `{branch}`: `{sid}0a1b2c` work of {sid}"
+        _say(c, team, sid, MemoryKind.EPISODE, content, tags=(Tag.GIT,), details={"branches": [branch]})
+
+    for sid in ("s1", "s2", "s4"):
+        git(sid, "main")
+    git("s3", "pool-spike")
+    pool = _say(c, team, "s2", MemoryKind.FACT, "The pool timeout is 500ms in production")
+    _say(c, team, "s3", MemoryKind.REFLECTION, "Session s3 (codex).", details={"edited_out": ["500ms"]})
+    dream(c.pipeline, team, PROJECT)
+    assert c.pipeline.memory_repo.get(team, pool.id).is_current

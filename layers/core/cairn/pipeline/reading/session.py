@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cairn.pipeline.models import EventDoc, EventsDoc
+from cairn.pipeline.reading.edited_values import edited_out
 from cairn.pipeline.reading.failures import unresolved_errors
 from cairn.pipeline.reading.git_state import Tree, git_state, tree_state, uncommitted_edits
 from cairn.pipeline.reading.shell import ShellCall, checkouts, shell_calls
@@ -32,6 +33,7 @@ class SessionReading:
     git_state: str | None  # what its last `git status` left unsettled
     tree: Tree | None  # the paths its last plain `git status` of its checkout listed as not committed
     uncommitted: tuple[str, ...]  # the files it edited in its checkout after its last commit
+    edited_out: tuple[str, ...]  # the values (a number with its unit, a URL) its edits took out of files
     todo_lists: tuple[TodoList, ...]
     unresolved: tuple[dict[str, Any], ...]  # commands whose last run failed for real
 
@@ -60,6 +62,7 @@ def read_events(
         git_state=git_state(calls),
         tree=tree_state(calls, cwd),
         uncommitted=uncommitted_edits(events, calls, roots),
+        edited_out=edited_out(events),
         todo_lists=todo_lists(events),
         unresolved=tuple(unresolved_errors(calls)),
     )

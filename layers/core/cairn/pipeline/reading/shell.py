@@ -130,6 +130,36 @@ def added_text(event: EventDoc) -> str:
     return " ".join(" ".join(patch_added(raw)).split()) if isinstance(raw, str) else ""
 
 
+def replaced(event: EventDoc) -> tuple[str, str]:
+    """What an edit took out and what stood there after it: a replacement's old and new text (each
+    pair of a MultiEdit), a patch's `-` lines and its `+` and context lines; a whole file written
+    anew has no old text to read."""
+    raw = event.tool_input
+    old: list[str] = []
+    new: list[str] = []
+    if isinstance(raw, dict):
+        for pair in [raw] + [e for e in raw.get("edits") or [] if isinstance(e, dict)]:
+            before, after = (
+                pair.get("old_string") or pair.get("old_str"),
+                pair.get("new_string") or pair.get("new_str"),
+            )
+            if isinstance(before, str):
+                old.append(before)
+            if isinstance(after, str):
+                new.append(after)
+        written = raw.get("content") or raw.get("file_text")
+        if isinstance(written, str):
+            new.append(written)
+        raw = raw.get("input") or raw.get("patch")
+    if isinstance(raw, str):
+        for line in raw.splitlines():
+            if line.startswith("-") and not line.startswith("---"):
+                old.append(line[1:])
+            elif line.startswith(("+", " ")) and not line.startswith("+++"):
+                new.append(line[1:])
+    return "\n".join(old), "\n".join(new)
+
+
 def checkouts(events: list[EventDoc], cwd: str | None) -> tuple[str, ...]:
     """The folders a session worked in, deepest first: its own checkout and, beside it, those its
     commands ran in (a `workdir`, `cd /abs && …`: a git worktree next to the main checkout). A path

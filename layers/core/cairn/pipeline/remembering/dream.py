@@ -23,7 +23,10 @@ EventBridge schedule in AWS), the same code in both modes. In order, it
 5. demotes a procedure whose latest session only failed after earlier successes (`details.demoted`,
    lower confidence), and restores it when it works again;
 6. names the side branch on a session's accounts of work it committed only to a branch the project
-   did not take up (`details.side_branch`), and takes the mark back once the branch is merged.
+   did not take up (`details.side_branch`), and takes the mark back once the branch is merged;
+7. ends a fact or decision that gives as current a value (a number with its unit, an address, a URL) a
+   later session's edits took out of the project's files (`reading.edited_values`): `City: 15-25km`
+   edited to `City: 50km` ends "a city search uses a 15-25km radius", with `details.edited_out`.
 
 Idempotent: every write sets a value computed from what is stored (a union of sessions, a closing), so a
 second pass over the same memories writes nothing. Incremental: a watermark per project (a small blob)
@@ -56,7 +59,13 @@ from cairn.pipeline.remembering.open_items import (
     met,
     runs_by_session,
 )
-from cairn.pipeline.remembering.subjects import changed, restates, same_command, same_procedure
+from cairn.pipeline.remembering.subjects import (
+    changed,
+    restates,
+    same_command,
+    same_procedure,
+    stated_values,
+)
 from cairn.services.memories import MemoryPatch
 from cairn.services.project_block import restated_by_rule, side_sessions, work_report
 from cairn.services.uploads import project_slug
@@ -96,6 +105,7 @@ class DreamOutcome:
     restored: list[str] = field(default_factory=list)
     evidenced: list[str] = field(default_factory=list)
     side_branch: list[str] = field(default_factory=list)  # work reports (un)marked as a side branch's
+    edited_out: list[str] = field(default_factory=list)  # facts whose value a later edit took out
     skipped: bool = False  # nothing written since the last pass
 
     def counts(self) -> dict[str, int]:
@@ -108,6 +118,7 @@ class DreamOutcome:
             "restored": len(self.restored),
             "evidenced": len(self.evidenced),
             "side_branch": len(self.side_branch),
+            "edited_out": len(self.edited_out),
         }
 
     @property
@@ -171,6 +182,7 @@ class _Pass:
         self.new = {m.id for m in self.memories if since is None or m.updated_at > since}
         self.fresh = bool(self.new)
         self._times: dict[str, datetime] = {}
+        self.side: dict[str, str] = {}  # sessions whose work went only to a side branch (step 6)
         # hook for the kill -9 test: called after every write
         self.after_write: Callable[[], None] = lambda: None
 
@@ -183,6 +195,7 @@ class _Pass:
         self._leave_behind_failures()
         self._procedures()
         self._name_side_branch_work()
+        self._end_edited_out_values()
         return self.out
 
     # --- reading ----------------------------------------------------------------------------
@@ -496,6 +509,7 @@ class _Pass:
         git = [m for m in self._live(frozenset({MemoryKind.EPISODE})) if Tag.GIT in m.tags]
         order = list(dict.fromkeys(m.provenance.session_id for m in self._order(self.memories)))
         side = side_sessions(git, {sid: age for age, sid in enumerate(reversed(order)) if sid})
+        self.side = side
         for m in self._live(frozenset({MemoryKind.FACT})):
             branch = side.get(m.provenance.session_id or "") if work_report(m) else None
             if m.details.get("side_branch") != branch:
@@ -504,6 +518,34 @@ class _Pass:
                     details["side_branch"] = branch
                 self._update(m, details)
                 self.out.side_branch.append(m.id)
+
+    # --- 7. values a later session's edits took out of the files ----------------------------
+    def _end_edited_out_values(self) -> None:
+        """A fact or decision that gives as current a value a later session's edits took out of the
+        project's files and put back nowhere (its reflection's `details.edited_out`) is no longer
+        current: its validity ends with `details.edited_out` naming the value and the session. A
+        session whose work went only to a side branch (step 6) changed nothing the project runs."""
+        removed = [
+            (_aware(self._time(r)), r, set(map(str, r.details["edited_out"])))
+            for r in self._live(frozenset({MemoryKind.REFLECTION}))
+            if isinstance(r.details.get("edited_out"), list) and r.provenance.session_id not in self.side
+        ]
+        if not removed:
+            return
+        for m in self._statements(MemoryKind.FACT) + self._statements(MemoryKind.DECISION):
+            said = stated_values(m.content)
+            if not said or m.pinned:
+                continue
+            when = _aware(self._time(m))
+            for t, reflection, gone in removed:
+                sid = reflection.provenance.session_id
+                if t <= when or sid == m.provenance.session_id or not self._touched(m, reflection):
+                    continue
+                if hit := sorted(said & gone):
+                    details = {**m.details, "edited_out": {"value": hit[0], "session": sid}}
+                    self._replace(self.deps.memories.close(self.caller, m.id, details))
+                    self.out.edited_out.append(m.id)
+                    break
 
 
 def _groups(items: list[Memory], pairs: list[tuple[Memory, Memory]]) -> dict[str, list[Memory]]:

@@ -133,6 +133,9 @@ def summarise(reading: SessionReading) -> dict[str, Any]:
         "done": list(dict.fromkeys(i for t in reading.todo_lists for i in t.done_items))[-MAX_DONE:],
         "open_questions": open_questions(last_reply),
         "git_state": reading.git_state,
+        # values its edits took out of the project's files: a later dream pass ends an earlier fact
+        # that still states one as current
+        "edited_out": list(reading.edited_out),
     }
 
 

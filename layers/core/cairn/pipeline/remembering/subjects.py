@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cairn.pipeline.reading.edited_values import value_tokens
 from cairn.services.project_block import REMOTE_PROGRAMS, command_steps, program
 
 _URL = r"https?://[^\s)>\]'\"`,;]+"
@@ -103,6 +104,20 @@ def values(text: str) -> list[tuple[str, str]]:
         kind = m.lastgroup or "number"
         out.append((kind, m.group(0).lower().rstrip("./")))
     return out
+
+
+# what a statement says a thing was, not is: "(was 5-10km)", "from 1.5km to", "Before: …", "instead of 2s"
+_FORMER = re.compile(
+    r"\((?:was|previously|formerly|before|old)\b[^)]*\)|\bfrom\s+\S+(?:\s\S+)?(?=\s+(?:to|→|->)\s)"
+    r"|\bbefore:[^;\n]*|\b(?:instead of|rather than|replacing|replaced)\s+\S+|\b(?:was|were)\s+\S+",
+    re.I,
+)
+
+
+def stated_values(text: str) -> set[str]:
+    """The values (numbers with units, addresses, URLs) a statement gives as what is now, each as
+    `edited_values.value_tokens` spells it: not those it says a thing was."""
+    return value_tokens(_FORMER.sub(" ", text))
 
 
 def template(text: str) -> str:

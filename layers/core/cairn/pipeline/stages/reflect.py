@@ -19,7 +19,7 @@ from cairn.pipeline.remembering.reflection import (
     summarise,
 )
 
-REFLECTED = ("requests", "tools", "files_edited", "errors_fixed", "unresolved_errors", "done")
+REFLECTED = ("requests", "tools", "files_edited", "errors_fixed", "unresolved_errors", "done", "edited_out")
 
 
 def reflect(deps: PipelineDeps, done: ConsolidateResult) -> ReflectResult:
