@@ -63,3 +63,16 @@ def test_values_are_read_however_they_are_spelled():
 )
 def test_a_statement_gives_as_current_the_values_it_does_not_say_were(statement, current):
     assert stated_values(statement) == current
+
+
+def test_an_opencode_edit_is_read_in_its_own_field_names():
+    from cairn.pipeline.reading.session import read_events
+
+    args = {
+        "filePath": "/home/me/app/config.ts",
+        "oldString": "timeout: 500ms",
+        "newString": "timeout: 2000ms",
+    }
+    events = tool_run(1, "edit", args, "Edit applied successfully.")
+    reading = read_events(events, "/home/me/app")
+    assert reading.edited_out == ("500ms",) and reading.uncommitted == ("config.ts",)

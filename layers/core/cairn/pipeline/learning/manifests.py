@@ -280,7 +280,12 @@ def _read_path(e: EventDoc) -> str | None:
         files = [f for f in files if manifest_kind(f)]
         return files[0] if len(files) == 1 else None
     if (e.tool_name or "").lower() in READ_TOOLS and isinstance(e.tool_input, dict):
-        path = e.tool_input.get("file_path") or e.tool_input.get("path") or e.tool_input.get("absolute_path")
+        path = (
+            e.tool_input.get("file_path")
+            or e.tool_input.get("path")
+            or e.tool_input.get("absolute_path")
+            or e.tool_input.get("filePath")  # OpenCode
+        )
         return str(path) if path else None
     return None
 

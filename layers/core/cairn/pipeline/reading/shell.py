@@ -84,7 +84,8 @@ _PATCH_FILES = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 def edited_path(event: EventDoc) -> str | None:
     raw = event.tool_input
     if isinstance(raw, dict):
-        path = raw.get("file_path") or raw.get("path") or raw.get("notebook_path")
+        # Claude Code, Gemini CLI, Copilot CLI; OpenCode's is `filePath`
+        path = raw.get("file_path") or raw.get("path") or raw.get("notebook_path") or raw.get("filePath")
         if path:
             return str(path)
         raw = raw.get("input") or raw.get("patch")
@@ -116,9 +117,9 @@ def added_text(event: EventDoc) -> str:
         pairs = [raw] + [e for e in raw.get("edits") or [] if isinstance(e, dict)]  # MultiEdit
         added: list[str] = []
         for pair in pairs:
-            new = pair.get("new_string") or pair.get("new_str")
+            new = _new_text(pair)
             if isinstance(new, str):
-                old = str(pair.get("old_string") or pair.get("old_str") or "")
+                old = str(_old_text(pair) or "")
                 before = {ln.strip() for ln in old.splitlines()}
                 added += [ln for ln in new.splitlines() if ln.strip() not in before]
         written = raw.get("content") or raw.get("file_text")
@@ -130,6 +131,14 @@ def added_text(event: EventDoc) -> str:
     return " ".join(" ".join(patch_added(raw)).split()) if isinstance(raw, str) else ""
 
 
+def _old_text(pair: dict) -> object:
+    return pair.get("old_string") or pair.get("old_str") or pair.get("oldString")  # OpenCode: camelCase
+
+
+def _new_text(pair: dict) -> object:
+    return pair.get("new_string") or pair.get("new_str") or pair.get("newString")
+
+
 def replaced(event: EventDoc) -> tuple[str, str]:
     """What an edit took out and what stood there after it: a replacement's old and new text (each
     pair of a MultiEdit), a patch's `-` lines and its `+` and context lines; a whole file written
@@ -139,10 +148,7 @@ def replaced(event: EventDoc) -> tuple[str, str]:
     new: list[str] = []
     if isinstance(raw, dict):
         for pair in [raw] + [e for e in raw.get("edits") or [] if isinstance(e, dict)]:
-            before, after = (
-                pair.get("old_string") or pair.get("old_str"),
-                pair.get("new_string") or pair.get("new_str"),
-            )
+            before, after = _old_text(pair), _new_text(pair)
             if isinstance(before, str):
                 old.append(before)
             if isinstance(after, str):

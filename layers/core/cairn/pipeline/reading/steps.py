@@ -268,7 +268,7 @@ def _call(e: EventDoc, result: EventDoc | None) -> str:
     name = e.tool_name or "tool"
     args = "" if _is_placeholder(e.tool_input) else _compact_input(e.tool_input)
     line = f"{name} {args}".rstrip()
-    prose = _is_prose_file(str(_field(e, "file_path") or _field(e, "path") or ""))
+    prose = _is_prose_file(str(_field(e, "file_path") or _field(e, "path") or _field(e, "filePath") or ""))
     return line + (("\n" + _outcome(result, prose)) if result else "")
 
 
@@ -478,7 +478,14 @@ def content_words(e: EventDoc, result: EventDoc | None) -> int:
 def _edit_summary(e: EventDoc) -> str:
     raw = e.tool_input
     if isinstance(raw, dict):
-        new = raw.get("new_string") or raw.get("content") or raw.get("new_str") or raw.get("file_text") or ""
+        new = (
+            raw.get("new_string")
+            or raw.get("newString")
+            or raw.get("content")
+            or raw.get("new_str")
+            or raw.get("file_text")
+            or ""
+        )
         if isinstance(new, str) and new.strip():
             return one_line(new, EDIT_CHARS)
         edits = raw.get("edits")
