@@ -209,7 +209,7 @@ def uncommitted_edits(
     making; a file outside every checkout (an agent's own notes) is no work a commit could hold."""
     last_commit = max(
         (
-            c.result.line_no
+            c.result.seq  # the order of the session's events
             for c in calls
             if c.ok and c.result is not None and COMMIT_LINE.search(c.result.text or "")
         ),
@@ -220,7 +220,7 @@ def uncommitted_edits(
     }
     out: list[str] = []
     for e in events:
-        if e.role is Role.TOOL_CALL and is_edit(e) and e.line_no > last_commit and e.tool_call_id in done:
+        if e.role is Role.TOOL_CALL and is_edit(e) and e.seq > last_commit and e.tool_call_id in done:
             for path in edited_paths(e):
                 relative = in_checkout(path, roots) if path.startswith("/") else _plain(path)
                 if relative and not relative.startswith("/") and relative not in out:
