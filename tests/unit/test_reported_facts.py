@@ -267,12 +267,10 @@ def test_the_problem_and_the_fix_of_one_change_in_one_reply_are_one_fact():
         "Updated [extreme.go](go/extreme.go) to use the correct column names that match the schema "
         "(verified from the working `query_radiation` tool)."
     )
-    events = [
-        ev(1, Role.USER, "the extreme readings tool fails with a column error"),
-        *tool_run(2, "Edit", {"file_path": "/src/go/extreme.go", "old_string": "a", "new_string": "b"}, "ok"),
-        ev(4, Role.ASSISTANT, reply),
-    ]
-    assert facts_of(events) == [
+    edited = tool_run(
+        2, "Edit", {"file_path": "/src/go/extreme.go", "old_string": "a", "new_string": "b"}, "ok"
+    )
+    assert facts_of(one_turn("the extreme readings tool fails with a column error", edited, reply)) == [
         "The query was using incorrect column names: `track_id` → `trackid`; Updated extreme.go to use the"
         " correct column names that match the schema (verified from the working `query_radiation` tool)."
     ]
@@ -283,9 +281,10 @@ def test_two_statements_of_one_reply_on_different_subjects_stay_two_facts():
         "Pushed.\n\n- Changed the deploy host from `10.0.0.5` to `10.0.0.7`\n"
         "- The health check now polls `/healthz` every 30s"
     )
-    events = [
-        ev(1, Role.USER, "move the deploy and fix the health check"),
-        *ran(2, "git commit -am move && git push", "main -> main"),
-        ev(4, Role.ASSISTANT, reply),
-    ]
-    assert len(facts_of(events)) == 2
+    pushed = ran(2, "git commit -am move && git push", "main -> main")
+    assert len(facts_of(one_turn("move the deploy and fix the health check", pushed, reply))) == 2
+
+
+def one_turn(request: str, work: list[EventDoc], reply: str) -> list[EventDoc]:
+    """A request, the tool work that answered it, and the agent's closing reply."""
+    return [ev(1, Role.USER, request), *work, ev(4, Role.ASSISTANT, reply)]
