@@ -639,10 +639,15 @@ def test_values_edited_out_on_a_branch_never_merged_leave_the_fact_current(store
         content = f"Git activity of this session: commits on `{branch}`: `{sid}0a1b2c` work of {sid}"
         _say(c, team, sid, MemoryKind.EPISODE, content, tags=(Tag.GIT,), details={"branches": [branch]})
 
-    for sid in ("s1", "s2", "s4"):
+    for day, sid in enumerate(("s5", "s6", "s7"), start=5):  # sessions the seed wrote no reflection for
+        _session(c, team, sid, day)
+    for sid in ("s1", "s5", "s7"):
         git(sid, "main")
-    git("s3", "pool-spike")
-    pool = _say(c, team, "s2", MemoryKind.FACT, "The pool timeout is 500ms in production")
-    _say(c, team, "s3", MemoryKind.REFLECTION, "Session s3 (codex).", details={"edited_out": ["500ms"]})
+    git("s6", "pool-spike")
+    pool = _say(c, team, "s5", MemoryKind.FACT, "The pool timeout is 500ms in production")
+    spike = _say(
+        c, team, "s6", MemoryKind.REFLECTION, "Session s6 (codex).", details={"edited_out": ["500ms"]}
+    )
+    assert spike.details["edited_out"] == ["500ms"]
     dream(c.pipeline, team, PROJECT)
     assert c.pipeline.memory_repo.get(team, pool.id).is_current
