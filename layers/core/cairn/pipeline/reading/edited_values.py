@@ -11,11 +11,10 @@ identifier is renamed, moved and kept in too many ways to tell.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.reading.shell import is_edit, replaced
-from cairn.transcripts.model import Role
+from cairn.pipeline.reading.shell import replaced, succeeded_edits
 
 MAX_VALUES = 100
 _URL = re.compile(r"https?://[^\s)>\]'\"`,;\\]+")  # a backslash ends it: `\n` in a quoted string
@@ -35,18 +34,13 @@ def _plain(value: str) -> str:
     return "".join(value.lower().replace("–", "-").split()).rstrip(".:/")
 
 
-def edited_out(events: Iterable[EventDoc]) -> tuple[str, ...]:
+def edited_out(events: Sequence[EventDoc]) -> tuple[str, ...]:
     """The values the session's successful edits took out of the files and none of them put back."""
-    events = list(events)
-    done = {
-        e.tool_call_id for e in events if e.role is Role.TOOL_RESULT and not e.is_error and e.tool_call_id
-    }
     removed: set[str] = set()
     kept: set[str] = set()
-    for e in events:
-        if e.role is Role.TOOL_CALL and is_edit(e) and e.tool_call_id in done:
-            old, new = replaced(e)
-            after = value_tokens(new)
-            removed |= value_tokens(old) - after
-            kept |= after
+    for e in succeeded_edits(events):
+        old, new = replaced(e)
+        after = value_tokens(new)
+        removed |= value_tokens(old) - after
+        kept |= after
     return tuple(sorted(removed - kept))[:MAX_VALUES]

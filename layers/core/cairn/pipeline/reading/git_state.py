@@ -20,8 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.reading.shell import ShellCall, edited_paths, in_checkout, is_edit
-from cairn.transcripts.model import Role
+from cairn.pipeline.reading.shell import ShellCall, edited_paths, in_checkout, succeeded_edits
 
 # git's line for a commit it made: "[main abc1234] message", "[main (root-commit) abc1234] message"
 COMMIT_LINE = re.compile(r"^\[([^\]\s]+)(?: \([^)]*\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
@@ -215,12 +214,9 @@ def uncommitted_edits(
         ),
         default=-1,
     )
-    done = {
-        e.tool_call_id for e in events if e.role is Role.TOOL_RESULT and not e.is_error and e.tool_call_id
-    }
     out: list[str] = []
-    for e in events:
-        if e.role is Role.TOOL_CALL and is_edit(e) and e.seq > last_commit and e.tool_call_id in done:
+    for e in succeeded_edits(events):
+        if e.seq > last_commit:
             for path in edited_paths(e):
                 relative = in_checkout(path, roots) if path.startswith("/") else _plain(path)
                 if relative and not relative.startswith("/") and relative not in out:

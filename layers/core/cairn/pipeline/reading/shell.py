@@ -13,6 +13,7 @@ import posixpath
 import re
 import shlex
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -117,9 +118,9 @@ def added_text(event: EventDoc) -> str:
         pairs = [raw] + [e for e in raw.get("edits") or [] if isinstance(e, dict)]  # MultiEdit
         added: list[str] = []
         for pair in pairs:
-            new = _new_text(pair)
+            new = new_text(pair)
             if isinstance(new, str):
-                old = str(_old_text(pair) or "")
+                old = str(old_text(pair) or "")
                 before = {ln.strip() for ln in old.splitlines()}
                 added += [ln for ln in new.splitlines() if ln.strip() not in before]
         written = raw.get("content") or raw.get("file_text")
@@ -131,11 +132,21 @@ def added_text(event: EventDoc) -> str:
     return " ".join(" ".join(patch_added(raw)).split()) if isinstance(raw, str) else ""
 
 
-def _old_text(pair: dict) -> object:
-    return pair.get("old_string") or pair.get("old_str") or pair.get("oldString")  # OpenCode: camelCase
+def succeeded_edits(events: Sequence[EventDoc]) -> list[EventDoc]:
+    """The edit calls, every thread's, whose result came back without an error, in order."""
+    done = {
+        e.tool_call_id for e in events if e.role is Role.TOOL_RESULT and not e.is_error and e.tool_call_id
+    }
+    return [e for e in events if e.role is Role.TOOL_CALL and is_edit(e) and e.tool_call_id in done]
 
 
-def _new_text(pair: dict) -> object:
+def old_text(pair: dict) -> object:
+    """A replacement's old text in any agent's field name (OpenCode's is camelCase)."""
+    return pair.get("old_string") or pair.get("old_str") or pair.get("oldString")
+
+
+def new_text(pair: dict) -> object:
+    """A replacement's new text in any agent's field name."""
     return pair.get("new_string") or pair.get("new_str") or pair.get("newString")
 
 
@@ -148,7 +159,7 @@ def replaced(event: EventDoc) -> tuple[str, str]:
     new: list[str] = []
     if isinstance(raw, dict):
         for pair in [raw] + [e for e in raw.get("edits") or [] if isinstance(e, dict)]:
-            before, after = _old_text(pair), _new_text(pair)
+            before, after = old_text(pair), new_text(pair)
             if isinstance(before, str):
                 old.append(before)
             if isinstance(after, str):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from cairn.domain.models import Source
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.reading.shell import command_of, edited_path, is_edit, is_shell, patch_added
+from cairn.pipeline.reading.shell import command_of, edited_path, is_edit, is_shell, new_text, patch_added
 from cairn.services.trust import classify, directive
 from cairn.transcripts.model import Role
 
@@ -478,19 +478,12 @@ def content_words(e: EventDoc, result: EventDoc | None) -> int:
 def _edit_summary(e: EventDoc) -> str:
     raw = e.tool_input
     if isinstance(raw, dict):
-        new = (
-            raw.get("new_string")
-            or raw.get("newString")
-            or raw.get("content")
-            or raw.get("new_str")
-            or raw.get("file_text")
-            or ""
-        )
+        new = new_text(raw) or raw.get("content") or raw.get("file_text") or ""
         if isinstance(new, str) and new.strip():
             return one_line(new, EDIT_CHARS)
         edits = raw.get("edits")
         if isinstance(edits, list) and edits and isinstance(edits[0], dict):
-            return one_line(str(edits[0].get("new_string", "")), EDIT_CHARS)
+            return one_line(str(new_text(edits[0]) or ""), EDIT_CHARS)
         raw = raw.get("input") or raw.get("patch")
     if isinstance(raw, str):  # a patch: its added lines say what changed
         added = patch_added(raw)

@@ -18,7 +18,7 @@ from cairn.domain.vocabulary import STILL_FAILING, TITLE_CHARS
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.reading.failures import errors_fixed
 from cairn.pipeline.reading.session import SessionReading
-from cairn.pipeline.reading.shell import edited_path, is_edit, shown_command
+from cairn.pipeline.reading.shell import edited_path, shown_command, succeeded_edits
 from cairn.pipeline.reading.turns import PLACEHOLDER, Turn
 from cairn.services.handoffs import HandoffNote, HandoffService
 from cairn.services.memories import NewMemory
@@ -103,18 +103,7 @@ def summarise(reading: SessionReading) -> dict[str, Any]:
     for e in events:
         if e.role is Role.TOOL_CALL and e.tool_name and not PLACEHOLDER.match(e.tool_name):
             tools[e.tool_name] = tools.get(e.tool_name, 0) + 1
-    results = {e.tool_call_id: e for e in events if e.role is Role.TOOL_RESULT and e.tool_call_id}
-    files = []
-    for e in events:
-        result = results.get(e.tool_call_id or "")
-        if (
-            is_edit(e)
-            and result is not None
-            and not result.is_error
-            and (p := edited_path(e))
-            and p not in files
-        ):
-            files.append(p)
+    files = list(dict.fromkeys(p for e in succeeded_edits(events) if (p := edited_path(e))))
     main_replies = [e for e in events if e.role is Role.ASSISTANT and not e.is_sidechain]
     last_reply = main_replies[-1].text if main_replies else ""
     return {
