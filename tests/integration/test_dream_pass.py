@@ -651,3 +651,24 @@ def test_values_edited_out_on_a_branch_never_merged_leave_the_fact_current(store
     assert spike.details["edited_out"] == ["500ms"]
     dream(c.pipeline, team, PROJECT)
     assert c.pipeline.memory_repo.get(team, pool.id).is_current
+
+
+def test_a_route_a_later_session_sent_all_of_its_path_elsewhere_is_superseded_by_that_statement(store):
+    c, team, _ = store
+    split = _say(
+        c,
+        team,
+        "s1",
+        MemoryKind.FACT,
+        "Route order calls to `/api/orders/*` → port 4000 (orders service); everything else to `/` → "
+        "port 8080",
+    )
+    static = _say(c, team, "s1", MemoryKind.FACT, "`/assets/` is served by the CDN bucket")
+    whole = _say(c, team, "s3", MemoryKind.FACT, "All `/api/` requests go to the Phoenix endpoint")
+    dream(c.pipeline, team, PROJECT)
+    get = lambda m: c.pipeline.memory_repo.get(team, m.id)  # noqa: E731
+    closed = get(split)
+    assert not closed.is_current and closed.superseded_by == whole.id
+    assert closed.details["changed_in"] == "s3"
+    assert get(static).is_current and get(whole).is_current
+    assert dream(c.pipeline, team, PROJECT, full=True).writes == 0

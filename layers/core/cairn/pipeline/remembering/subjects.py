@@ -4,9 +4,10 @@ Pure text rules, no store. Two memories of one kind from different sessions eith
 - restate one thing (`restates`: the same words, near enough, and no value of one contradicted by the
   other), or
 - say that the same thing has a different value (`changed`): the same subject with another value, read
-  three generic ways: a labelled line ("Deploy host: A" / "Deploy host: B"), a copula ("X is A" / "X is
-  B", also "uses", "=", "→"), or the same sentence around a changed URL, host, address, path or number
-  ("the endpoint is https://a/mcp" / "the endpoint is https://b/mcp").
+  four generic ways: a labelled line ("Deploy host: A" / "Deploy host: B"), a copula ("X is A" / "X is
+  B", also "uses", "=", "→"), a request path sent elsewhere (`routes.rerouted`: "`/api/x/*` → port
+  3333" / "All `/api/` requests go to the map server"), or the same sentence around a changed URL, host,
+  address, path or number ("the endpoint is https://a/mcp" / "the endpoint is https://b/mcp").
 Nothing here knows a project, a language or a tool: the rules read the shape of a statement.
 """
 
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cairn.pipeline.reading.edited_values import value_tokens
+from cairn.pipeline.remembering.routes import rerouted
 from cairn.services.project_block import REMOTE_PROGRAMS, command_steps, program
 
 _URL = r"https?://[^\s)>\]'\"`,;]+"
@@ -97,13 +100,10 @@ def overlap(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def values(text: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=4096)  # the dream pass compares each statement with every other of its kind
+def values(text: str) -> tuple[tuple[str, str], ...]:
     """The (type, value) of each URL, IP address, host, and number in `text`, in order."""
-    out = []
-    for m in _VALUE.finditer(text):
-        kind = m.lastgroup or "number"
-        out.append((kind, m.group(0).lower().rstrip("./")))
-    return out
+    return tuple((m.lastgroup or "number", m.group(0).lower().rstrip("./")) for m in _VALUE.finditer(text))
 
 
 # what a statement says a thing was, not is: "(was 5-10km)", "from 1.5km to", "Before: …", "instead of 2s"
@@ -145,6 +145,8 @@ def changed(old: str, new: str) -> bool:
     a, b = _subject(old), _subject(new)
     if a and b and a[0] == b[0] and a[1] != b[1]:
         return not (a[1] in b[1] or b[1] in a[1])  # "A" then "A (since May)" is a restatement
+    if rerouted(old, new):
+        return True
     va, vb = values(old), values(new)
     if not va or not vb:
         return False
