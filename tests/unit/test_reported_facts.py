@@ -239,6 +239,16 @@ def test_a_word_inside_code_says_nothing_of_whether_the_statement_reports_a_chan
     assert [c.details["changed"] for c in found] == [False]
 
 
+def test_a_heading_titles_the_lines_under_it_and_is_no_statement():
+    reply = (
+        "## Summary of Changes\n\n### Solution: New `top_uploaders` Tool\n\n"
+        "I created a dedicated tool that counts `uploads.username` per user\n"
+        "# Fixed: `cargo build` targets `x86_64-unknown-linux-musl`\n"
+    )
+
+    assert statements(reply) == ["I created a dedicated tool that counts `uploads.username` per user"]
+
+
 def test_a_listed_correction_from_wrong_to_right_is_one_change_under_its_lead_in():
     # Claude Code's shape: the check marks pair what was wrong with what is right
     reply = (

@@ -11,8 +11,8 @@ checkable statements of such an account as small facts:
 - only statements that carry a value a reader can check: a URL, an address, a path or identifier in
   backticks, a colour, a number with its unit, a changed value ("X (was Y)", "from A to B",
   "New value: …");
-- never a question, an offer, a plan or a hedge ("Want me to…", "I'll…", "might"), nor code blocks
-  and tables (a statement is one line of prose);
+- never a question, an offer, a plan or a hedge ("Want me to…", "I'll…", "might"), nor code blocks,
+  tables and headings (a statement is one line of prose; a heading titles the lines under it);
 - a run of "Label: value" lines is one statement, so "New value: `x`" keeps what it is the value of;
 - two statements of one reply on one subject are one fact (`one_per_subject`);
 - a few per reply, the changes first, then those with the most values; each says how many words of
@@ -41,6 +41,7 @@ KV_LINE_CHARS = 90  # a "Label: value" line of a key/value block is short
 CONFIDENCE = 0.55  # the agent's word, confirmed only in that its tools worked
 
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _LEAD = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*•+]\s+|\d+[.)]\s+|[A-Za-z][.)]\s+)*")
 _MARKS = re.compile(r"^(?:[^\w`\"'(\[/#<~.-]\s*)+")  # leading emoji and check marks: ✅ ⚠️ →
 _BOLD = re.compile(r"\*\*|__")
@@ -246,6 +247,10 @@ def _lines(text: str) -> list[str]:
         line = _clean(raw)
         if not line:
             flush()
+            continue
+        if _HEADING.match(raw):  # the title of what follows ("### Solution: New `x` Tool"), no statement
+            flush()
+            lead = line
             continue
         if line.endswith(":"):
             lead = line
