@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-# a request path, backquoted or not; not one inside a URL or a file name (`http://h/api`, `a/b`)
+# a request path, backquoted or not (the rules below read none inside a URL or a name: `http://h/api`, `a/b`)
 _PATH = r"`?(?P<path>/[\w.{}:*-]*(?:/[\w.{}:*-]*)*)`?"
 _SENT = (
     r"(?:→|->|=>"
