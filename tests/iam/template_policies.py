@@ -150,6 +150,7 @@ def for_moto(statements: list[dict]) -> dict:
         adapted = {"Effect": st["Effect"], "Action": actions}
         if all(a.startswith("s3:") for a in actions):
             adapted["Resource"] = st["Resource"]
+            adapted["Action"] = [*actions, *s3_operation_names_moto_asks_for(actions)]
         else:
             assert not any(a.startswith("s3:") for a in actions), "mixed S3 statement"
             adapted["Resource"] = "*"
@@ -190,6 +191,26 @@ S3_OPERATION = {
     "CompleteMultipartUpload": "s3:PutObject",
     "AbortMultipartUpload": "s3:AbortMultipartUpload",
 }
+
+
+def s3_operation_names_moto_asks_for(actions: list[str]) -> list[str]:
+    """The S3 API operations the granted IAM actions authorise, named as moto >= 5.2.6 asks for them.
+
+    moto 5.2.6 (getmoto/moto, `BaseResponse._get_action` now always takes the operation the request
+    routes to) authorises an S3 request by its API operation's name: `s3:ListObjectsV2`, `s3:HeadObject`.
+    AWS authorises it by the IAM action in the S3 "Actions, resources, and condition keys" reference
+    (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html): ListObjectsV2
+    by `s3:ListBucket`, HeadObject by `s3:GetObject`. No real policy grants the operation names, so a
+    statement that grants the IAM action also grants, for moto only, the operations it authorises
+    (`S3_OPERATION` is the one table of both). moto 5.2.5 asked for the IAM action and passed as is.
+    """
+    granted = set(actions)
+    return sorted(
+        f"s3:{operation}"
+        for operation, action in S3_OPERATION.items()
+        if f"s3:{operation}" not in granted
+        and (action in granted or (operation == "DeleteObjects" and "s3:DeleteObject" in granted))
+    )
 
 
 @dataclass(frozen=True)
