@@ -70,6 +70,15 @@ def _parts(path: Path) -> list[Path]:
 def ingest_session(container, caller, agent: str, session_id: str, project: str, parts: list[bytes]):
     """One session through the path `cairn ingest` takes: each part redacted and gzipped client-side,
     uploaded to a presigned target, then the zero-LLM pipeline run to the end; exits unless learned."""
+    session = run_session(container, caller, agent, session_id, project, parts)
+    if session is None or session.status != "learned":
+        raise SystemExit(f"ingest of {session_id} failed: {session and session.stats.get('error')}")
+    return session
+
+
+def run_session(container, caller, agent: str, session_id: str, project: str, parts: list[bytes]):
+    """`ingest_session` without the exit: the session as the pipeline left it, learned or failed (a
+    transcript the parser refuses fails with the reason in `stats["error"]`)."""
     for number, raw in enumerate(parts, start=1):
         data = prepare(raw).data
         target = container.uploads.request_upload(
@@ -77,10 +86,7 @@ def ingest_session(container, caller, agent: str, session_id: str, project: str,
         )
         container.blobs.put(target.key, data, "application/gzip")
         container.uploads.part_stored(target.key)
-    session = container.runner.run(caller.team_id, session_id)
-    if session is None or session.status != "learned":
-        raise SystemExit(f"ingest of {session_id} failed: {session and session.stats.get('error')}")
-    return session
+    return container.runner.run(caller.team_id, session_id)
 
 
 class _Shown:

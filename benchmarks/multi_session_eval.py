@@ -15,10 +15,15 @@ next goes in. After the last one:
 - negatives pass when recall shows no hit (nothing, or "nothing relevant");
 - tokens shown per recall (p50/max), memories by kind, ingest time, memories per session.
 
-Ends with one JSON line. A set elsewhere (same layout) is run with --set DIR; a session file may be kept
-gzipped as `<file>.gz`.
+By default every dev project runs, one after the other, each in its own fresh store: safecast
+(`benchmarks/data/multi-session-dev/`) and each set of `benchmarks/data/projects/`. `--project NAME` runs one
+or several of them; `--set DIR` a set elsewhere (same layout). A session file may be kept gzipped as
+`<file>.gz`. A session the parser refuses is counted as refused (its reason printed) and the run goes on.
 
-    .venv/bin/python benchmarks/multi_session_eval.py [--set DIR] [--verbose]
+Prints each project's details, then a table: a row per project, the mean and the minimum across projects;
+ends with one JSON line holding all of it.
+
+    .venv/bin/python benchmarks/multi_session_eval.py [--project NAME ...] [--set DIR ...] [--verbose]
 """
 
 from __future__ import annotations
@@ -38,17 +43,52 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cairn.bootstrap import build_container, shared_embedder  # noqa: E402
 from cairn.domain.models import KeyScope, MemoryFilter, Principal  # noqa: E402
+from cairn.services.uploads import AGENTS as UPLOAD_AGENTS  # noqa: E402
 from cairn.settings import Settings  # noqa: E402
-from coding_eval import CONTEXT_BUDGET, ROOT, contains_any, ingest_session, mcp_recall  # noqa: E402
+from coding_eval import CONTEXT_BUDGET, ROOT, contains_any, mcp_recall, run_session  # noqa: E402
 
-DATA = ROOT / "benchmarks" / "data" / "multi-session-dev"
+DATA = ROOT / "benchmarks" / "data" / "multi-session-dev"  # safecast, the first dev project
+PROJECTS = ROOT / "benchmarks" / "data" / "projects"  # the other dev projects, a folder each
+# a set's agent name (set.json, or metadata.json's "Claude Code", folded) -> the name an upload takes
 AGENTS = {
     "claude-code": "claude-code",
     "codex": "codex",
     "copilot": "copilot-cli",
     "gemini-cli": "gemini-cli",
+    "opencode": "opencode",
+    "cursor": "cursor",
 }
 STALE_RULE_KINDS = ("superseded", "closed_item")
+
+
+def dev_sets() -> dict[str, Path]:
+    """The dev projects by name: safecast, then each folder of benchmarks/data/projects with a set.json."""
+    found = {"safecast": DATA}
+    if PROJECTS.is_dir():
+        found |= {d.name: d for d in sorted(PROJECTS.iterdir()) if (d / "set.json").is_file()}
+    return found
+
+
+def upload_agent(name: str) -> str:
+    """The upload's agent name for a set's ("codex", "gemini-cli", or metadata.json's "Gemini CLI")."""
+    folded = name.strip().lower().replace(" ", "-")
+    return AGENTS.get(folded, folded)
+
+
+def check_agents(set_dir: Path, spec: dict) -> None:
+    """Every session's agent maps to one an upload takes, and agrees with its metadata.json if it has one."""
+    for s in spec["sessions"]:
+        agent = upload_agent(s["agent"])
+        if agent not in UPLOAD_AGENTS:
+            raise SystemExit(
+                f"{set_dir.name}: session {s['id'][:8]} agent {s['agent']!r} maps to no upload agent"
+            )
+        meta = set_dir / "sessions" / f"{s['id']}.metadata.json"
+        said = json.loads(meta.read_text()).get("agent") if meta.is_file() else None
+        if said and upload_agent(said) != agent:
+            raise SystemExit(
+                f"{set_dir.name}: session {s['id'][:8]} is {s['agent']!r}, its metadata says {said!r}"
+            )
 
 
 def _read(path: Path) -> bytes:
@@ -75,6 +115,7 @@ def _stale_first(hits: list[dict], q: dict) -> bool:
 
 def evaluate(set_dir: Path, verbose: bool = False, store: Path | None = None) -> dict:
     spec = json.loads((set_dir / "set.json").read_text())
+    check_agents(set_dir, spec)
     with tempfile.TemporaryDirectory() as scratch:
         home = store or Path(scratch)
         if store is not None and (store / LEARNED).is_file():
@@ -93,25 +134,44 @@ def evaluate(set_dir: Path, verbose: bool = False, store: Path | None = None) ->
 LEARNED = "multi-session-eval.json"  # in a kept store: the team and the ingest figures, so it is not redone
 
 
+def _ingest(container, set_dir: Path, spec: dict, verbose: bool) -> tuple[str, list[dict], float]:
+    """Every session of the set into one new team, oldest first, each learned before the next goes in.
+    A session the pipeline does not learn (a transcript the parser refuses) keeps its reason in its row."""
+    team, _, _ = container.keys.create_team("bench", "dev")
+    caller = Principal(team.id, "dev", "k", frozenset({KeyScope.WRITE}))
+    per_session, ingest_s = [], 0.0
+    for s in spec["sessions"]:
+        raw = _read(set_dir / s["file"])
+        t0 = time.perf_counter()
+        session = run_session(container, caller, upload_agent(s["agent"]), s["id"], spec["project"], [raw])
+        took = time.perf_counter() - t0
+        ingest_s += took
+        row = {"session": s["id"][:8], "agent": s["agent"], "seconds": round(took, 2)}
+        if session is None or session.status != "learned":
+            row["refused"] = _reason(session)
+            print(f"  {s['id'][:8]} ({s['agent']}) refused: {row['refused']}", flush=True)
+        elif verbose:
+            print(f"  ingested {s['id'][:8]} in {took:.1f} s", flush=True)
+        per_session.append(row)
+    return team.id, per_session, ingest_s
+
+
+def _reason(session) -> str:
+    """Why a session was not learned, in a line: the failed stage and its message."""
+    error = session.stats.get("error") if session is not None else None
+    if isinstance(error, dict):
+        return f"{error.get('stage', '?')}: {error.get('message', error)}"
+    return str(error or "not learned")
+
+
 def _evaluate(container, set_dir: Path, spec: dict, verbose: bool, learned: Path | None) -> dict:
     project = spec["project"]
-    agent = AGENTS.get(spec["sessions"][-1]["agent"], spec["sessions"][-1]["agent"])
+    agent = upload_agent(spec["sessions"][-1]["agent"])
     if learned is not None and learned.is_file():
         kept = json.loads(learned.read_text())
         team_id, per_session, ingest_s = kept["team"], kept["per_session"], kept["ingest_s"]
     else:
-        team, _, _ = container.keys.create_team("bench", "dev")
-        team_id, per_session, ingest_s = team.id, [], 0.0
-        caller = Principal(team_id, "dev", "k", frozenset({KeyScope.WRITE}))
-        for s in spec["sessions"]:
-            raw = _read(set_dir / s["file"])
-            t0 = time.perf_counter()
-            ingest_session(container, caller, AGENTS.get(s["agent"], s["agent"]), s["id"], project, [raw])
-            took = time.perf_counter() - t0
-            ingest_s += took
-            per_session.append({"session": s["id"][:8], "seconds": round(took, 2)})
-            if verbose:
-                print(f"  ingested {s['id'][:8]} in {took:.1f} s", flush=True)
+        team_id, per_session, ingest_s = _ingest(container, set_dir, spec, verbose)
         if learned is not None:
             learned.write_text(
                 json.dumps({"team": team_id, "per_session": per_session, "ingest_s": ingest_s})
@@ -191,6 +251,8 @@ def _report(rows, by_kind, block, recall_tokens, ingest_s, per_session, memories
         "memories": len(memories),
         "memories_by_kind": dict(sorted(by_kind.items())),
         "ingest_s": round(ingest_s, 1),
+        "sessions": len(per_session),
+        "refused": {s["session"]: s["refused"] for s in per_session if "refused" in s},
         "per_session": per_session,
         "misses": {r["id"]: r["cause"] for r in answerable if not r["recall"]},
         "block_misses": {r["id"]: r["block_cause"] for r in in_context if not r["block"]},
@@ -210,7 +272,8 @@ def _report(rows, by_kind, block, recall_tokens, ingest_s, per_session, memories
             kinds_by_session[(m.provenance.session_id or "-")[:8]][m.kind.value] += 1
         print("-- memories per session")
         for row in per_session:
-            print(f"  {row['session']} {row['seconds']:6.1f} s  {dict(kinds_by_session[row['session']])}")
+            learned = "refused" if "refused" in row else dict(kinds_by_session[row["session"]])
+            print(f"  {row['session']} {row['seconds']:6.1f} s  {learned}")
     return out
 
 
@@ -227,50 +290,133 @@ def _print(r: dict) -> None:
     )
     print("  per kind: " + "  ".join(f"{k} {v:.2f}" for k, v in r["per_kind"].items()))
     print("  per session: " + "  ".join(f"{s['session']} {s['memories']}" for s in r["per_session"]))
+    if r["refused"]:
+        print(f"  refused {len(r['refused'])} of {r['sessions']}: " + ", ".join(r["refused"]))
     if r["misses"]:
         print("  recall misses: " + ", ".join(f"{k} ({v})" for k, v in r["misses"].items()))
     if r["negatives_failed"]:
         print("  negatives answered: " + ", ".join(r["negatives_failed"]))
 
 
+SUMMARY_KEYS = (
+    "hit_at_10",
+    "hit_at_10_full_text",
+    "stale_rank_failures",
+    "block_hits",
+    "block_questions",
+    "block_tokens",
+    "negatives_passed",
+    "negatives",
+    "recall_tokens_p50",
+    "recall_tokens_max",
+    "memories",
+    "ingest_s",
+    "sessions",
+    "refused",
+)
+# across projects: the mean of each, the minimum of the scores, the maximum of the costs
+SCORES = ("hit_at_10", "hit_at_10_full_text", "block_fraction", "negatives_fraction")
+COSTS = ("stale_rank", "block_tokens", "recall_tokens_p50", "recall_tokens_max", "ingest_s")
+
+
+def summarise(r: dict) -> dict:
+    """One project's figures for the table and the JSON line."""
+    out = {k: r[k] for k in SUMMARY_KEYS}
+    out["stale_rank"] = len(r["stale_rank_failures"])
+    out["block_fraction"] = round(r["block_hits"] / max(r["block_questions"], 1), 3)
+    out["negatives_fraction"] = round(r["negatives_passed"] / max(r["negatives"], 1), 3)
+    return out
+
+
+def across(rows: dict[str, dict]) -> dict[str, dict]:
+    """The mean of every figure over the projects, the minimum of the scores, the maximum of the costs."""
+    mean = {k: round(statistics.fmean(r[k] for r in rows.values()), 3) for k in SCORES + COSTS}
+    low = {k: min(r[k] for r in rows.values()) for k in SCORES}
+    high = {k: max(r[k] for r in rows.values()) for k in COSTS}
+    return {"mean": mean, "min": low, "max": high}
+
+
+def _table(rows: dict[str, dict], agg: dict[str, dict]) -> None:
+    head = (
+        f"{'project':<16} {'sessions':<20} {'MCP':>5} {'full':>5} {'block':>11} {'tokens':>6} "
+        f"{'stale':>5} {'neg':>5} {'recall p50/max':>14} {'ingest':>8}"
+    )
+    print("\n" + head + "\n" + "-" * len(head))
+    for name, r in rows.items():
+        sessions = f"{r['sessions']}" + (f" (refused {len(r['refused'])})" if r["refused"] else "")
+        block = f"{r['block_hits']}/{r['block_questions']} {r['block_fraction']:.2f}"
+        print(
+            f"{name:<16} {sessions:<20} {r['hit_at_10']:>5.3f} {r['hit_at_10_full_text']:>5.3f} {block:>11} "
+            f"{r['block_tokens']:>6} {r['stale_rank']:>5} {r['negatives_passed']:>2}/{r['negatives']:<2} "
+            f"{r['recall_tokens_p50']:>6}/{r['recall_tokens_max']:<7} {r['ingest_s']:>6.1f} s"
+        )
+    if len(rows) < 2:
+        return
+    print("-" * len(head))
+    for label, scores, costs in (("mean", agg["mean"], agg["mean"]), ("min", agg["min"], agg["max"])):
+        print(
+            f"{label:<16} {'':<20} {scores['hit_at_10']:>5.3f} {scores['hit_at_10_full_text']:>5.3f} "
+            f"{scores['block_fraction']:>11.2f} {costs['block_tokens']:>6.0f} {costs['stale_rank']:>5.1f} "
+            f"{scores['negatives_fraction']:>5.2f} "
+            f"{costs['recall_tokens_p50']:>6.0f}/{costs['recall_tokens_max']:<7.0f} "
+            f"{costs['ingest_s']:>6.1f} s"
+        )
+    print("(min: the lowest project's score; under tokens, stale, recall and ingest: the highest)")
+
+
+def _chosen_sets(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Path]:
+    """The sets to run: every dev project, or those named by --project, and any --set folder."""
+    known = dev_sets()
+    names = [n for arg in args.project or [] for n in arg.split(",") if n]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        parser.error(f"no project {', '.join(unknown)} (known: {', '.join(known)})")
+    chosen = {n: known[n] for n in names}
+    for d in args.set or []:
+        if not (d / "set.json").is_file():
+            parser.error(f"no set.json in {d}")
+        chosen[d.resolve().name] = d
+    return chosen or known
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--set", type=Path, default=DATA, help="a set folder: set.json + sessions/")
+    parser.add_argument(
+        "--project",
+        action="append",
+        help=f"a dev project by name, repeatable or comma-separated (default: all; {', '.join(dev_sets())})",
+    )
+    parser.add_argument(
+        "--set", type=Path, action="append", help="a set folder elsewhere: set.json + sessions/"
+    )
     parser.add_argument("--verbose", action="store_true", help="the block, each miss with its cause")
     parser.add_argument(
         "--store",
         type=Path,
-        help="keep the learned store in this folder and reuse it on the next run (recall and block only: "
-        "a change to learning needs a fresh folder)",
+        help="keep each project's learned store in a folder under this one and reuse it on the next run "
+        "(recall and block only: a change to learning needs a fresh folder)",
     )
     args = parser.parse_args()
-    if not (args.set / "set.json").is_file():
-        parser.error(f"no set.json in {args.set}")
+    sets = _chosen_sets(parser, args)
     shared_embedder().embed(["warm up"])
-    if args.store:
-        args.store.mkdir(parents=True, exist_ok=True)
-    r = evaluate(args.set, args.verbose, args.store)
-    _print(r)
-    summary = {"benchmark": "multi_session_eval", "mode": "zero-llm", "set": args.set.name} | {
-        k: r[k]
-        for k in (
-            "hit_at_10",
-            "hit_at_10_full_text",
-            "stale_rank_failures",
-            "block_hits",
-            "block_questions",
-            "block_tokens",
-            "negatives_passed",
-            "negatives",
-            "recall_tokens_p50",
-            "recall_tokens_max",
-            "memories",
-            "ingest_s",
+    rows = {}
+    for name, set_dir in sets.items():
+        print(
+            f"\n== {name} ({set_dir.relative_to(ROOT) if set_dir.is_relative_to(ROOT) else set_dir})",
+            flush=True,
         )
-    }
-    print(json.dumps(summary))
+        store = None
+        if args.store:
+            store = args.store / name
+            store.mkdir(parents=True, exist_ok=True)
+        r = evaluate(set_dir, args.verbose, store)
+        _print(r)
+        rows[name] = summarise(r)
+    agg = across(rows)
+    _table(rows, agg)
+    print(json.dumps({"benchmark": "multi_session_eval", "mode": "zero-llm", "projects": rows} | agg))
 
 
 if __name__ == "__main__":
