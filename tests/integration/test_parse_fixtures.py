@@ -20,7 +20,11 @@ CLAUDE_DIR = MAIN_SESSION.parent
 AGENT_FILES = sorted(CLAUDE_DIR.glob("agent-*.jsonl"))
 CODEX_FILES = sorted(CODEX_LOCALPUSH.glob("rollout-*.jsonl"))
 GEMINI_FILES = sorted(GEMINI_CAPTURE.glob("session-*.jsonl"))
-ALL_FILES = [MAIN_SESSION, *AGENT_FILES, *CODEX_FILES, *GEMINI_FILES]
+# real Claude Code sessions trimmed to their queued messages and a slash command
+FITTODAY_FILES = sorted((TRANSCRIPTS / "claude-code" / "fittoday").glob("*.jsonl"))
+ALL_FILES = [MAIN_SESSION, *AGENT_FILES, *FITTODAY_FILES, *CODEX_FILES, *GEMINI_FILES]
+# `opencode export` documents: one pretty-printed JSON document each, not JSON lines
+OPENCODE_EXPORTS = sorted((TRANSCRIPTS / "opencode" / "session-bridge").glob("ses_*.json"))
 
 
 def parse(path: Path):
@@ -32,24 +36,28 @@ def raw_lines(path: Path) -> list[dict]:
 
 
 def test_the_fixtures_are_in_the_repository_each_folder_with_its_source_and_licence():
-    folders = sorted({path.parent for path in TRANSCRIPTS.glob("*/*/*.jsonl")})
+    folders = sorted(
+        {path.parent for pattern in ("*/*/*.jsonl", "*/*/*.json") for path in TRANSCRIPTS.glob(pattern)}
+    )
     assert [str(f.relative_to(TRANSCRIPTS)) for f in folders] == [
         "claude-code/claude-code-viewer",
         "claude-code/context-evaluator",
         "claude-code/entire-cli",
+        "claude-code/fittoday",
         "codex/agentv",
         "codex/localpush",
         "copilot-cli/agentv",
         "copilot-cli/cairn-capture",
         "gemini-cli/cairn-capture",
         "opencode/cairn-plugin",
+        "opencode/session-bridge",
     ]
     for folder in folders:
         source = (folder / "SOURCE.md").read_text()
         # copied from a public repository, or produced here with the real CLI (and said how)
         assert "Repository: https://github.com/" in source or "Produced by: this project" in source, folder
         assert "Licence: MIT" in source or "Licence: Apache-2.0" in source, folder
-    assert all(path.exists() for path in ALL_FILES)
+    assert all(path.exists() for path in ALL_FILES) and len(OPENCODE_EXPORTS) == 2
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +78,20 @@ def test_every_fixture_parses_cleanly_into_events_and_chunks(path: Path):
     assert [e for c in chunks for e in c.events] == list(parsed.events)
 
 
-@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name[:40])
+@pytest.mark.parametrize("path", OPENCODE_EXPORTS, ids=lambda p: p.name[:40])
+def test_every_opencode_export_parses_cleanly_into_events_and_chunks(path: Path):
+    parsed = parse(path)
+
+    assert parsed.agent == "opencode" and parsed.events
+    assert parsed.stats.malformed_lines == 0 and parsed.stats.skipped_unknown == {}
+    assert parsed.stats.lines == len([line for line in path.read_text().splitlines() if line.strip()])
+    assert parsed.stats.parsed == 1 + len(json.loads(path.read_bytes())["messages"])
+    assert [e.seq for e in parsed.events] == list(range(len(parsed.events)))
+    chunks = chunk_events(parsed.events)
+    assert [e for c in chunks for e in c.events] == list(parsed.events)
+
+
+@pytest.mark.parametrize("path", ALL_FILES + OPENCODE_EXPORTS, ids=lambda p: p.name[:40])
 def test_no_injected_text_survives_in_any_event(path: Path):
     for event in parse(path).events:
         assert "<system-reminder>" not in event.text

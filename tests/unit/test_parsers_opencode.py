@@ -51,7 +51,8 @@ def test_synthetic_parts_reasoning_and_a_failed_tool_are_read_as_opencode_means_
         {
             "info": info,
             "parts": [
-                {"type": "reasoning", "text": "private"},
+                {"type": "reasoning", "text": "the Makefile calls make recursively"},
+                {"type": "reasoning", "text": "", "metadata": {"openai": {"itemId": "encrypted"}}},
                 {
                     "type": "tool",
                     "tool": "bash",
@@ -65,7 +66,8 @@ def test_synthetic_parts_reasoning_and_a_failed_tool_are_read_as_opencode_means_
     parsed = parse_transcript(data, agent="opencode")
     assert [(e.role, e.text) for e in parsed.events] == [
         (Role.USER, "fix the build"),
+        (Role.THINKING, "the Makefile calls make recursively"),  # visible reasoning: low trust, kept
         (Role.TOOL_CALL, ""),
         (Role.TOOL_RESULT, "make: *** Error 2"),
     ]
-    assert parsed.events[2].is_error and parsed.stats.noise_dropped == {"reasoning": 1}
+    assert parsed.events[3].is_error and parsed.stats.noise_dropped == {"reasoning": 1}  # encrypted only

@@ -16,10 +16,16 @@ line types are counted and skipped. What it understands:
   writes other sessions' titles into a file) and `isCompactSummary` user messages become summaries.
 - `thinking` blocks are kept as THINKING events (a low-trust source: searchable in excerpts, never
   extracted from); `redacted_thinking` is dropped.
+- `queue-operation` lines: what the person typed while the agent was busy is `enqueue`d with its text.
+  Most of it is later delivered as a user line of its own (the `dequeue` that precedes it) and is kept
+  there once; a message the agent took in mid-turn (a `remove`) or never got to exists only in the
+  queue, and becomes a user event at its place. The harness queues its own notes too (background-task
+  notifications, task records as JSON): those are not the person's words.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -27,13 +33,12 @@ from typing import Any
 from cairn.transcripts.base import Collector, feed_all
 from cairn.transcripts.lines import LineStats
 from cairn.transcripts.model import ParsedTranscript, Role, TranscriptEvent
+from cairn.transcripts.noise import clean_text, is_harness_message, is_housekeeping, typed_command
 
 AGENT = "claude-code"
 
-# Line types with nothing to learn from (undo snapshots, hook progress, input queue, titles)
-_IGNORED_TYPES = frozenset(
-    {"file-history-snapshot", "progress", "queue-operation", "custom-title", "agent-name", "tag"}
-)
+# Line types with nothing to learn from (undo snapshots, hook progress, titles)
+_IGNORED_TYPES = frozenset({"file-history-snapshot", "progress", "custom-title", "agent-name", "tag"})
 _DROPPED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 
 
@@ -44,6 +49,15 @@ class _Node:
     logical_parent: str | None  # set on a compaction boundary, which starts a new root
     sidechain: bool
     prompt: bool  # a user message a person typed (not a tool result, not injected)
+
+
+@dataclass(frozen=True, slots=True)
+class _Queued:
+    """A message the person typed while the agent was busy, as the input queue recorded it."""
+
+    line_no: int
+    timestamp: str | None
+    text: str
 
 
 def parse_claude_code(
@@ -63,6 +77,8 @@ class _Parser:
         self.messages_seen: set[str] = set()
         self.summaries: list[tuple[str | None, TranscriptEvent]] = []
         self.hooks_seen: set[tuple[str, str]] = set()
+        self.queued: list[_Queued] = []
+        self.prompts: list[tuple[int, str]] = []  # (line, what the person typed, as compared with the queue)
 
     # -- per line -------------------------------------------------------------------------------
     def feed(self, line_no: int, record: dict[str, Any]) -> None:
@@ -77,6 +93,7 @@ class _Parser:
             "system": self._system,
             "pr-link": self._pr_link,
             "progress": self._hook_progress,
+            "queue-operation": self._queue,
         }.get(kind)
         if handler is None:
             if kind in _IGNORED_TYPES:
@@ -144,6 +161,44 @@ class _Parser:
         self.hooks_seen.add((event, command))
         self.out.add(self._event(line_no, record, Role.SYSTEM, text=f"{event} hook runs: {command}"))
 
+    def _queue(self, line_no: int, record: dict[str, Any]) -> None:
+        """The input queue: only an `enqueue` carries text; `dequeue` and `remove` say nothing of which
+        message they took, so whether a message was delivered on a line of its own is told by its text."""
+        text = _queued_text(record.get("content")) if record.get("operation") == "enqueue" else None
+        if not text or not _typed_by_person(text):
+            self.out.ignored["queue-operation"] += 1
+            return
+        self.queued.append(_Queued(line_no, _str(record.get("timestamp")), text))
+
+    def _queued_messages(self) -> None:
+        """Each queued message becomes a user event at its place, unless a later prompt line delivered
+        it. A prompt line delivers one queued message, the nearest before it: the same words queued
+        twice and delivered once are two requests, the earlier one taken in mid-turn."""
+        taken: set[int] = set()
+        for queued in reversed(self.queued):
+            said = _said(queued.text)
+            line = next(
+                (
+                    n
+                    for n, prompt in self.prompts
+                    if n > queued.line_no and n not in taken and _delivers(prompt, said)
+                ),
+                None,
+            )
+            if line is not None:
+                taken.add(line)
+                self.out.noise["queued_delivered"] += 1
+                continue
+            self.out.add(
+                TranscriptEvent(
+                    seq=len(self.out.events),
+                    line_no=queued.line_no,
+                    role=Role.USER,
+                    text=queued.text,
+                    timestamp=queued.timestamp,
+                )
+            )
+
     def _user(self, line_no: int, record: dict[str, Any]) -> None:
         message = record.get("message")
         content = message.get("content") if isinstance(message, Mapping) else None
@@ -166,7 +221,10 @@ class _Parser:
             btype = block.get("type")
             if btype == "text":
                 role = Role.SUMMARY if compact else Role.USER
-                self.out.add(self._event(line_no, record, role, text=_str(block.get("text")) or ""))
+                said = _str(block.get("text")) or ""
+                self.out.add(self._event(line_no, record, role, text=said))
+                if role is Role.USER and not has_result and not record.get("isSidechain"):
+                    self.prompts.append((line_no, _said(said)))
             elif btype == "tool_result":
                 self.out.add(
                     self._event(
@@ -280,6 +338,7 @@ class _Parser:
 
     # -- whole file -----------------------------------------------------------------------------
     def finish(self, lines: LineStats, *, damaged: bool) -> ParsedTranscript:
+        self._queued_messages()
         dropped_lines = _abandoned_branch_lines(self.nodes, self.order)
         self.out.off_branch_dropped = len(dropped_lines)
         main_results = {
@@ -342,6 +401,50 @@ def _abandoned_branch_lines(nodes: Mapping[str, _Node], order: list[str]) -> set
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _queued_text(content: object) -> str | None:
+    """An enqueued message's text: a string, or the text blocks of a message with attachments."""
+    if isinstance(content, str):
+        return content.strip() or None
+    if isinstance(content, list):
+        texts = [b["text"] for b in content if isinstance(b, Mapping) and isinstance(b.get("text"), str)]
+        return "\n".join(texts).strip() or None
+    return None
+
+
+def _typed_by_person(text: str) -> bool:
+    """Whether a queued message is the person's: the harness queues background-task notifications
+    (one tagged element and a line of instructions) and task records (a JSON object with a task id);
+    a command that only manages the session (`/clear`) asks nothing."""
+    if is_harness_message(text) or is_housekeeping(text):
+        return False
+    if text.startswith("{"):
+        try:
+            record = json.loads(text)
+        except ValueError:
+            return True
+        return not (isinstance(record, dict) and "task_id" in record)
+    return True
+
+
+def _said(text: str) -> str:
+    """What a person typed, as a queued message and the prompt line that delivers it are compared:
+    a slash command's wrapper read as `/name args` (housekeeping ones too), injected blocks cut,
+    whitespace folded."""
+    return " ".join((typed_command(text) or clean_text(text)[0]).split())
+
+
+def _delivers(prompt: str, queued: str) -> bool:
+    """Whether a prompt line is a queued message delivered. A queued slash command is delivered as the
+    command the prompt box completed it to (`/review` -> `/review-skill`), with the same arguments."""
+    if prompt == queued:
+        return True
+    if not (queued.startswith("/") and prompt.startswith("/")):
+        return False
+    name, _, args = queued.partition(" ")
+    ran, _, ran_args = prompt.partition(" ")
+    return ran.startswith(name) and args == ran_args
 
 
 def _flatten(content: object) -> str:

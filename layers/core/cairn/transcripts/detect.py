@@ -10,7 +10,6 @@ claims, or when not one line was understood (so a session fails instead of being
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, BinaryIO
@@ -23,9 +22,16 @@ from cairn.transcripts.codex import parse_codex
 from cairn.transcripts.copilot_cli import is_copilot_record, parse_copilot_cli
 from cairn.transcripts.cursor import is_cursor_record, parse_cursor
 from cairn.transcripts.gemini_cli import parse_gemini_cli
-from cairn.transcripts.lines import MAX_TRANSCRIPT_BYTES, LineStats, decompress, iter_json_objects
+from cairn.transcripts.lines import (
+    MAX_TRANSCRIPT_BYTES,
+    Document,
+    LineStats,
+    decompress,
+    iter_json_objects,
+    read_document,
+)
 from cairn.transcripts.model import ParsedTranscript, ParseStats
-from cairn.transcripts.opencode import is_opencode_record, parse_opencode
+from cairn.transcripts.opencode import is_opencode_export, is_opencode_record, parse_opencode
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
@@ -94,8 +100,9 @@ def normalise_agent(agent: str | None) -> str | None:
 
 def _vote(obj: Mapping[str, Any], votes: dict[str, int]) -> None:
     kind = record_type(obj)
-    if is_opencode_record(obj):
-        votes[OPENCODE] += 3  # what Cairn's OpenCode plugin exports: {"info", "parts"} per message
+    if is_opencode_record(obj) or is_opencode_export(obj):
+        # Cairn's OpenCode plugin's lines ({"info", "parts"} per message); `opencode export` on one line
+        votes[OPENCODE] += 3
     elif is_copilot_record(obj):
         votes[COPILOT_CLI] += 3  # {type: "session.start", data, id, parentId}: dotted types, no other agent
     elif is_cursor_record(obj):
@@ -142,24 +149,25 @@ def _sniff(data: bytes) -> Iterator[Mapping[str, Any]]:
         yield obj
 
 
-def _legacy_gemini(data: bytes) -> tuple[dict[str, Any], bytes] | None:
-    """A pre-JSONL Gemini CLI session: one (usually pretty-printed) ConversationRecord document, and
-    what follows it (the project-file lines a capture may append)."""
-    head = data[:256].lstrip(b"\xef\xbb\xbf \t\r\n")
-    if head.split(b"\n", 1)[0].strip() != b"{":  # a JSON-lines file starts with a whole object
-        return None
-    text = data.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
-    try:
-        obj, end = json.JSONDecoder().raw_decode(text)
-    except (ValueError, RecursionError):
-        return None
-    if (
-        isinstance(obj, dict)
-        and isinstance(obj.get("sessionId"), str)
-        and isinstance(obj.get("messages"), list)
-    ):
-        return obj, text[end:].encode()
+def _document_agent(doc: Document) -> str | None:
+    """Which agent writes a session as this one JSON document: a pre-JSONL Gemini CLI
+    ConversationRecord, or what `opencode export` prints."""
+    obj = doc.obj
+    if isinstance(obj.get("sessionId"), str) and isinstance(obj.get("messages"), list):
+        return GEMINI_CLI
+    if is_opencode_export(obj):
+        return OPENCODE
     return None
+
+
+def _document_records(doc: Document, agent: str) -> list[tuple[int, dict[str, Any]]]:
+    """The records a document's parser is fed. Gemini CLI's parser reads the ConversationRecord whole;
+    an OpenCode export is its session, then each message at the line it starts on, as JSON lines are."""
+    if agent == GEMINI_CLI:
+        return [(1, doc.obj)]
+    head = {k: v for k, v in doc.obj.items() if k != "messages"} | {"messages": []}
+    messages = zip(doc.item_lines, doc.obj["messages"], strict=True)
+    return [(1, head), *((n, m) for n, m in messages if isinstance(m, dict))]
 
 
 def parse_transcript(
@@ -178,9 +186,15 @@ def parse_transcript(
     """
     decoded = decompress(data, limit=max_bytes)
     claimed = normalise_agent(agent)
-    legacy = _legacy_gemini(decoded.data)
-    if legacy is not None:
-        votes = dict.fromkeys(_PARSERS, 0) | {GEMINI_CLI: 3}
+    document = read_document(decoded.data)
+    if document is not None:
+        if (of := _document_agent(document)) is None:
+            raise InvalidInput(
+                "not a recognised transcript: one JSON document, but neither a Gemini CLI session nor an "
+                f"OpenCode export (expected {KNOWN_FORMATS})",
+                lines=document.lines,
+            )
+        votes = dict.fromkeys(_PARSERS, 0) | {of: 3}
     else:
         votes = format_votes(_sniff(decoded.data), filename)
     detected = max(votes, key=lambda a: votes[a]) if any(votes.values()) else None
@@ -193,14 +207,13 @@ def parse_transcript(
         )
     chosen = claimed or detected
     stats = LineStats()
-    if legacy is not None:
-        stats.lines = sum(1 for line in decoded.data.splitlines() if line.strip())
-        stats.objects = 1
-        parsed = _checked(parse_gemini_cli([(1, legacy[0])], stats, damaged=decoded.damaged), stats)
+    if document is not None:
+        records = _document_records(document, chosen)
+        stats.lines, stats.objects = document.lines, len(records)
+        parsed = _checked(_PARSERS[chosen](records, stats, damaged=decoded.damaged), stats)
         # after the document only project-file lines count; anything else there is not the session's
-        offset = decoded.data.count(b"\n") - legacy[1].count(b"\n")
-        after = iter_json_objects(legacy[1], LineStats())
-        files = [f for n, record in after if (f := from_record(n + offset, record)) is not None]
+        after = iter_json_objects(document.rest, LineStats())
+        files = [f for n, record in after if (f := from_record(n + document.rest_line, record)) is not None]
         return replace(parsed, project_files=newest(files)) if files else parsed
     project_files: list[ProjectFile] = []
     records = _set_aside_project_files(iter_json_objects(decoded.data, stats), project_files)

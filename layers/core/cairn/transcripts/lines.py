@@ -3,17 +3,19 @@
 Everything that can go wrong with an uploaded transcript below the level of "which agent wrote it"
 is handled here: gzip/zstd wrapping, decompression bombs, oversized input, invalid UTF-8, blank
 lines, lines that are not JSON, and a last line cut off mid-write. Nothing here raises for a bad
-line; it is counted in `LineStats` and skipped.
+line; it is counted in `LineStats` and skipped. Some agents write a session as one (pretty-printed)
+JSON document instead of JSON lines; `read_document` reads it, with the line each message starts on.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import zstandard
 
@@ -190,3 +192,93 @@ def iter_json_objects(data: bytes, stats: LineStats) -> Iterator[tuple[int, dict
             continue
         stats.objects += 1
         yield line_no, obj
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A transcript written as one JSON document spread over many lines, and what follows it."""
+
+    obj: dict[str, Any]
+    item_lines: tuple[int, ...]  # the 1-based line each element of its `messages` array starts on
+    lines: int  # non-empty lines the document spans
+    rest: bytes  # what follows the document (the project-file lines a capture may append)
+    rest_line: int  # lines before `rest`, to number its lines as the whole file's
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def read_document(data: bytes, key: str = "messages") -> Document | None:
+    """The JSON document `data` starts with when it is pretty-printed (its first line is a lone `{`);
+    None for JSON lines, or when that document is not a JSON object. The elements of its `key` array
+    are located as they are read, so every message keeps the line it came from."""
+    head = data[:256].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.split(b"\n", 1)[0].strip() != b"{":  # a JSON-lines file starts with a whole object
+        return None
+    text = data.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+    try:
+        obj, offsets, end = _object(text, 0, key)
+    except (ValueError, RecursionError, StopIteration):
+        return None
+    lines, line, last = [], 1, 0
+    for offset in offsets:  # ascending: count the newlines between one element and the next
+        line += text.count("\n", last, offset)
+        lines.append(line)
+        last = offset
+    spanned = text[:end]
+    return Document(
+        obj=obj,
+        item_lines=tuple(lines),
+        lines=sum(1 for ln in spanned.splitlines() if ln.strip()),
+        rest=text[end:].encode(),
+        rest_line=spanned.count("\n"),
+    )
+
+
+def _object(text: str, i: int, key: str) -> tuple[dict[str, Any], list[int], int]:
+    """Decode the object at `text[i]` member by member, noting where each element of `key` starts."""
+    decode = _DECODER.raw_decode
+    if not text.startswith("{", i):
+        raise ValueError("not an object")
+    obj: dict[str, Any] = {}
+    offsets: list[int] = []
+    i = _WS.match(text, i + 1).end()
+    if text.startswith("}", i):
+        return obj, offsets, i + 1
+    while True:
+        name, i = decode(text, i)
+        i = _WS.match(text, i).end()
+        if not isinstance(name, str) or not text.startswith(":", i):
+            raise ValueError("not an object member")
+        i = _WS.match(text, i + 1).end()
+        if name == key and text.startswith("[", i):
+            obj[name], offsets, i = _array(text, i)
+        else:
+            obj[name], i = decode(text, i)
+        i = _WS.match(text, i).end()
+        if text.startswith(",", i):
+            i = _WS.match(text, i + 1).end()
+        elif text.startswith("}", i):
+            return obj, offsets, i + 1
+        else:
+            raise ValueError("expected , or }")
+
+
+def _array(text: str, i: int) -> tuple[list[Any], list[int], int]:
+    items: list[Any] = []
+    offsets: list[int] = []
+    i = _WS.match(text, i + 1).end()
+    if text.startswith("]", i):
+        return items, offsets, i + 1
+    while True:
+        offsets.append(i)
+        item, i = _DECODER.raw_decode(text, i)
+        items.append(item)
+        i = _WS.match(text, i).end()
+        if text.startswith(",", i):
+            i = _WS.match(text, i + 1).end()
+        elif text.startswith("]", i):
+            return items, offsets, i + 1
+        else:
+            raise ValueError("expected , or ]")

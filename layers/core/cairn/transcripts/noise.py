@@ -108,17 +108,28 @@ def clean_text(text: str) -> tuple[str, list[str]]:
     return text.strip(), reasons
 
 
+def typed_command(text: str) -> str | None:
+    """What a person typed to run a slash command: "<command-name>/deploy</command-name>
+    <command-args>staging</command-args>" is "/deploy staging" (the arguments are their request).
+    None when `text` holds no command."""
+    name, args = _COMMAND_NAME.search(text), _COMMAND_ARGS.search(text)
+    if name is None and args is None:
+        return None
+    return " ".join(part.group(1).strip() for part in (name, args) if part and part.group(1).strip())
+
+
+def is_housekeeping(typed: str) -> bool:
+    """A built-in command that manages the session (`/clear`, `/model`) typed with no arguments."""
+    return typed.strip() in _HOUSEKEEPING_COMMANDS
+
+
 def _rewrite_slash_command(text: str) -> tuple[str, str | None]:
-    # "<command-name>/deploy</command-name><command-args>staging</command-args>" is what the user
-    # typed as "/deploy staging": keep that, drop the wrapper
-    name = _COMMAND_NAME.search(text)
-    args = _COMMAND_ARGS.search(text)
-    command = (name.group(1) if name else "").strip()
-    if command in _HOUSEKEEPING_COMMANDS and not (args and args.group(1).strip()):
+    # the wrapper goes, what the person typed stays; text around the wrapper is kept after it
+    typed = typed_command(text) or ""
+    if is_housekeeping(typed):
         return "", "housekeeping_command"
     rest = _COMMAND_TAGS.sub("", _COMMAND_ARGS.sub("", _COMMAND_NAME.sub("", text))).strip()
-    typed = " ".join(part for part in (command, args.group(1).strip() if args else "", rest) if part)
-    return typed, None
+    return " ".join(part for part in (typed, rest) if part), None
 
 
 def injected_reason(text: str) -> str | None:
