@@ -380,6 +380,14 @@ _STRUCTURAL_KEYS = frozenset(
         "eventIds",
         "headCommit",
         "reasoningOpaque",
+        # OpenCode's messages and parts: the ids that thread them and pair a tool call with its
+        # result (`toolu_vrtx_…` call ids read as high-entropy), and the provider's encrypted reasoning
+        "callID",
+        "sessionID",
+        "messageID",
+        "parentID",
+        "reasoningEncryptedContent",
+        "itemId",
     }
 )
 
@@ -405,8 +413,40 @@ def redact_bytes_jsonl(data: bytes) -> tuple[bytes, dict[str, int]]:
     """Redact a JSONL transcript line by line, inside string values, keeping every line valid JSON.
 
     Lines without secrets are kept byte for byte; a changed line is re-serialised compactly. A line
-    that is not JSON is redacted as plain text (it was not parseable before either).
+    that is not JSON is redacted as plain text (it was not parseable before either). A transcript
+    written as one pretty-printed JSON document (`opencode export`, older Gemini CLI sessions) is
+    redacted as that document, so its structural keys are known as on a JSON line; the lines after it
+    (project files a capture appends) are JSON lines.
     """
+    document = _pretty_document(data)
+    if document is None:
+        return _redact_lines(data)
+    head, obj, original, rest = document
+    counts: Counter[str] = Counter()
+    redacted = redact_value(obj, counts)
+    # re-serialised as the agents write it (JSON.stringify(…, null, 2)) only when something changed
+    body = json.dumps(redacted, ensure_ascii=False, indent=2).encode("utf-8") if counts else original
+    tail, tail_counts = _redact_lines(rest)
+    counts.update(tail_counts)
+    return head + body + tail, dict(counts)
+
+
+def _pretty_document(data: bytes) -> tuple[bytes, Any, bytes, bytes] | None:
+    """(what precedes it, the document, its bytes, what follows it) when `data` starts with a JSON
+    document spread over lines (its first line a lone `{`); None for JSON lines."""
+    body = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if body.split(b"\n", 1)[0].strip() != b"{":
+        return None
+    text = body.decode("utf-8", "replace")
+    try:
+        obj, end = json.JSONDecoder().raw_decode(text)
+    except (ValueError, RecursionError):
+        return None
+    original = text[:end].encode("utf-8")
+    return data[: len(data) - len(body)], obj, original, text[end:].encode("utf-8")
+
+
+def _redact_lines(data: bytes) -> tuple[bytes, dict[str, int]]:
     counts: Counter[str] = Counter()
     out: list[bytes] = []
     pos, size = 0, len(data)
