@@ -82,6 +82,12 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (.+)$", re.M)
 _PATCH_FILES = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 
 
+def patch_text(raw: dict) -> object:
+    """A patch edit's text: Codex's `apply_patch` takes it as `input` (or `patch`), OpenCode's as
+    `patchText`."""
+    return raw.get("input") or raw.get("patch") or raw.get("patchText")
+
+
 def edited_path(event: EventDoc) -> str | None:
     raw = event.tool_input
     if isinstance(raw, dict):
@@ -89,7 +95,7 @@ def edited_path(event: EventDoc) -> str | None:
         path = raw.get("file_path") or raw.get("path") or raw.get("notebook_path") or raw.get("filePath")
         if path:
             return str(path)
-        raw = raw.get("input") or raw.get("patch")
+        raw = patch_text(raw)
     if isinstance(raw, str) and (m := _PATCH_FILE.search(raw)):  # Codex apply_patch
         return m.group(1).strip()
     return None
@@ -98,7 +104,7 @@ def edited_path(event: EventDoc) -> str | None:
 def edited_paths(event: EventDoc) -> list[str]:
     """Every file an edit wrote: its one path, or each file a patch touched."""
     raw = event.tool_input
-    patch = raw.get("input") or raw.get("patch") if isinstance(raw, dict) else raw
+    patch = patch_text(raw) if isinstance(raw, dict) else raw
     if isinstance(patch, str) and (found := _PATCH_FILES.findall(patch)):
         return [f.strip() for f in found]
     path = edited_path(event)
@@ -128,7 +134,7 @@ def added_text(event: EventDoc) -> str:
             added = written.splitlines()
         if added:
             return " ".join(" ".join(added).split())
-        raw = raw.get("input") or raw.get("patch")
+        raw = patch_text(raw)
     return " ".join(" ".join(patch_added(raw)).split()) if isinstance(raw, str) else ""
 
 
@@ -167,7 +173,7 @@ def replaced(event: EventDoc) -> tuple[str, str]:
         written = raw.get("content") or raw.get("file_text")
         if isinstance(written, str):
             new.append(written)
-        raw = raw.get("input") or raw.get("patch")
+        raw = patch_text(raw)
     if isinstance(raw, str):
         for line in raw.splitlines():
             if line.startswith("-") and not line.startswith("---"):

@@ -19,7 +19,15 @@ from dataclasses import dataclass
 
 from cairn.domain.models import Source
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.reading.shell import command_of, edited_path, is_edit, is_shell, new_text, patch_added
+from cairn.pipeline.reading.shell import (
+    command_of,
+    edited_path,
+    is_edit,
+    is_shell,
+    new_text,
+    patch_added,
+    patch_text,
+)
 from cairn.services.trust import classify, directive
 from cairn.transcripts.model import Role
 
@@ -484,7 +492,7 @@ def _edit_summary(e: EventDoc) -> str:
         edits = raw.get("edits")
         if isinstance(edits, list) and edits and isinstance(edits[0], dict):
             return one_line(str(new_text(edits[0]) or ""), EDIT_CHARS)
-        raw = raw.get("input") or raw.get("patch")
+        raw = patch_text(raw)
     if isinstance(raw, str):  # a patch: its added lines say what changed
         added = patch_added(raw)
         files = re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", raw, re.M)

@@ -38,7 +38,7 @@ AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
     "cursor": {SHELL: frozenset({"run_terminal_cmd"}), READ: frozenset({"read_file"})},
     "opencode": {
         SHELL: frozenset({"bash"}),
-        EDIT: frozenset({"edit", "write"}),
+        EDIT: frozenset({"edit", "write", "apply_patch"}),  # `apply_patch` ({"patchText"}) with GPT models
         READ: frozenset({"read"}),
         TODO: frozenset({"todowrite"}),
     },
