@@ -95,3 +95,33 @@ def test_reprocess_of_an_unknown_session_fails_clearly(tmp_path, server):
     env = hook_env(tmp_path / "cli-home", server.url, server.key)
     code, out = cairn(env, "reprocess", "nope")
     assert code == 1 and "no session nope" in out
+
+
+def test_ingest_takes_a_sessions_other_files_after_its_transcript_and_learns_them_as_one_session(
+    tmp_path, server
+):
+    from tests.agent_stores import HOME
+
+    rollouts = sorted((HOME / ".codex" / "sessions" / "2026" / "06" / "25").glob("rollout-*.jsonl"))
+    main, worker = rollouts  # agentv's session, then the worker thread it spawned
+    env = hook_env(tmp_path / "cli-home", server.url, server.key)
+    code, out = cairn(env, "ingest", str(main), str(worker), "--project", "p", "--wait")
+    assert code == 0, out
+    assert "uploaded session 019efc87-fa98-7971-91df-0c9512a065da (codex, project p)" in out
+    assert "and 1 other file(s) of the session" in out
+    session = server.container.sessions.get(server.team_id, "019efc87-fa98-7971-91df-0c9512a065da")
+    assert len(session.transcript_keys) == 2 and session.status == "learned"
+    assert server.container.sessions.get(server.team_id, "019c8a70-dda7-7f33-98ea-f30553347322") is None
+
+
+def test_ingest_refuses_another_agents_file_as_part_of_a_session_before_anything_is_uploaded(
+    tmp_path, server
+):
+    from tests.agent_stores import HOME
+
+    main = next((HOME / ".codex" / "sessions" / "2026" / "06" / "25").glob("rollout-*.jsonl"))
+    gemini = next((HOME / ".gemini" / "tmp" / "shop" / "chats").glob("session-*.jsonl"))
+    env = hook_env(tmp_path / "cli-home", server.url, server.key)
+    code, out = cairn(env, "ingest", str(main), str(gemini), "--project", "p")
+    assert code == 1 and "nothing was uploaded" in out, out
+    assert server.container.sessions.get(server.team_id, "019efc87-fa98-7971-91df-0c9512a065da") is None

@@ -26,6 +26,14 @@ class UploadUnavailable(Exception):
     """The server or the storage could not be reached, or failed; try again later."""
 
 
+class OverQuota(UploadUnavailable):
+    """HTTP 429: the team is over its quota (or throttled); `retry_after` is the server's wait, if given."""
+
+    def __init__(self, message: str, retry_after: int | None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 @dataclass(frozen=True, slots=True)
 class PreparedPart:
     data: bytes  # gzip of the redacted JSONL
@@ -92,7 +100,7 @@ def _check(resp: httpx.Response) -> None:
         from cairn.capture.quota import over_quota_line, retry_after_seconds
 
         wait = retry_after_seconds(resp.headers.get("Retry-After"))
-        raise UploadUnavailable(f"429: {over_quota_line(wait)}: {message}")
+        raise OverQuota(f"429: {over_quota_line(wait)}: {message}", wait)
     if resp.status_code == 408 or resp.status_code >= 500:
         raise UploadUnavailable(f"{resp.status_code}: {message}")
     raise UploadRefused(f"{resp.status_code}: {message}")

@@ -19,7 +19,7 @@ import httpx
 import typer
 
 from cairn.atomic import atomic_file
-from cairn.cli import browse, doctor, hooks_capture, install, pipeline_cmds, serve_cmds  # noqa: F401 (registers)
+from cairn.cli import backfill, browse, doctor, hooks_capture, install, pipeline_cmds, serve_cmds  # noqa: F401 (registers)
 from cairn.cli.admin import admin_app, reindex
 from cairn.cli.client import CairnClient
 from cairn.cli.errors import CairnGroup, CliError
@@ -37,6 +37,7 @@ install.register(app)
 pipeline_cmds.register(app)
 serve_cmds.register(app)
 browse.register(app)
+backfill.register(app)
 doctor.register(app)
 app.command("reindex")(reindex)
 

@@ -2,12 +2,12 @@
 
 `ingest` checks the file is an agent transcript with something to learn from before anything is sent,
 then goes through the same path as the capture hooks (redact, gzip, presigned upload), so what it
-teaches Cairn is exactly what the hooks would have.
+teaches Cairn is exactly what the hooks would have. A session's other files (sub-agents, Codex worker
+threads, continued parts) given after it are learned with it, as one session, as further parts.
 """
 
 from __future__ import annotations
 
-import gzip
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -37,17 +37,12 @@ def register(app: typer.Typer) -> None:
 # --- reading and checking a transcript ---------------------------------------------------------
 def read_transcript(path: Path) -> bytes:
     """Plain JSONL, whatever it was stored as (.gz, .zst or plain)."""
-    raw = path.read_bytes()
-    try:
-        if raw[:2] == b"\x1f\x8b":
-            return gzip.decompress(raw)
-        if raw[:4] == b"\x28\xb5\x2f\xfd":
-            import zstandard
+    from cairn.capture.parts import UnreadableTranscript, read_whole
 
-            return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
-    except (OSError, EOFError, ValueError) as exc:  # zstandard.ZstdError is a ValueError
-        raise CliError(f"{path} looks compressed but cannot be decompressed ({exc})") from None
-    return raw
+    try:
+        return read_whole(path)
+    except UnreadableTranscript as exc:
+        raise CliError(str(exc)) from None
 
 
 def check_transcript(raw: bytes, path: Path, agent: str | None):
@@ -113,25 +108,22 @@ def ingest_folder(path: Path) -> Path:
     return main
 
 
-def _upload_subagents(client, path: Path, agent: str, session_id: str, project: str) -> dict[str, int]:
-    """The session's sub-agent transcripts as parts 2, 3, ...; secrets redacted per file, by name."""
+def other_files(path: Path, more: list[Path], agent: str) -> tuple[list[bytes], int]:
+    """The session's other files, each checked to be a transcript of the same agent: those given, then
+    its sub-agents' (Claude Code's `<session>/subagents/`) not already among them; and how many of
+    those were found beside it."""
     from cairn.capture.subagents import subagent_files
-    from cairn.capture.upload import prepare, upload_part
 
-    redacted: dict[str, int] = {}
-    for number, sub in enumerate(subagent_files(path), start=2):
-        prepared = prepare(read_transcript(sub))
-        upload_part(
-            client.url,
-            client.api_key,
-            agent=agent,
-            session_id=session_id,
-            project=project,
-            part=number,
-            data=prepared.data,
-        )
-        redacted[sub.name] = sum(prepared.redactions.values())
-    return redacted
+    given = [p.resolve() for p in more]
+    found = [p for p in subagent_files(path) if p.resolve() not in given]
+    data = []
+    for other in [*more, *found]:
+        if not other.is_file():
+            raise CliError(f"no such file: {other}; nothing was uploaded")
+        raw = read_transcript(other)
+        check_transcript(raw, other, agent)
+        data.append(raw)
+    return data, len(found)
 
 
 # --- waiting on the pipeline -------------------------------------------------------------------
@@ -190,7 +182,14 @@ def _print_outcome(client: CairnClient, session: dict, full: bool = False) -> No
 
 # --- the commands ------------------------------------------------------------------------------
 def ingest(
-    path: Annotated[Path, typer.Argument(help="Transcript (.jsonl, .jsonl.gz, .jsonl.zst)")],
+    path: Annotated[
+        Path,
+        typer.Argument(help="Transcript (.jsonl, .jsonl.gz, .jsonl.zst) or a Claude Code session folder"),
+    ],
+    more: Annotated[
+        list[Path] | None,
+        typer.Argument(help="The session's other files (sub-agents, worker threads, continued parts)"),
+    ] = None,
     agent: Annotated[
         str | None,
         typer.Option(help="claude-code, codex, gemini-cli, opencode or copilot-cli (default: detect)"),
@@ -205,10 +204,11 @@ def ingest(
     url: Url = None,
     key: Key = None,
 ) -> None:
-    """Upload a transcript to learn from, through the same path as the capture hooks. The manifests
-    of the repository it ran in (package.json, Makefile, CI...) go with it when that folder is here."""
-    from cairn import project_files
-    from cairn.capture.upload import prepare, upload_part
+    """Upload a transcript to learn from, through the same path as the capture hooks, with the session's
+    other files after it as one session. The manifests of the repository it ran in (package.json,
+    Makefile, CI...) go with it when that folder is here."""
+    from cairn.capture.parts import session_parts
+    from cairn.capture.upload import upload_part
 
     if path.is_dir():
         path = ingest_folder(path)
@@ -219,27 +219,26 @@ def ingest(
     agent_name = parsed.agent
     session_id = session or parsed.session_id or path.name.split(".")[0]
     filing = project_for(project, parsed, path)
+    others, subagents = other_files(path, more or [], agent_name)
     client = CairnClient(url, key)
-    manifests = project_files.collect(parsed.cwd or "")
-    lines = raw if raw.endswith(b"\n") or not raw else raw + b"\n"
-    prepared = prepare(lines + project_files.to_jsonl(manifests))
-    upload_part(
-        client.url,
-        client.api_key,
-        agent=agent_name,
-        session_id=session_id,
-        project=filing.project,
-        part=1,
-        data=prepared.data,
-    )
-    redacted = sum(prepared.redactions.values())
-    subagents = _upload_subagents(client, path, agent_name, session_id, filing.project)
-    redacted += sum(subagents.values())
+    prepared = session_parts(raw, others, parsed.cwd or "")
+    for number, part in enumerate(prepared.parts, start=1):
+        upload_part(
+            client.url,
+            client.api_key,
+            agent=agent_name,
+            session_id=session_id,
+            project=filing.project,
+            part=number,
+            data=part.data,
+        )
+    given = len(others) - subagents
     out.print(
         f"[green]uploaded[/green] session {session_id} ({agent_name}, project {esc(filing.project)})"
-        + (f" with {len(subagents)} sub-agent transcript(s)" if subagents else "")
-        + (f", {len(manifests)} project file(s)" if manifests else "")
-        + (f", {redacted} secrets redacted" if redacted else "")
+        + (f" with {subagents} sub-agent transcript(s)" if subagents else "")
+        + (f" and {given} other file(s) of the session" if given else "")
+        + (f", {prepared.manifests} project file(s)" if prepared.manifests else "")
+        + (f", {prepared.redacted} secrets redacted" if prepared.redacted else "")
     )
     if filing.why:
         err.print(f"filed under project {esc(filing.project)}: {esc(filing.why)}; --project to choose")
