@@ -40,6 +40,9 @@ def test_each_benchmark_data_set_ships_with_its_source_or_licence():
     assert sets
     for data in sets:
         assert {"SOURCE.md", "LICENSE.md", "LICENSE"} & {p.name for p in data.iterdir()}, data
+    # a folder of several sets: each set's sessions carry their own source too
+    for sessions in (REPO / "benchmarks" / "data").glob("*/*/sessions"):
+        assert (sessions / "SOURCE.md").is_file(), sessions
 
 
 def test_benchmark_data_and_fixtures_stay_out_of_the_package_and_the_layer():
