@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -104,6 +105,8 @@ def test_one_command_learns_exactly_this_projects_sessions_in_order_and_a_second
     assert all(project == PROJECT and status == "learned" for project, _, status in held.values())
     assert {k: parts for k, (_, parts, _) in held.items() if parts > 1} == PARTS
     assert learned_order(server) == list(EXPECTED)
+    claude = server.container.sessions.get(server.team_id, EXPECTED[0].split(":", 1)[1])
+    assert claude.started_at.isoformat().startswith("2025-09-03T00:52:31")  # when it ran, not when learned
 
     before = store(server)
     code, out = backfill(world, env)
@@ -176,3 +179,45 @@ def test_a_session_of_another_project_is_learned_only_when_named_by_path(world, 
     session = server.container.sessions.get(server.team_id, session_id)
     assert (session.project, session.agent, session.status) == ("cli", "claude-code", "learned")
     assert set(sessions(server)) == {f"claude-code:{session_id}"}
+
+
+def test_a_backfilled_project_shows_its_sessions_in_the_ui_and_the_digest_catches_a_newcomer_up(
+    world, tmp_path, server
+):
+    from cairn.api.app import create_app
+    from fastapi.testclient import TestClient
+
+    env = env_for(world, server, tmp_path / "cli")
+    code, out = backfill(world, env)
+    assert code == 0, out
+
+    ui = TestClient(create_app(server.container), follow_redirects=False)
+    form = ui.get("/ui/login").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
+    ui.post("/ui/login", data={"csrf": csrf, "key": server.key})
+    page = ui.get("/ui/sessions", params={"project": PROJECT})
+    assert page.status_code == 200
+    listed = re.findall(r'href="[^"]*/ui/sessions/([^"/]+)"', page.text)
+    assert sorted(listed) == sorted(k.split(":", 1)[1] for k in EXPECTED)
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "cairn.cli.main", "digest", "--sessions", "10", "--budget", "8000"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=world[0],
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    # "## 2025-09-03 00:52 · claude-code, dev · session fe5e1c67-… (learned)"
+    headings = re.findall(r"^## (\S+) \S+ · ([\w-]+)[^·]* · session (\S+) ", proc.stdout, re.M)
+    assert [f"{agent}:{sid}" for _, agent, sid in headings] == list(EXPECTED)
+    assert [day for day, _, _ in headings] == [
+        "2025-09-03",
+        "2026-02-23",
+        "2026-06-25",
+        "2026-11-23",
+        "2026-11-23",
+        "2026-12-04",
+    ]

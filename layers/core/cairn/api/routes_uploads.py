@@ -7,6 +7,7 @@ object first and only then queues the session for the inline pipeline runner, so
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
@@ -33,6 +34,8 @@ class UploadIn(BaseModel):
     part: int = Field(ge=1, le=10_000)
     bytes: int = Field(ge=1)
     content_type: str = Field(default="application/gzip", max_length=100)
+    # when the session ran, for one uploaded after it ended (`cairn backfill`, `cairn ingest`)
+    started_at: datetime | None = None
 
 
 def _uploads(request: Request):
@@ -53,6 +56,7 @@ def request_upload(body: UploadIn, caller: Caller, request: Request) -> dict:
             part=body.part,
             size=body.bytes,
             content_type=body.content_type,
+            started_at=body.started_at,
         ),
     )
     return {

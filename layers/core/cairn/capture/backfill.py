@@ -138,6 +138,7 @@ class Api:
             part=part,
             data=data,
             transport=self._transport,
+            started_at=s.started or None,
         )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -57,10 +58,12 @@ def upload_part(
     data: bytes,
     timeout: float = 30.0,
     transport: httpx.BaseTransport | None = None,
+    started_at: float | None = None,
 ) -> dict[str, Any]:
-    """Send one prepared (gzipped) part; returns the presigned target's description."""
+    """Send one prepared (gzipped) part; returns the presigned target's description. `started_at` (epoch
+    seconds) dates a session sent after it ended by when it ran."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    body = {
+    body: dict[str, Any] = {
         "agent": agent,
         "session_id": session_id,
         "project": project,
@@ -68,11 +71,15 @@ def upload_part(
         "bytes": len(data),
         "content_type": CONTENT_TYPE,
     }
+    if started_at:
+        body["started_at"] = datetime.fromtimestamp(started_at, UTC).isoformat()
     try:
         with httpx.Client(
             base_url=url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
         ) as api:
             resp = api.post("/v1/uploads", json=body)
+            if resp.status_code == 422 and "started_at" in body:  # a server from before the field
+                resp = api.post("/v1/uploads", json={k: v for k, v in body.items() if k != "started_at"})
             _check(resp)
             target = resp.json()
         with httpx.Client(timeout=timeout, transport=transport) as storage:

@@ -208,6 +208,7 @@ def ingest(
     other files after it as one session. The manifests of the repository it ran in (package.json,
     Makefile, CI...) go with it when that folder is here."""
     from cairn.capture.parts import session_parts
+    from cairn.capture.stores import epoch
     from cairn.capture.upload import upload_part
 
     if path.is_dir():
@@ -222,6 +223,7 @@ def ingest(
     others, subagents = other_files(path, more or [], agent_name)
     client = CairnClient(url, key)
     prepared = session_parts(raw, others, parsed.cwd or "")
+    began = epoch(parsed.started_at) or None  # the session is dated by when it ran, not by this upload
     for number, part in enumerate(prepared.parts, start=1):
         upload_part(
             client.url,
@@ -231,6 +233,7 @@ def ingest(
             project=filing.project,
             part=number,
             data=part.data,
+            started_at=began,
         )
     given = len(others) - subagents
     out.print(

@@ -41,6 +41,7 @@ class UploadRequest:
     part: int
     size: int
     content_type: str = TRANSCRIPT_CONTENT_TYPE
+    started_at: datetime | None = None  # when the session ran, if it is uploaded after it ended
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +118,7 @@ class UploadService:
             raise InvalidInput(f"content_type must be {TRANSCRIPT_CONTENT_TYPE}", got=req.content_type)
         if not 1 <= req.size <= self._max:
             raise InvalidInput(f"bytes must be between 1 and {self._max}", limit=self._max)
-        self._record_session(caller, agent, req.session_id, project)
+        self._record_session(caller, agent, req.session_id, project, req.started_at)
         details = {"part": req.part, "bytes": req.size}
         self._audit.record(
             caller, AuditAction.UPLOAD, req.session_id, project=project, agent=agent, details=details
@@ -125,8 +126,12 @@ class UploadService:
         key = transcript_key(caller.team_id, project, req.session_id, req.part)
         return self._blobs.presign_upload(key, min(req.size, self._max), TRANSCRIPT_CONTENT_TYPE, self._ttl)
 
-    def _record_session(self, caller: Principal, agent: str, session_id: str, project: str) -> Session:
+    def _record_session(
+        self, caller: Principal, agent: str, session_id: str, project: str, ran: datetime | None = None
+    ) -> Session:
         now = self._clock()
+        # a session learned long after it ran (`cairn backfill`) is dated by when it ran, never in the future
+        began = min(ran, now) if ran is not None and ran.tzinfo is not None else now
 
         def record(existing: Session | None) -> Session:
             if existing is None:
@@ -136,7 +141,7 @@ class UploadService:
                     project=project,
                     agent=agent,
                     member=caller.member,
-                    started_at=now,
+                    started_at=began,
                     status=SessionStatus.RECEIVED,
                     updated_at=now,
                 )
@@ -148,7 +153,8 @@ class UploadService:
                     session_id=session_id,
                     project=existing.project,
                 )
-            return replace(existing, updated_at=now)
+            earliest = min(began, existing.started_at) if existing.started_at else began
+            return replace(existing, started_at=earliest, updated_at=now)
 
         return self._sessions.update(caller.team_id, session_id, record)
 
