@@ -96,3 +96,40 @@ def test_an_opencode_session_out_of_its_database_reads_as_the_plugin_writes_it(w
     assert head == {"type": "session", "id": s.session_id, "directory": str(project.resolve())}
     assert all(m["info"]["sessionID"] == s.session_id for m in messages)
     assert all(p["messageID"] == m["info"]["id"] for m in messages for p in m["parts"])
+
+
+def test_opencode_sessions_kept_as_json_files_before_its_database_are_found_and_read_the_same(world):
+    project, home = world
+    data = home / ".local" / "share" / "opencode"
+    (s,) = [s for s in scan(Project.of(project), home, {}).sessions if s.agent == "opencode"]
+    from_db, _ = read_session(s)
+    head, *messages = [json.loads(line) for line in from_db.splitlines()]
+    storage = data / "storage"  # the layout before 1.2: one JSON file per session, message and part
+    info = {"id": s.session_id, "directory": head["directory"], "time": {"created": s.started * 1000}}
+    _put(storage / "session" / "prj_1" / f"{s.session_id}.json", info)
+    for m in messages:
+        _put(storage / "message" / s.session_id / f"{m['info']['id']}.json", m["info"])
+        for p in m["parts"]:
+            _put(storage / "part" / m["info"]["id"] / f"{p['id']}.json", p)
+    (data / "opencode.db").unlink()
+    (old,) = [s for s in scan(Project.of(project), home, {}).sessions if s.agent == "opencode"]
+    assert (old.source, old.session_id, old.started) == ("opencode-storage", s.session_id, s.started)
+    assert read_session(old)[0] == from_db
+
+
+def test_a_codex_rollout_kept_compressed_is_found_and_read(world):
+    import zstandard
+
+    project, home = world
+    (s,) = [s for s in scan(Project.of(project), home, {}).sessions if s.key == EXPECTED[1]]
+    packed = s.path.with_name(s.path.name + ".zst")
+    packed.write_bytes(zstandard.ZstdCompressor().compress(s.path.read_bytes()))
+    plain = s.path.read_bytes()
+    s.path.unlink()
+    (z,) = [x for x in scan(Project.of(project), home, {}).sessions if x.key == EXPECTED[1]]
+    assert z.path == packed and read_session(z)[0] == plain
+
+
+def _put(path, doc) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
