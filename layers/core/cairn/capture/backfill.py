@@ -179,7 +179,18 @@ def learn(
     return outcomes
 
 
-def _learn_one(s, project, known, api, ledger, events, wait_s, sleep) -> Outcome:
+def _learn_one(
+    s: StoredSession,
+    project: str,
+    known: set[str],
+    api: Api,
+    ledger: Ledger,
+    events: Events,
+    wait_s: float,
+    sleep: Callable[[float], None],
+) -> Outcome:
+    """One session: skipped when done before or already on the server, else sent from its first part
+    the server has not acknowledged, then (when waiting) followed until it is learned."""
     entry = ledger.get(s.key)
     if entry is not None and entry.done:
         return Outcome(s, "done", detail=entry.how)
@@ -247,7 +258,9 @@ def _patient(call: Callable[[], Any], events: Events, sleep: Callable[[float], N
             sleep(wait)
 
 
-def _wait_learned(api: Api, session_id: str, wait_s: float, events: Events, sleep) -> dict[str, Any] | None:
+def _wait_learned(
+    api: Api, session_id: str, wait_s: float, events: Events, sleep: Callable[[float], None]
+) -> dict[str, Any] | None:
     deadline = time.monotonic() + wait_s
     session = None
     while time.monotonic() < deadline:
