@@ -6,6 +6,10 @@ the ones its agent cannot pass yet, with the reason.
 
 from __future__ import annotations
 
+import json
+import sys
+from dataclasses import replace
+
 import pytest
 
 from tests.agents.conftest import (
@@ -13,9 +17,12 @@ from tests.agents.conftest import (
     DECISION,
     LEARNED,
     PREFERENCE,
+    PROJECT,
     SEEDED_FACT,
     SESSION_START_HEADER,
     prompt_blocks,
+    start_cairn,
+    stop_cairn,
     text_of,
 )
 
@@ -69,6 +76,31 @@ def test_cairns_mcp_server_is_listed_by_the_cli(story):
 def test_installing_twice_changes_no_file(story):
     assert story.before_reinstall and story.before_reinstall == story.after_reinstall
     assert all(line.startswith("unchanged") for line in story.reinstall_report), story.reinstall_report
+
+
+def test_cairn_backfill_finds_the_sessions_the_cli_made_and_learns_them_on_a_server_that_had_none(
+    story, tmp_path
+):
+    world = story.world
+    listing = world.cairn("backfill", "--dry-run", "--json", "--agent", world.agent)
+    assert listing.returncode == 0, listing.stderr
+    found = {s["session_id"] for s in json.loads(listing.stdout)["sessions"]}
+    hooked = {s["id"] for s in world.sessions() if s["agent"] == world.agent}
+    assert hooked and hooked <= found, f"found {found}, the hooks sent {hooked}"
+
+    fresh = replace(world, cairn_home=tmp_path / "cairn", server=None, url="", key="", logs=[])
+    fresh.cairn_home.mkdir()
+    fresh.env = {**world.env, "CAIRN_HOME": str(fresh.cairn_home)}
+    start_cairn(fresh)
+    try:
+        env = {**fresh.env, "CAIRN_URL": fresh.url, "CAIRN_API_KEY": fresh.key}
+        run = world.run(sys.executable, "-m", "cairn.cli.main", "backfill", "--agent", world.agent, env=env)
+        assert run.returncode == 0, run.stdout + run.stderr
+        learned = fresh.api("GET", "/v1/sessions", params={"project": PROJECT})["items"]
+        assert {s["id"] for s in learned} == found, run.stdout
+        assert {s["status"] for s in learned} == {"learned"}, run.stdout
+    finally:
+        stop_cairn(fresh)
 
 
 def _offered(story) -> list[str]:
