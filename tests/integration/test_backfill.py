@@ -90,6 +90,18 @@ def test_dry_run_lists_this_projects_sessions_with_agent_date_and_size_and_sends
     assert [r.split()[5] for r in rows] == [k.split(":")[1] for k in EXPECTED]
     assert rows[0].startswith("2025-09-03 00:52  claude-code") and "KB" in rows[0]
     assert "6 session(s)" in out and "3 session(s) of other projects left out" in out
+    code, out = backfill(
+        world,
+        env_for(world, server, tmp_path / "cli"),
+        "--dry-run",
+        "--json",
+        "--since",
+        "2026-06-01",
+        "--last",
+        "2",
+    )
+    assert code == 0, out
+    assert [f"{r['agent']}:{r['session_id']}" for r in json.loads(out)["sessions"]] == list(EXPECTED[-2:])
     assert sessions(server) == {}
 
 

@@ -55,7 +55,7 @@ def backfill(
     key: Key = None,
 ) -> None:
     """Learn this project's past sessions from every agent's store, oldest first (day-one memory)."""
-    began = time.monotonic()
+    began, after = time.monotonic(), _since(since)
     if paths:
         plan = [_named(p, project) for p in paths]
         foreign, stores = 0, ()
@@ -67,7 +67,7 @@ def backfill(
     scanned_s = time.monotonic() - began
     filed = {s.key: p for s, p in plan}
     wanted = [s for s, _ in plan if not agent or s.agent in agent]
-    plan = [(s, filed[s.key]) for s in engine.select(wanted, _since(since), last)]
+    plan = [(s, filed[s.key]) for s in engine.select(wanted, after, last)]
     if dry_run:
         _list(plan, foreign, stores, scanned_s, as_json)
         return
