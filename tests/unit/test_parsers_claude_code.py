@@ -222,6 +222,21 @@ def test_a_compaction_boundary_keeps_the_conversation_before_it_and_its_summary_
     assert parsed.stats.off_branch_dropped == 0
 
 
+def test_a_compaction_summary_is_kept_without_the_harness_s_closing_words_to_the_model():
+    s = Session()
+    s.user("Migrate the billing tables")
+    s.user(
+        "This session is being continued from a previous conversation. Summary: billing migrated.\n\n"
+        "If you need specific details from before compaction, read the full transcript at: /x.jsonl\n"
+        "Continue the conversation from where it left off without asking the user any further questions.",
+        isCompactSummary=True,
+    )
+
+    [summary] = parse(s).by_role(Role.SUMMARY)
+
+    assert summary.text.endswith("billing migrated.")
+
+
 def test_a_summary_line_for_this_session_is_kept_and_one_for_another_session_is_dropped():
     s = Session()
     s.user("Fix the login bug")

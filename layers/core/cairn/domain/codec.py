@@ -14,6 +14,7 @@ from typing import Any
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import (
     SAID_BY,
+    SPAN_SAID_BY,
     ApiKey,
     KeyScope,
     Memory,
@@ -23,6 +24,7 @@ from cairn.domain.models import (
     Scope,
     Session,
     Source,
+    Span,
     Team,
 )
 
@@ -62,6 +64,8 @@ def encode_memory(m: Memory) -> dict[str, Any]:
             "sources": [encode_source(x) for x in m.provenance.sources],
             "member": m.provenance.member,
             "key_id": m.provenance.key_id,
+            # [chars, said_by, source index]: an excerpt has dozens, kept short
+            "spans": [[x.chars, x.said_by, x.source] for x in m.provenance.spans],
         },
         "valid_from": dt_out(m.valid_from),
         "valid_to": dt_out(m.valid_to),
@@ -88,7 +92,7 @@ def decode_provenance(p: dict[str, Any]) -> Provenance:
     if said_by is not None and said_by not in SAID_BY:
         raise InvalidInput(f"provenance said_by must be one of {sorted(SAID_BY)}")
     return Provenance(
-        **{k: v for k, v in p.items() if k != "sources"},
+        **{k: v for k, v in p.items() if k not in ("sources", "spans")},
         sources=tuple(
             Source(
                 tool=str(x["tool"]),
@@ -98,7 +102,15 @@ def decode_provenance(p: dict[str, Any]) -> Provenance:
             )
             for x in p.get("sources") or ()
         ),
+        spans=tuple(_span(x) for x in p.get("spans") or ()),
     )
+
+
+def _span(x: Any) -> Span:
+    if not isinstance(x, list | tuple) or len(x) != 3 or x[1] not in SPAN_SAID_BY:
+        raise InvalidInput("provenance span must be [chars, said_by, source]")
+    chars, said_by, source = x
+    return Span(int(chars), said_by, None if source is None else int(source))
 
 
 def _check_keys(d: dict[str, Any], cls: type, what: str) -> None:

@@ -152,6 +152,7 @@ class Principal:
 
 
 SAID_BY = frozenset({"user", "agent", "tool", "mixed"})
+SPAN_SAID_BY = frozenset({"user", "agent", "tool"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,10 +169,24 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True)
+class Span:
+    """A stretch of a memory's text that one speaker said: `chars` characters of its content (a text of
+    several speakers is its spans in order, a newline between two), who said them (user, agent or
+    tool: a compaction summary, a sub-agent's report and a harness's notice are tools' text too), and
+    the source, an index into the provenance's `sources`: the tool whose text it is, or whose text the
+    agent's words pass on."""
+
+    chars: int
+    said_by: str
+    source: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Provenance:
     """Where a memory was learned: the session, the transcript object, and the lines in it; who said
     it (`said_by`: the user typed it, the agent wrote it, a tool returned it, or a mix, as in a
-    transcript excerpt), the tools whose output it holds, and the member and key that wrote it.
+    transcript excerpt), the tools whose output it holds, the member and key that wrote it, and, for a
+    text of several speakers, who said each stretch of it (`spans`).
     Records written before these fields existed load with them empty (unknown)."""
 
     session_id: str | None = None
@@ -183,6 +198,7 @@ class Provenance:
     sources: tuple[Source, ...] = ()
     member: str | None = None
     key_id: str | None = None
+    spans: tuple[Span, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

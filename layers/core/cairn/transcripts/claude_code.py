@@ -26,6 +26,7 @@ line types are counted and skipped. What it understands:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -40,6 +41,12 @@ AGENT = "claude-code"
 # Line types with nothing to learn from (undo snapshots, hook progress, titles)
 _IGNORED_TYPES = frozenset({"file-history-snapshot", "progress", "custom-title", "agent-name", "tag"})
 _DROPPED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+# Claude Code ends a compaction summary with its own words to the model (where the full transcript is,
+# and to go on "without asking the user any further questions"): the harness's, not the summary's
+_COMPACT_TAIL = re.compile(
+    r"\s*(?:If you need specific details from before compaction\b[^\n]*\n?)?"
+    r"(?:(?:Please\s+)?[Cc]ontinue the conversation from where\b[^\n]*)?\s*$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +229,8 @@ class _Parser:
             if btype == "text":
                 role = Role.SUMMARY if compact else Role.USER
                 said = _str(block.get("text")) or ""
+                if compact:
+                    said = _COMPACT_TAIL.sub("", said)
                 self.out.add(self._event(line_no, record, role, text=said))
                 if role is Role.USER and not has_result and not record.get("isSidechain"):
                     self.prompts.append((line_no, _said(said)))

@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from cairn.domain.models import Source
+from cairn.domain.models import Source, Span
 from cairn.pipeline.models import EventDoc
 from cairn.pipeline.reading.shell import (
     command_of,
@@ -28,7 +28,7 @@ from cairn.pipeline.reading.shell import (
     patch_added,
     patch_text,
 )
-from cairn.services.trust import classify, directive
+from cairn.services.trust import classify, directive, relayed
 from cairn.transcripts.model import Role
 
 EXCERPT_CHARS = 1_800  # one excerpt's rendered text; about 450 tokens
@@ -74,6 +74,7 @@ class Excerpt:
     sidechain: bool = False
     said_by: str = "agent"  # user | agent | tool | mixed: whose words the excerpt holds
     sources: tuple[Source, ...] = ()  # the tools whose output it holds
+    spans: tuple[Span, ...] = ()  # who said each stretch of `text`, in order
 
 
 def build_excerpts(
@@ -85,6 +86,7 @@ def build_excerpts(
     paired = {e.tool_call_id for e in events if e.role is Role.TOOL_CALL and e.tool_call_id}
     out: list[Excerpt] = []
     main_request = ""
+    heard = Heard(cwd)
     for step in _steps(events):
         request = _request_of(step)
         if step[0].role is Role.USER and not step[0].is_sidechain:
@@ -101,9 +103,15 @@ def build_excerpts(
             if text:
                 last = max(e.last_line, result.last_line if result else 0)
                 # prose is never cut: a long message continues over as many pieces as it takes
-                said = said_by(e, result, text, cwd)
-                pieces.extend((part, e.line_no, last, said) for part in split_prose(text, max_chars - 160))
+                said = said_by(e, result, text, cwd, heard.before)
+                split = split_prose(text, max_chars - 160)
+                if len(split) > 1 and said[1] is not None and e.role is not Role.TOOL_CALL:
+                    # a long summary, report or reply: each piece is read on its own words
+                    pieces.extend((p, e.line_no, last, _said_in(p, said, heard.before)) for p in split)
+                else:
+                    pieces.extend((part, e.line_no, last, said) for part in split)
                 words.append(content_words(e, result))
+            heard.hear(e, result)
         if sum(words) < MIN_CONTENT_WORDS:
             continue
         out.extend(_pack(pieces, request, len(out), max_chars, step[0].is_sidechain))
@@ -139,22 +147,131 @@ def _request_of(step: list[EventDoc]) -> str:
 _Said = tuple[str, Source | None]  # user | agent | tool, and the tool's source
 
 
-def said_by(e: EventDoc, result: EventDoc | None, rendered: str, cwd: str | None) -> _Said:
+_HARNESS_TAG = re.compile(r"^\s*<([a-z][a-z0-9_-]*)[\s>]")
+_HARNESS_COMMAND = re.compile(r"<command>\s*(.*?)\s*</command>", re.S)
+
+
+def said_by(
+    e: EventDoc,
+    result: EventDoc | None,
+    rendered: str,
+    cwd: str | None,
+    heard: Sequence[tuple[Source, str]] = (),
+) -> _Said:
     """Whose words an event's rendering holds: a person's (a sub-agent's task is the agent's), the
-    agent's, or a tool's, with the tool's source and the cue by which its output reads as instructions."""
+    agent's, or a tool's, with the tool's source and the cue by which its output reads as instructions.
+    A compaction summary, a sub-agent's own words and a notice the agent's harness wrote retell what
+    tools said: a tool's text too. The agent's words that pass on an instruction of a tool's text it
+    heard before (`heard`) name that tool, with the cue."""
     if e.role is Role.USER:
         return ("agent" if e.is_sidechain else "user", None)
+    if (retold := retold_source(e)) is not None:
+        return ("tool", replace(retold, directive=directive(e.text)))
     if e.role is Role.TOOL_RESULT:
         source = classify(e.tool_name, None)
     elif e.role is Role.TOOL_CALL and result is not None and not is_edit(e):
         command = command_of(e) if is_shell(e) else None
         source = classify(e.tool_name, e.tool_input, command=command, cwd=cwd)
+    elif e.role in (Role.ASSISTANT, Role.THINKING):
+        return ("agent", passed_on(e.text, heard))
     else:
         return ("agent", None)
     # what the tool returned: the rendering after its call line(s) (a command may span several)
     output = rendered.split(OUTCOME, 1)[1] if e.role is Role.TOOL_CALL and OUTCOME in rendered else rendered
     cue = None if source.trusted else directive(output)
     return ("tool", Source(source.tool, source.target, source.trusted, cue))
+
+
+def _said_in(piece: str, said: _Said, heard: Sequence[tuple[Source, str]]) -> _Said:
+    """Who said a piece of a long message, and the cue of that piece's own words."""
+    who, source = said
+    if source is None or source.trusted:
+        return said
+    if who == "agent":
+        return (who, passed_on(piece, heard))
+    return (who, replace(source, directive=directive(piece)))
+
+
+def retold_source(e: EventDoc) -> Source | None:
+    """The source of an event whose words are neither the person's nor the agent's own, though no tool
+    call returned them: a compaction summary, a sub-agent's own words, a notice the harness wrote (a
+    command the person ran, a sub-agent's report, a background task's output), named by its tag."""
+    if e.role is Role.SUMMARY:
+        return Source("compaction summary")
+    if e.is_sidechain and e.role in (Role.ASSISTANT, Role.THINKING):
+        return Source("sub-agent")
+    if e.role is Role.SYSTEM:
+        tag = _HARNESS_TAG.match(e.text or "")
+        command = _HARNESS_COMMAND.search(e.text or "")
+        target = one_line(command.group(1), 160) if command else None
+        return Source(tag.group(1) if tag else "harness note", target)
+    return None
+
+
+class Heard:
+    """The untrusted tool text a session showed its agent so far, newest last: what the agent's words
+    may pass on."""
+
+    KEEP, CHARS = 24, 20_000
+
+    def __init__(self, cwd: str | None) -> None:
+        self.cwd = cwd
+        self.before: list[tuple[Source, str]] = []
+
+    def hear(self, e: EventDoc, result: EventDoc | None = None) -> None:
+        if e.role is Role.TOOL_CALL and not is_edit(e):
+            # a call whose result the file does not keep (Codex's web search) is still what the agent
+            # read: its words about it pass that tool's text on
+            command = command_of(e) if is_shell(e) else None
+            source = classify(e.tool_name, e.tool_input, command=command, cwd=self.cwd)
+            text = result.text if result is not None else ""
+            if not source.trusted:
+                self.before = [*self.before[-(self.KEEP - 1) :], (source, text[: self.CHARS])]
+            return
+        if e.role is Role.TOOL_RESULT:
+            source, text = classify(e.tool_name, None), e.text
+        elif (retold := retold_source(e)) is not None:
+            source, text = retold, e.text
+        else:
+            return
+        if not source.trusted and text:
+            self.before = [*self.before[-(self.KEEP - 1) :], (source, text[: self.CHARS])]
+
+
+# what a text names exactly, that another text repeating it repeats word for word: code, a URL, a flag, a
+# versioned package, a variable's setting, a file name
+_MARK = re.compile(
+    r"`[^`\n]{3,}`|https?://[^\s)>\]'\"`]+|(?<![\w-])--[a-z][\w-]+(?:=\S+)?|\b[\w.-]+@[\w.^~-]+"
+    r"|\b[A-Z][A-Z0-9_]{2,}=\S+|\b[\w-]+\.(?:json|lock|toml|ya?ml|cfg|ini|env|md|sum)\b"
+)
+
+
+def passed_on(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
+    """The untrusted source whose instruction the agent's words pass on, with the cue: words that read as
+    instructions to an agent and say they are another's (`trust.relayed`), or repeat what a tool's text
+    said before them (its code, URL, flag or package, word for word). The agent's own advice is None."""
+    if not heard or not text:
+        return None
+    cue = relayed(text)
+    source = _repeated(text, heard) if (cue or directive(text)) else None
+    if cue is None:
+        if source is None:
+            return None
+        cue = directive(text)
+    if source is None:
+        source = heard[-1][0]
+    return Source(source.tool, source.target, False, cue)
+
+
+def _repeated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
+    """The tool whose instructions `text` repeats: its text reads as instructions, and `text` says
+    something of it word for word (an agent's report of a push repeats git's output, no instruction)."""
+    marks = {m.group(0).strip("`").strip() for m in _MARK.finditer(text)}
+    marks = {m for m in marks if len(m) >= 4}
+    for source, said in reversed(heard):
+        if any(m in said for m in marks) and directive(said):
+            return source
+    return None
 
 
 def said_in_span(
@@ -178,12 +295,41 @@ def said_in_span(
         if said and e.role in (Role.TOOL_CALL, Role.TOOL_RESULT) and not _quotes(said, output):
             found.append(("agent", None))  # the agent's call, not quoted: the tool said nothing here
             continue
-        found.append(said_by(e, _result_of(e, results), output, cwd))
+        if said and retold_source(e) is not None and not _quotes(said, e.text):
+            found.append(("agent", None))  # a summary or a notice beside it, not quoted
+            continue
+        heard = _heard_before(events, e, cwd) if e.role in (Role.ASSISTANT, Role.THINKING) else ()
+        who, source = said_by(e, _result_of(e, results), output, cwd, heard)
+        if said and source is not None and not source.trusted:
+            # the memory holds `said`, not the whole output, summary or reply: its cue is said's own
+            source = replace(source, directive=directive(said))
+        found.append((who, source))
     if not found:
         return None, ()
     by = {b for b, _ in found}
     sources = tuple(dict.fromkeys(x for _, x in found if x is not None))[:MAX_SOURCES]
     return (by.pop() if len(by) == 1 else "mixed"), sources
+
+
+def _heard_before(events: Sequence[EventDoc], e: EventDoc, cwd: str | None) -> list[tuple[Source, str]]:
+    """The untrusted tool text the session showed its agent before `e` (only for words that read as
+    instructions: most of the agent's words do not, and need no look back)."""
+    if not directive(e.text):
+        return []
+    return heard_in([x for x in events if x.seq < e.seq], cwd)
+
+
+def heard_in(events: Sequence[EventDoc], cwd: str | None) -> list[tuple[Source, str]]:
+    """The untrusted tool text `events` showed the agent, newest last (`Heard`)."""
+    heard = Heard(cwd)
+    results = {x.tool_call_id: x for x in events if x.role is Role.TOOL_RESULT and x.tool_call_id}
+    called = {x.tool_call_id for x in events if x.role is Role.TOOL_CALL and x.tool_call_id}
+    for x in events:
+        if x.role is Role.TOOL_CALL:
+            heard.hear(x, results.get(x.tool_call_id))
+        elif x.role is not Role.TOOL_RESULT or x.tool_call_id not in called:
+            heard.hear(x)
+    return heard.before
 
 
 QUOTE_CHARS = 40  # a run of a tool's output this long in a memory's text is a quote of it
@@ -228,6 +374,8 @@ def _excerpt(index: int, pieces: list[tuple[str, int, int, _Said]], request: str
     by = {p[3][0] for p in pieces}
     sources = list(dict.fromkeys(p[3][1] for p in pieces if p[3][1] is not None))
     sources.sort(key=lambda x: (x.directive is None, x.trusted))  # stable: the session's order within
+    kept = sources[:MAX_SOURCES]
+    where = {s: i for i, s in enumerate(kept)}
     return Excerpt(
         index=index,
         line_start=min(p[1] for p in pieces),
@@ -236,7 +384,8 @@ def _excerpt(index: int, pieces: list[tuple[str, int, int, _Said]], request: str
         text="\n".join(p[0] for p in pieces),
         sidechain=sidechain,
         said_by=by.pop() if len(by) == 1 else "mixed",
-        sources=tuple(sources[:MAX_SOURCES]),
+        sources=tuple(kept),
+        spans=tuple(Span(len(p[0]), p[3][0], where.get(p[3][1])) for p in pieces),
     )
 
 

@@ -93,6 +93,7 @@ def _new_memory(session: Session, events: EventsDoc, x: Excerpt) -> NewMemory:
             agent=session.agent,
             said_by=x.said_by,
             sources=x.sources,
+            spans=x.spans,
         ),
     )
 
