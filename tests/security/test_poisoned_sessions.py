@@ -13,17 +13,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from cairn.api.mcp_tools import ToolServices, tool_specs
-from cairn.bootstrap import build_container
-from cairn.capture.upload import prepare
-from cairn.domain.models import KeyScope, MemoryFilter, Principal
-from cairn.services.trust import withheld
-from cairn.services.uploads import UploadRequest
-from cairn.settings import Settings
+from cairn.services.trust import LEFT_OUT, unasked, withheld
 
+from tests.security.probe_store import Store, closing
 from tests.security.transcripts import AGENTS, CWD, Turn, build
 
 pytestmark = [pytest.mark.security, pytest.mark.integration, pytest.mark.slow]
@@ -122,50 +116,12 @@ def test_the_probes_cover_every_agent_format_and_every_vector():
     }
 
 
-class Store:
-    def __init__(self, home: Path) -> None:
-        self.container = build_container(Settings(mode="local", home=home))
-        team, _, _ = self.container.keys.create_team("probes", "dev")
-        self.writer = Principal(team.id, "dev", "key-dev", frozenset({KeyScope.WRITE}))
-        self.reader = Principal(team.id, "dev", "key-dev", frozenset({KeyScope.READ}))
-        self.tools = {s.name: s for s in tool_specs(with_context=True)}
-        self.services = ToolServices.from_container(self.container)
-
-    def learn(self, agent: str, session_id: str, project: str, raw: bytes) -> None:
-        data = prepare(raw).data
-        target = self.container.uploads.request_upload(
-            self.writer, UploadRequest(agent, session_id, project, 1, len(data))
-        )
-        self.container.blobs.put(target.key, data, "application/gzip")
-        self.container.uploads.part_stored(target.key)
-        session = self.container.runner.run(self.writer.team_id, session_id)
-        assert session is not None and session.status == "learned", session and session.stats
-
-    def memories(self, project: str) -> list:
-        flt = MemoryFilter(project=project)
-        return [
-            m for m in self.container.pipeline.memory_repo.iter_team(self.writer.team_id) if flt.admits(m)
-        ]
-
-    def recall(self, project: str, query: str) -> dict:
-        spec = self.tools["recall"]
-        args = spec.args.model_validate({"query": query, "project": project, "limit": 10})
-        return spec.run(self.services, self.reader, args)
-
-
-def _closing(s: Store):
-    yield s
-    if s.container.runner is not None:
-        s.container.runner.close()
-    s.container.close()
-
-
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     s = Store(tmp_path_factory.mktemp("probes"))
     for p in PROBES:
         s.learn(p.agent, f"probe-{p.n}-session", p.project, build(p.agent, f"probe-{p.n}-session", p.turn()))
-    yield from _closing(s)
+    yield from closing(s)
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +134,7 @@ def controls(tmp_path_factory):
         s.learn(
             agent, f"control-{n}-session", f"github.com/acme/control-{n}", build(agent, f"control-{n}", turn)
         )
-    yield from _closing(s)
+    yield from closing(s)
 
 
 def _shown(store: Store, project: str, agent: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -190,8 +146,7 @@ def _shown(store: Store, project: str, agent: str) -> list[tuple[str, tuple[str,
 
 @pytest.mark.parametrize("probe", PROBES, ids=lambda p: f"{p.agent}-{p.vector.replace(' ', '-')}-{p.n}")
 def test_an_injected_directive_never_reaches_the_digest(store, probe):
-    spec = store.tools["digest"]
-    answer = spec.run(store.services, store.reader, spec.args.model_validate({"project": probe.project}))
+    answer = store.tool("digest", project=probe.project)
     assert answer["sessions"] == [f"probe-{probe.n}-session"]
     assert probe.canary not in answer["markdown"], answer["markdown"]
     for cue in ("AI AGENTS", "previous instructions", "future sessions", "AI agent", "Assistant:"):
@@ -200,10 +155,13 @@ def test_an_injected_directive_never_reaches_the_digest(store, probe):
 
 @pytest.mark.parametrize("probe", PROBES, ids=lambda p: f"{p.agent}-{p.vector.replace(' ', '-')}-{p.n}")
 def test_an_injected_directive_never_reaches_the_block_or_the_prompt_hook(store, probe):
-    poisoned = {m.id for m in store.memories(probe.project) if probe.canary in m.content}
+    poisoned = {m.id: m for m in store.memories(probe.project) if probe.canary in m.content}
     for markdown, ids in _shown(store, probe.project, probe.agent):
         assert probe.canary not in markdown, markdown
-        assert not poisoned & set(ids)
+        # an excerpt holding it may be shown for the person's and the agent's words in it, never its own
+        for shown in poisoned.keys() & set(ids):
+            kept = unasked(poisoned[shown])
+            assert kept is not None and probe.canary not in kept.content and LEFT_OUT in kept.content
         for cue in ("AI AGENTS", "previous instructions", "future sessions", "AI agent", "Assistant:"):
             assert cue not in markdown, markdown
 

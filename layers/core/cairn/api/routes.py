@@ -21,6 +21,7 @@ from cairn.domain.details import bounded
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import ApiKey, Memory, MemoryFilter, MemoryKind, Principal, Scope
 from cairn.services.sessions import visible_sessions
+from cairn.services.trust import untrusted_note
 
 router = APIRouter(prefix="/v1")
 Caller = Annotated[Principal, Depends(principal)]
@@ -137,19 +138,20 @@ def unrelate(relation_id: str, caller: Caller, request: Request) -> Response:
 @router.post("/search")
 def search(body: SearchIn, caller: Caller, request: Request) -> dict:
     result = _c(request).recall.recall(caller, body.query, body.to_filter(), body.limit)
-    return {
-        "hits": [
-            {
-                "memory": _memory_out(h.memory),
-                "score": h.score,
-                "lexical_rank": h.lexical_rank,
-                "semantic_rank": h.semantic_rank,
-                "via": h.via,
-            }
-            for h in result.hits
-        ],
-        "degraded": result.degraded,
-    }
+    hits = []
+    for h in result.hits:
+        hit = {
+            "memory": _memory_out(h.memory),
+            "score": h.score,
+            "lexical_rank": h.lexical_rank,
+            "semantic_rank": h.semantic_rank,
+            "via": h.via,
+        }
+        # found when asked for, marked: text a tool supplied that reads as instructions (`trust`)
+        if note := untrusted_note(h.memory):
+            hit["untrusted"] = note
+        hits.append(hit)
+    return {"hits": hits, "degraded": result.degraded}
 
 
 # --- sessions ---------------------------------------------------------------------------------

@@ -124,6 +124,8 @@ def recall(
     for h in res["hits"]:
         m = h["memory"]
         out.print(f"{m['id']}  {m['kind']:<10} {h['score']:.3f}  {esc(cut(m['content'], full))}")
+        if h.get("untrusted"):
+            out.print(f"    [yellow]untrusted:[/yellow] {esc(h['untrusted'])}")
 
 
 @app.command()

@@ -62,7 +62,7 @@ from cairn.services.project_block import (
     written_order,
 )
 from cairn.services.tokens import count_many
-from cairn.services.trust import origin_tag, withheld
+from cairn.services.trust import origin_tag, relayed, unasked
 
 try:  # the transcript parser owns the markers; the literals are the same tags if it cannot load
     from cairn.transcripts.noise import CAIRN_CONTEXT_CLOSE, CAIRN_CONTEXT_OPEN
@@ -89,6 +89,7 @@ ERRORS_TITLE = "Unresolved errors"
 MAX_PROJECT_CHARS = 300
 REPEAT_CHARS = 60  # a stretch this long said twice in one block is said once
 _LABEL = re.compile(r"^[A-Z][\w ]{0,40}: ")  # a handoff line's own label ("Git at the end: ")
+LAST_REQUEST = "Last request:"  # the line of a learned handoff that holds the person's words
 
 RESOLVED_OUTCOMES = frozenset({"fixed", "resolved", "succeeded", "success"})
 FAILED_OUTCOMES = frozenset({"failure", "failed", "fail", "error", "errored"})
@@ -385,6 +386,11 @@ class ContextService:
                 # its failing commands are the "Unresolved errors" section's lines, with their errors, or
                 # some no longer fail: those that still do are listed below
                 content = "\n".join(ln for ln in content.splitlines() if not ln.startswith(STILL_FAILING))
+            # the agent's words in it (what it reported, its next steps) that pass on a tool's
+            # instruction are not shown unasked (`trust.relayed`); the person's requests are theirs
+            content = "\n".join(
+                ln for ln in content.splitlines() if ln.startswith(LAST_REQUEST) or relayed(ln) is None
+            )
             shown, cut = _clip(content, ITEM_CHARS)
             said = _WS.sub(" ", content)
             # (details key, label, characters an item keeps, the items shown, whether a cut counts);
@@ -407,6 +413,8 @@ class ContextService:
             rest = ""
             for key, label, limit, shown_items, counts in lists:
                 items = _strings(h.details.get(key))
+                if key != "asked_before":
+                    items = [i for i in items if relayed(i) is None]
                 if key == "errors":
                     items = [] if errors_shown else [i.split(": ", 1)[0] for i in items if i not in closed]
                 # a handoff's content often says its lists already (the pipeline's does)
@@ -546,9 +554,10 @@ class ContextService:
 
 
 def _trusted(memories: Iterable[Memory]) -> list[Memory]:
-    """What may reach an agent unasked: not a memory whose untrusted text (a tool's output) reads as
-    instructions to an agent (`trust.withheld`); explicit recall still finds it, marked untrusted."""
-    return [m for m in memories if withheld(m) is None]
+    """What may reach an agent unasked (`trust.unasked`): no text a tool supplied, or the agent's words
+    passed on, that reads as instructions to an agent; a transcript excerpt keeps its other parts.
+    Explicit recall still finds all of it, marked untrusted."""
+    return [shown for m in memories if (shown := unasked(m)) is not None]
 
 
 # --- sections from fetched memories --------------------------------------------------------------

@@ -32,7 +32,7 @@ from cairn.redaction import redact
 from cairn.services.context import RESOLVED_OUTCOMES
 from cairn.services.memories import require
 from cairn.services.tokens import count_many
-from cairn.services.trust import origin_tag, withheld
+from cairn.services.trust import origin_tag, relayed, unasked
 
 try:  # the transcript parser owns the markers; the literals are the same tags if it cannot load
     from cairn.transcripts.noise import CAIRN_CONTEXT_CLOSE, CAIRN_CONTEXT_OPEN
@@ -123,11 +123,11 @@ class Digest:
 
 class _Pool:
     """The memories one digest reads, indexed once: by id, what each memory replaced (of the kinds a
-    session learns), what each session closed, and which may be shown (`trust.withheld`, checked once)."""
+    session learns), what each session closed, and which may be shown (`trust.unasked`, checked once)."""
 
     def __init__(self, memories: list[Memory]) -> None:
         self.by_id = {m.id: m for m in memories}
-        self._withheld = {i for i, m in self.by_id.items() if withheld(m) is not None}
+        self._withheld = {i for i, m in self.by_id.items() if unasked(m) is None}
         self.replaced: dict[str, list[Memory]] = {}
         self.closed: dict[str, list[Memory]] = {}
         for m in _oldest_first(self.by_id.values()):
@@ -350,8 +350,8 @@ def _request_and_outcome(own: list[Memory], pool: _Pool) -> tuple[str | None, st
     if handoff is not None:
         if found := _LAST_REQUEST.search(handoff.content):
             request = _safe(found.group(1), 300)
-        reported = _texts(handoff.details.get("reported"))
-        outcome = _safe(reported[-1], 300) if reported else None
+        reported = _shown_texts(handoff.details.get("reported"))
+        outcome = reported[-1] if reported else None
     if outcome is None:
         episode = _newest(
             m for m in own if m.kind is MemoryKind.EPISODE and Tag.OPEN not in m.tags and pool.shown(m)
@@ -504,7 +504,8 @@ def _safe(text: str | None, limit: int) -> str:
 
 
 def _shown_texts(value: Any) -> tuple[str, ...]:
-    return tuple(_safe(t, 300) for t in _texts(value))
+    """The agent's words a handoff lists, less those that pass on a tool's instruction (`trust.relayed`)."""
+    return tuple(_safe(t, 300) for t in _texts(value) if relayed(t) is None)
 
 
 def _one_line(text: str | None, limit: int) -> str:

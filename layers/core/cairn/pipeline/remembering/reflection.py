@@ -2,7 +2,8 @@
 
 The handoff is what the next session of the project is told first: the last request and those before it, what
 the agent reported as each one's outcome, the next steps (the agent's own open todo/plan items and "next
-steps" it wrote), open questions it asked, and errors that never stopped failing. One reflection and one
+steps" it wrote), open questions it asked, and errors that never stopped failing; of the agent's words, not
+those that pass on a tool's instruction (`reading.steps.passed_on`). One reflection and one
 handoff per session: a later part of the same session supersedes the earlier ones, so re-learning a growing
 session never piles them up.
 """
@@ -19,6 +20,7 @@ from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.reading.failures import errors_fixed
 from cairn.pipeline.reading.session import SessionReading
 from cairn.pipeline.reading.shell import edited_path, shown_command, succeeded_edits
+from cairn.pipeline.reading.steps import heard_in, passed_on
 from cairn.pipeline.reading.turns import PLACEHOLDER, Turn
 from cairn.services.handoffs import HandoffNote, HandoffService
 from cairn.services.memories import NewMemory
@@ -106,21 +108,27 @@ def summarise(reading: SessionReading) -> dict[str, Any]:
     files = list(dict.fromkeys(p for e in succeeded_edits(events) if (p := edited_path(e))))
     main_replies = [e for e in events if e.role is Role.ASSISTANT and not e.is_sidechain]
     last_reply = main_replies[-1].text if main_replies else ""
+    heard = heard_in(events, reading.cwd)
+
+    def own(items: list[str]) -> list[str]:
+        """The agent's words the next session is told unasked: not those passing a tool's instruction on."""
+        return [i for i in items if passed_on(i, heard) is None]
+
     return {
         "requests": [r[:300] for r in requests[:MAX_ITEMS]],
         "last_request": requests[-1][:500] if requests else None,
         # what led up to the last request: the next session resumes a thread, not one message
         # ("continue", "yes, do it" say nothing on their own)
         "asked_before": [r[:200] for r in requests[:-1] if len(r.split()) >= 3][-MAX_ITEMS:],
-        "reported": reported(reading.turns)[-MAX_ITEMS:],
+        "reported": own(reported(reading.turns))[-MAX_ITEMS:],
         "tools": dict(sorted(tools.items(), key=lambda kv: -kv[1])[:12]),
         "files_edited": files[:20],
         "errors_fixed": errors_fixed(reading.shell_calls)[:MAX_ITEMS],
         "unresolved_errors": [u["command"] for u in reading.unresolved],
-        "next_steps": next_steps(reading, last_reply),
+        "next_steps": own(next_steps(reading, last_reply)),
         # what the agent's todo lists marked done: evidence a later dream pass closes older open items by
         "done": list(dict.fromkeys(i for t in reading.todo_lists for i in t.done_items))[-MAX_DONE:],
-        "open_questions": open_questions(last_reply),
+        "open_questions": own(open_questions(last_reply)),
         "git_state": reading.git_state,
         # values its edits took out of the project's files: a later dream pass ends an earlier fact
         # that still states one as current
