@@ -42,8 +42,9 @@ from cairn.domain.models import Memory, MemoryKind, Source
 TARGET_CHARS = 160  # a source's command, path or URL as stored
 LABEL_CHARS = 60  # ... and as shown in a tag
 _AGENT = (
-    r"(?:ai|a\.i\.|llms?|large language models?|language models?|(?:ai |coding |autonomous )?agents?"
-    r"|(?:ai |coding )?assistants?|chat ?bots?|claude|copilot|codex|gemini|cursor|chatgpt|gpt(?:-\d)?)"
+    r"(?:ai|a\.i\.|llms?|large language models?|language models?"
+    r"|(?:ai |coding |autonomous |automated )?agents?|(?:ai |coding |automated )?assistants?|chat ?bots?"
+    r"|claude|copilot|codex|gemini|cursor|chatgpt|gpt(?:-\d)?)"
 )
 # each cue: (name, pattern); generic phrasings of instructions aimed at an agent, never a project's words
 CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -114,18 +115,26 @@ CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # must …", "automated contributors should …" (a product name with a modal is too often about the
 # product itself: "the cursor should blink")
 _GENERIC_AGENT = (
-    r"(?:(?:ai|llm|coding|autonomous|automated)\s+(?:agents?|assistants?|tools?|models?|contributors?|systems?)"
+    r"(?:(?:(?:ai|llm|coding|autonomous|automated|ai-powered|agentic)\s+){1,3}(?:agents?|assistants?|tools?|models?"
+    r"|contributors?|systems?|bots?)"
     r"|(?:large\s+)?language\s+models?|llms?)"
 )
+_LINE_LABEL = r"[A-Za-z][\w ()-]{0,30}:\s*"  # "ok: ", "Note: " before what a line says
 _ADDRESSED = re.compile(
     rf"\b{_GENERIC_AGENT}\s+(?:[\w-]+\s+){{0,5}}?(?:must|should|shall|need\s+to|have\s+to"
     rf"|are\s+(?:required|expected|instructed|allowed|permitted|told)\s+to)\b"
     r"|\byou,?\s+the\s+(?:ai|agent|assistant|model)\b"
-    r"|^\W*(?:all\s+)?agents\s+(?:must|should|shall|need\s+to|have\s+to|are\s+(?:required|expected)\s+to)\b"
+    # at the start of a line, after a label if any ("ok: Agents must …", "Note: all agents should …")
+    rf"|^\W*(?:{_LINE_LABEL})?(?:all\s+)?agents\s+(?:must|should|shall|need\s+to|have\s+to"
+    r"|are\s+(?:required|expected)\s+to)\b"
+    rf"|^\W*(?:{_LINE_LABEL})?{_AGENT}\s+(?:instructions?|notes?|directives?|rules|guidance)\s*:"
     # "an assistant reading this file …", "For bots: …"
-    rf"|\b(?:an?|any|every|the)\s+(?:ai\s+)?(?:agents?|assistants?|models?|bots?|{_GENERIC_AGENT})\s+(?:reading"
-    r"|processing|parsing|seeing|summari[sz]ing|that\s+reads?)\s+(?:this|these)\b"
-    rf"|^\W*(?:for|to|attention)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:bots?|agents?|assistants?|{_GENERIC_AGENT})\s*[:,—–-]",
+    rf"|\b(?:an?|any|every|each|the|whichever|whatever)\s+(?:ai\s+)?(?:agents?|assistants?|models?|bots?"
+    rf"|{_GENERIC_AGENT})\s+(?:that\s+|who\s+)?(?:reads?|reading|process(?:es|ing)?|pars(?:es|ing)|sees?|seeing"
+    r"|summari[sz](?:es|ing))\s+(?:this|these)\b"
+    rf"|^\W*(?:{_LINE_LABEL})?(?:for|to|attention)\s+(?:[\w-]+\s+){{0,2}}?(?:bots?|agents?|assistants?"
+    rf"|{_GENERIC_AGENT})\b[^:\n]{{0,30}}[:,—–-]"
+    rf"|(?:^\W*(?:{_LINE_LABEL})?|:\s+\W*){_GENERIC_AGENT}\s*:",
     re.I | re.M,
 )
 # zero-width characters in a row, or Unicode tag characters, hide text from a person reading it (a lone
@@ -139,6 +148,8 @@ _INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\u2062\u2063\u2064\ufeff]{3,}|
 _CONFIDENTIAL = (
     r"(?:\.env\b|\benv(?:ironment)?\s+(?:file|variables|vars)\b|\bapi[\s_-]?keys?\b|\bsecrets?\b"
     r"|\bcredentials?\b|\b(?:access\s+|auth\s+|api\s+|deploy\s+)?tokens?\b|\bpasswords?\b|\bprivate\s+keys?\b"
+    r"|\b(?:customer|user|client|personal|patient|production|prod)\s+(?:[\w-]+\s+)?(?:data|records|csv|dump"
+    r"|database|db|e-?mails?|pii)\b"
     r"|\bssh\s+keys?\b|\.ssh\b|\bid_(?:rsa|ed25519)\b|\.npmrc\b|\.pypirc\b|\bkubeconfig\b|\.aws/credentials)"
 )
 _HAND_OVER = (
@@ -155,12 +166,13 @@ _RISKY: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|turn(?:s|ed|ing)?\s+off"
             r"|switch(?:es|ed|ing)?\s+off|deactivat(?:e|es|ed|ing)|circumvent(?:s|ed|ing)?|get(?:s|ting)?\s+(?:past"
             r"|around)|work(?:s|ing)?\s+around)\s+(?:[\w-]+\s+){0,3}?"
-            r"(?:checks?|hooks?|tests?|suites?|ci|lint(?:ers?|ing)?|reviews?|approvals?|verification|signing"
+            r"(?:checks?|hooks?|tests?|suites?|ci|\w*lint(?:ers?|ing)?|reviews?|approvals?|verification|signing"
             r"|protections?|guardrails|sandbox(?:ing)?|safety|scanners?|scans?|audits?|polic(?:y|ies)|gates?"
             r"|firewalls?|antivirus|pipelines?|workflows?)\b"
             r"|\bwithout\s+(?:a\s+|any\s+)?(?:review|approval|tests?|testing|checks?|asking|confirmation)\b"
             r"|\bwithout\s+(?:open|creat|ask|wait|request)\w*\s+(?:for\s+)?(?:a\s+|any\s+)?(?:prs?|pull\s+requests?"
             r"|merge\s+requests?|reviews?|approvals?)\b"
+            r"|#\s*noqa\b|\beslint-disable\b|@ts-(?:ignore|nocheck)\b|//\s*nolint\b|#\s*type:\s*ignore\b"
             r"|\bgit\s+commit\b[^\n|;]*?\s-n\b|--no-gpg-sign\b|-auto-approve\b|\bself-(?:merg|approv)\w*"
             r"|\bmark\w*\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?tests?\s+as\s+(?:skipped|xfail|expected\s+to\s+fail|flaky)\b"
             r"|\b(?:merg|push|ship|deploy|releas|land)\w*\s+(?:it\s+|them\s+|this\s+)?anyway\b"
