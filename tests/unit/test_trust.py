@@ -230,6 +230,9 @@ def test_an_instruction_to_take_a_guarded_step_reads_as_instructions(text):
         "// Send the reset token to the user's email address",  # a comment in code
         "The deploy pushed v2 to production at 14:02.",
         "You should consider upgrading via the 'pip install --upgrade pip' command.",
+        "43807ae1 feat: submit the API token with every request\n38cbc33f Add retry",  # commit subjects
+        'http.Error(w, "Please send the reset token from your email", 400)',  # a program's message
+        "`make deploy` failed with: refusing to run as root",  # names a command, gives none
     ],
 )
 def test_a_guarded_step_described_forbidden_or_questioned_is_data(text):

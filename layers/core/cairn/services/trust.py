@@ -35,6 +35,7 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from cairn.domain.models import Memory, MemoryKind, Source
@@ -229,10 +230,10 @@ _RISKY: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "asks to hand a secret over",
             # "paste your whole .env file", "the token, pasted into …", "keep the token in the issue"
-            rf"\b{_HAND_OVER}\b[^.\n]{{0,50}}?{_CONFIDENTIAL}"
-            rf"|{_CONFIDENTIAL}[^.\n]{{0,40}}?\b(?:sent|uploaded|posted|pasted|shared|attached|included|forwarded"
+            rf"\b{_HAND_OVER}\b[^.;\n]{{0,50}}?{_CONFIDENTIAL}"
+            rf"|{_CONFIDENTIAL}[^.;\n]{{0,40}}?\b(?:sent|uploaded|posted|pasted|shared|attached|included|forwarded"
             rf"|e-?mailed|submitted|published)\b"
-            rf"|{_CONFIDENTIAL}[^.\n]{{0,40}}?\bin(?:to)?\s+(?:the\s+|a\s+|an\s+|your\s+)?(?:issue|comment|ticket"
+            rf"|{_CONFIDENTIAL}[^.;\n]{{0,40}}?\bin(?:to)?\s+(?:the\s+|a\s+|an\s+|your\s+)?(?:issue|comment|ticket"
             rf"|channel|chat|description|gist|forum|discussion|pr|pull\s+request|public)\b",
         ),
         (
@@ -318,10 +319,11 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
 # "Setup: run …"); code in backticks is prose's
 _CODE_LINE = re.compile(
     r"^\s*(?://|/\*|\*\s|--\s|<\?)|[{}]|;\s*$|:=|=>|->|[=!]=|\w\(|^\s*-?\s*[a-z][\w.-]*:\s*(?:\S+(?:\s+\S+){0,2})?\s*$"
+    r"|^\s*[0-9a-f]{7,40}\s"  # a listing's record (`git log --oneline`): commit subjects are imperatives
 )
 _TICKED = re.compile(r"`[^`\n]*`")
 # a string in code or JSON that holds prose (an issue's body, a report an API returned)
-_PROSE_STRING = re.compile(r'"((?:[^"\\]|\\.){20,})"')
+_PROSE_STRING = re.compile(r'"[\w .-]{1,40}"\s*:\s*"((?:[^"\\]|\\.){20,})"')  # a JSON key's value
 
 
 def _sentences(text: str) -> list[str]:
@@ -343,49 +345,55 @@ def _sentences(text: str) -> list[str]:
     return [s for b in blocks if b for s in _SENTENCE_END.split(" ".join(b)) if s.strip()]
 
 
-def _imperative(sentence: str, step: str) -> bool:
-    """An imperative at the start of `sentence` or of one of its clauses (`Run …`, `… and push …`), or
-    the `step` itself given as the command to run (`` `sudo npm i -g x` first``; "`make` failed with
-    …" names a command, it does not give one)."""
+def _mood(sentence: str) -> tuple[bool, list[str]]:
+    """Whether `sentence` asks for something (a modal, a retold instruction, an imperative at the start
+    of it or of one of its clauses: `Run …`, `… and push …`), and the commands it gives to run as the
+    start of a clause (`` `sudo npm i -g x` first``; "`make` failed with …" names a command, it does
+    not give one: the step must be in it)."""
+    if _OBLIGED.search(sentence) or _ASKED.search(sentence):
+        return True, []
+    commands: list[str] = []
     for clause in [sentence, *_CLAUSE.split(sentence)]:
         clause = _LEAD.sub("", clause.strip())
         if clause.startswith("`"):
-            if step in clause[: clause.find("`", 1) + 1]:
-                return True
+            commands.append(clause[: clause.find("`", 1) + 1])
             continue
         word = re.match(r"[A-Za-z][\w-]*", clause)
         # "force-push" is two verbs; "commit-msg hooks" is no verb
         if word and all(w in _IMPERATIVE for w in word.group(0).lower().strip("-").split("-")):
-            return True
-    return False
+            return True, []
+    return False, commands
 
 
 def _asks_for_a_guarded_step(text: str) -> str | None:
-    """The step a sentence of `text` asks for (not one it describes, forbids or questions), or None."""
+    """The step a sentence of `text` asks for (not one it describes, forbids or questions), or None.
+    The mood is read first: most sentences of a tool's output ask for nothing, and need no more."""
     for sentence in _sentences(text):
         if sentence.rstrip(" `\"')").endswith("?"):
+            continue
+        asks, commands = _mood(sentence)
+        if not asks and not commands:
             continue
         for name, pattern in _RISKY:
             for found in pattern.finditer(sentence):
                 if _negated(sentence[: found.start()]):
                     continue  # "never push to main", "don't skip the hooks"
-                if (
-                    _OBLIGED.search(sentence)
-                    or _ASKED.search(sentence)
-                    or _imperative(sentence, found.group(0))
-                ):
+                if asks or any(found.group(0) in c for c in commands):
                     return name
     return None
 
 
+@lru_cache(maxsize=2048)
 def directive(text: str) -> str | None:
-    """The cue by which `text` reads as instructions to an AI agent, or None."""
+    """The cue by which `text` reads as instructions to an AI agent, or None. Remembered per text: the
+    block and the prompt hook ask it of the same memories again and again."""
     if not text:
         return None
     if _INVISIBLE.search(text):
         return "hidden instruction marker"
     # a cue broken over lines (an excerpt wraps tool output) is found on the text as one line
-    for candidate in (text, " ".join(text.split())):
+    joined = " ".join(text.split())
+    for candidate in (text, joined) if joined != text else (text,):
         for name, pattern in CUES:
             if any(not _forbids(candidate, found.start()) for found in pattern.finditer(candidate)):
                 return name
