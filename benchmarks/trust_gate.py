@@ -1,14 +1,16 @@
 """What the trust gate withholds on real sessions: the false positives of `cairn.services.trust`.
 
 Every memory a real session leaves is, as far as this measure knows, legitimate; the gate must keep
-from the session-start block and the prompt hook only text a tool returned that reads as instructions
-to an agent. This ingests the dev sets exactly as `cairn ingest` does (a fresh local store, the
-zero-LLM pipeline) and lists each memory the gate withholds, with its kind, source and cue:
+from the session-start block, the prompt hook and the digest only text a tool supplied (or the agent
+passed on) that reads as instructions to an agent. This ingests the dev sets exactly as `cairn ingest`
+does (a fresh local store, the zero-LLM pipeline) and lists each memory the gate withholds whole, and
+each part it leaves out of a transcript excerpt, with its kind, source, cue and text:
 
 - the three coding-dev transcripts (`coding_eval.DEV_SETS`), one store each;
-- the multi-session set (`benchmarks/data/multi-session-dev/set.json`), its sessions in order, one store.
+- every multi-session project (`multi_session_eval.dev_sets`: safecast, then each folder of
+  benchmarks/data/projects), its sessions in order, one store each.
 
-    .venv/bin/python benchmarks/trust_gate.py [--multi-session DIR] [--skip-coding]
+    .venv/bin/python benchmarks/trust_gate.py [--project NAME ...] [--skip-coding]
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from cairn.bootstrap import build_container, shared_embedder  # noqa: E402
 from cairn.capture.upload import prepare  # noqa: E402
 from cairn.domain.models import KeyScope, MemoryFilter, Principal  # noqa: E402
-from cairn.services.trust import label, withheld  # noqa: E402
+from cairn.services.trust import label, left_out, unasked, withheld  # noqa: E402
 from cairn.services.uploads import UploadRequest  # noqa: E402
 from cairn.settings import Settings  # noqa: E402
 from coding_eval import DEV_SETS, _agent_of, _parts  # noqa: E402
-from multi_session_eval import AGENTS, DATA, _read  # noqa: E402
+from multi_session_eval import _read, dev_sets, upload_agent  # noqa: E402
 
 
 def gate(name: str, sessions: list[tuple[str, str, list[Path]]], project: str) -> dict:
@@ -40,8 +42,8 @@ def gate(name: str, sessions: list[tuple[str, str, list[Path]]], project: str) -
         try:
             team, _, _ = container.keys.create_team("bench", "dev")
             caller = Principal(team.id, "dev", "k", frozenset({KeyScope.WRITE}))
-            for agent, session_id, parts in sessions:
-                for number, part in enumerate(parts, start=1):
+            for agent, session_id, files in sessions:
+                for number, part in enumerate(files, start=1):
                     data = prepare(_read(part)).data  # the set's sessions are kept gzipped
                     target = container.uploads.request_upload(
                         caller, UploadRequest(agent, session_id, project, number, len(data))
@@ -55,26 +57,38 @@ def gate(name: str, sessions: list[tuple[str, str, list[Path]]], project: str) -
             if container.runner is not None:
                 container.runner.close()
             container.close()
-    held = []
+    held, cut = [], []
     for m in memories:
-        if (w := withheld(m)) is not None:
-            held.append(
-                {
-                    "kind": m.kind.value,
-                    "cue": w.cue,
-                    "source": label(w.source, 100) if w.source else None,
-                    "text": " ".join(m.content.split())[:160],
-                }
-            )
+        shown = unasked(m)
+        if shown is m:
+            continue
+        w = withheld(m)
+        cue, source = (w.cue, label(w.source, 100) if w.source else None) if w else ("recorded cue", None)
+        if shown is None:
+            held.append({"kind": m.kind.value, "cue": cue, "source": source, "text": _flat(m.content)})
+            continue
+        for p, why in left_out(m):
+            where = label(why.source, 100) if why.source else None
+            cut.append({"said_by": p.said_by, "cue": why.cue, "source": where, "text": _flat(p.text)})
     untrusted = sum(1 for m in memories if any(not s.trusted for s in m.provenance.sources))
-    return {"set": name, "memories": len(memories), "with_untrusted_text": untrusted, "withheld": held}
+    return {
+        "set": name,
+        "memories": len(memories),
+        "with_untrusted_text": untrusted,
+        "withheld": held,
+        "cut": cut,
+    }
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())[:200]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--multi-session", type=Path, default=DATA)
+    parser.add_argument("--project", action="append", help="only these multi-session projects")
     parser.add_argument("--skip-coding", action="store_true")
     args = parser.parse_args()
     reports = []
@@ -82,22 +96,23 @@ def main() -> None:
         for project, transcript, _ in DEV_SETS:
             sid = "bench-" + transcript.stem[:40]
             reports.append(gate(project, [(_agent_of(transcript), sid, _parts(transcript))], project))
-    spec = args.multi_session / "set.json"
-    if spec.exists():
-        data = json.loads(spec.read_text())
-        sessions = [
-            (AGENTS.get(s["agent"], s["agent"]), s["id"], [args.multi_session / s["file"]])
-            for s in data["sessions"]
-        ]
-        reports.append(gate(args.multi_session.name, sessions, data["project"]))
+    for name, folder in dev_sets().items():
+        if args.project and name not in args.project:
+            continue
+        data = json.loads((folder / "set.json").read_text())
+        sessions = [(upload_agent(s["agent"]), s["id"], [folder / s["file"]]) for s in data["sessions"]]
+        reports.append(gate(name, sessions, data["project"]))
     for r in reports:
         print(
             f"== {r['set']}: {r['memories']} memories, {r['with_untrusted_text']} hold untrusted tool text, "
-            f"{len(r['withheld'])} withheld"
+            f"{len(r['withheld'])} withheld, {len(r['cut'])} parts of excerpts left out"
         )
         for w in r["withheld"]:
-            print(f"  - {w['kind']}: {w['cue']} (from {w['source']}): {w['text']}")
-    print(json.dumps({"benchmark": "trust_gate", "sets": {r["set"]: len(r["withheld"]) for r in reports}}))
+            print(f"  - withheld {w['kind']}: {w['cue']} (from {w['source']}): {w['text']}")
+        for c in r["cut"]:
+            print(f"  - left out ({c['said_by']}): {c['cue']} (from {c['source']}): {c['text']}")
+    sets = {r["set"]: {"withheld": len(r["withheld"]), "cut": len(r["cut"])} for r in reports}
+    print(json.dumps({"benchmark": "trust_gate", "sets": sets}))
 
 
 if __name__ == "__main__":
