@@ -233,6 +233,8 @@ def test_an_instruction_to_take_a_guarded_step_reads_as_instructions(text):
         "43807ae1 feat: submit the API token with every request\n38cbc33f Add retry",  # commit subjects
         'http.Error(w, "Please send the reset token from your email", 400)',  # a program's message
         "`make deploy` failed with: refusing to run as root",  # names a command, gives none
+        "`573f7d14` Update notes; `43807ae1` feat: submit the token via oidc",  # a list of commits
+        "defines: ResetHandler — POST /api/reset sends the reset token",  # what a file's comments say
     ],
 )
 def test_a_guarded_step_described_forbidden_or_questioned_is_data(text):

@@ -320,8 +320,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
 _CODE_LINE = re.compile(
     r"^\s*(?://|/\*|\*\s|--\s|<\?)|[{}]|;\s*$|:=|=>|->|[=!]=|\w\(|^\s*-?\s*[a-z][\w.-]*:\s*(?:\S+(?:\s+\S+){0,2})?\s*$"
     r"|^\s*[0-9a-f]{7,40}\s"  # a listing's record (`git log --oneline`): commit subjects are imperatives
+    r"|^\s*(?:defines|note):\s"  # what a file's comments say (`pipeline.steps.documented_names`)
 )
 _TICKED = re.compile(r"`[^`\n]*`")
+_RECORD = re.compile(r"^\W*[0-9a-f]{7,40}\b")
 # a string in code or JSON that holds prose (an issue's body, a report an API returned)
 _PROSE_STRING = re.compile(r'"[\w .-]{1,40}"\s*:\s*"((?:[^"\\]|\\.){20,})"')  # a JSON key's value
 
@@ -342,7 +344,11 @@ def _sentences(text: str) -> list[str]:
                 if len(literal.split()) >= 4:
                     blocks.extend([piece.strip()] for piece in re.split(r"\\n", literal) if piece.strip())
                     blocks.append([])
-    return [s for b in blocks if b for s in _SENTENCE_END.split(" ".join(b)) if s.strip()]
+    sentences = (s for b in blocks if b for s in _SENTENCE_END.split(" ".join(b)))
+    # a list of commits in a line ("`573f7d14` Update notes; `43807ae1` feat: submit …") is records
+    return [
+        r for s in sentences if (r := "; ".join(p for p in s.split("; ") if not _RECORD.match(p))).strip()
+    ]
 
 
 def _mood(sentence: str) -> tuple[bool, list[str]]:
@@ -359,8 +365,12 @@ def _mood(sentence: str) -> tuple[bool, list[str]]:
             commands.append(clause[: clause.find("`", 1) + 1])
             continue
         word = re.match(r"[A-Za-z][\w-]*", clause)
-        # "force-push" is two verbs; "commit-msg hooks" is no verb
-        if word and all(w in _IMPERATIVE for w in word.group(0).lower().strip("-").split("-")):
+        # "force-push" is two verbs; "commit-msg hooks" is no verb; "POST /api" is an HTTP method
+        if (
+            word
+            and not word.group(0).isupper()
+            and all(w in _IMPERATIVE for w in word.group(0).lower().strip("-").split("-"))
+        ):
             return True, []
     return False, commands
 
