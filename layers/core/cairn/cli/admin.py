@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from cairn.cli import config
+from cairn.cli.output import clock
 
 admin_app = typer.Typer(no_args_is_help=True, help="Operate on the store directly (local, or AWS by env).")
 out = Console()
@@ -271,15 +272,10 @@ class ReindexProgress:
             self._bar.update(self._task, advance=n, rate=f"{rate:.0f}/s")
             return
         if before // self.every != self.done // self.every or (self.todo and self.done >= self.todo):
-            left = f", ETA {_clock((self.todo - self.done) / rate)}" if self.todo and rate else ""
+            left = f", ETA {clock((self.todo - self.done) / rate)}" if self.todo and rate else ""
             of = f"/{self.todo}" if self.todo else ""
             err.print(f"{self.doing}: {self.done}{of} {self.unit}, {rate:.0f}/s{left}")
 
     def stop(self) -> None:
         if self._bar is not None:
             self._bar.stop()
-
-
-def _clock(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

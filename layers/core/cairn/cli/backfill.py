@@ -23,7 +23,7 @@ from cairn.capture.ledger import Ledger
 from cairn.capture.stores import Project, StoredSession, epoch
 from cairn.capture.upload import UploadRefused, UploadUnavailable
 from cairn.cli.errors import CliError
-from cairn.cli.output import Key, Url, err, esc, out
+from cairn.cli.output import Key, Url, clock, err, esc, out
 
 Paths = Annotated[
     list[Path] | None,
@@ -244,16 +244,11 @@ class Shown:
             return
         elapsed = time.monotonic() - self._began
         left = (self.total - self.bytes_done) * elapsed / max(self.bytes_done, 1)
-        out.print(f"{line}  [dim]({self.done}/{self.todo}, ETA {_clock(left)})[/dim]")
+        out.print(f"{line}  [dim]({self.done}/{self.todo}, ETA {clock(left)})[/dim]")
 
     def stop(self) -> None:
         if self._bar is not None:
             self._bar.stop()
-
-
-def _clock(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def _summary(outcomes: list[Outcome], took: float) -> None:

@@ -50,3 +50,9 @@ def print_digest(doc: dict[str, Any]) -> None:
     lines = doc["markdown"].splitlines()
     shown = [ln for ln in lines if ln.strip() not in ("<cairn-context>", "</cairn-context>")]
     typer.echo("\n".join(shown))
+
+
+def clock(seconds: float) -> str:
+    """A duration as a progress line shows it: `0:04:07`."""
+    seconds = max(0, int(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
