@@ -574,37 +574,6 @@ def test_a_fix_by_an_edit_says_what_the_last_edit_of_the_file_put_in():
     ],
 )
 def test_a_passage_the_person_quotes_is_not_their_preference(said):
-    preferences = [c.content for c in Script().user(said).extract() if c.kind.value == "preference"]
-    # what they say of it in their own words may be a rule ("But the hint should still be there")
-    assert not [p for p in preferences if "always" in p or "never" in p], preferences
-
-
-@pytest.mark.parametrize(
-    "said",
-    [
-        "The icons must be pngs",
-        "Tool calls should not directly follow the user's message.",
-        "Lembrando que o app tem que estar buildando e com testes para esses cenários.",
-        "La clave de la API no debe quedar expuesta a todos los usuarios.",
-        "Die WAL-Dateien müssen vor dem Herunterfahren gelöscht werden.",
-    ],
-)
-def test_an_obligation_the_person_states_in_their_language_is_a_preference(said):
-    assert [c.kind.value for c in Script().user(said).extract()] == ["preference"]
-
-
-@pytest.mark.parametrize(
-    "said",
-    [
-        "It must have been changes of the last 2 days.",
-        "Maybe we should make a sub domain for it.",
-        "Analyse which directories should be added to the exclusion paths.",
-        "Should the linter run over the tests?",
-        "Student calls POST /api/trainers/7/connect → should return 201",
-        "Extend CLAUDE.md and add remarks that all call paths have to be checked.",
-    ],
-)
-def test_a_guess_a_hedge_a_question_a_test_step_or_a_request_for_the_instruction_file_is_no_preference(said):
     assert [c for c in Script().user(said).extract() if c.kind.value == "preference"] == []
 
 

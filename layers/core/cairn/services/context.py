@@ -79,7 +79,6 @@ PROMPT_LIMIT = 4
 MAX_CHARS = 9_000  # Claude Code turns hook output past ~10k characters into a preview
 ITEM_CHARS = 500  # one long memory is cut; its id, shown then, fetches the rest
 CHECKS_CHARS = 900
-CONVENTIONS_CAP = 8  # lines: the most confirmed and newest of the person's rules
 FACT_CHARS = 240  # a fact is one statement; a longer one is cut, its id fetches the rest
 FACTS_FETCHED = 300  # a project of many sessions reports many values; the weights choose among them
 # the most of the budget a section may take (preferences and the handoff: no limit); caps, not
@@ -268,10 +267,7 @@ class ContextService:
                 _work(episodes, project, rank, last, layout, side),
                 shares["work"],
             ),
-            # a project of many sessions has many rules in its person's words: a cap keeps the facts' room
-            _Section(
-                "Preferences and conventions", CONVENTIONS_CAP, _conventions(conventions, project, rank)
-            ),
+            _Section("Preferences and conventions", 15, _conventions(conventions, project, rank)),
             _Section("Proven procedures", 6, _procedures(procedures, project, rank), shares["procedures"]),
             _Section("Recent decisions", 6, _decisions(decisions, project, rank), shares["decisions"]),
             # a summary's account of an older session is history the sessions after it went on from

@@ -14,7 +14,6 @@ import re
 from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import TITLE_CHARS, Tag
 from cairn.pipeline.learning.extractor import ExtractContext, Extraction
-from cairn.pipeline.learning.instructions import is_instruction_file
 from cairn.pipeline.models import Candidate, CandidateLink, ChunkDoc, EventDoc
 from cairn.pipeline.reading.commands import VERIFYING, is_learnable_command, is_probe, step_keys
 from cairn.pipeline.reading.failures import real_failure
@@ -53,25 +52,6 @@ PREFERENCE = [
         r"\b(?:anything|everything|any \w+)\b[^.?!]{0,80}\b(?:can|must|should) (?:always |never )?be\b",
     )
 ]
-# a rule stated as an obligation, in the grammar of the person's language (English, Portuguese, Spanish,
-# French, German): "the icons must be PNGs", "o app tem que estar buildando", "no debe exponer la clave"
-OBLIGATION = [
-    re.compile(p, _I)
-    for p in (
-        r"\b(?:must(?:n'?t| not)?|have to|has to|needs? to be|should(?:n'?t| not)?|shall)\b(?! have\b|'ve\b)",
-        r"\b(?:t[eê]m (?:que|de)|devem?|n[ãa]o deve|precisam? (?:ser|estar|ter)|n[ãa]o pode)\b",
-        r"\b(?:deben?|tienen? que|hay que|no debe)\b",
-        r"\b(?:doit|doivent|il faut)\b",
-        r"\b(?:muss|m[üu]ssen|soll(?:en|te)?|darf nicht|d[üu]rfen nicht)\b",
-    )
-]
-# ... unless it is hedged ("maybe we should…"), asks ("analyse which directories should be added") or
-# gives a step and what it should lead to ("open /connections → should see the request": a test plan)
-NOT_OBLIGATION = re.compile(
-    r"^(?:maybe|perhaps|talvez|quiz[aá]s|peut-[eê]tre|vielleicht)\b"
-    r"|\b(?:which|what|whether|how|qual|quais|como)\b|→|->|=>",
-    _I,
-)
 DECISION = [
     re.compile(p, _I)
     for p in (
@@ -181,14 +161,6 @@ def _own_lead(text: str) -> str:
     return _PARAGRAPH.split(text.strip(), maxsplit=1)[0]
 
 
-def _obligation(s: str) -> bool:
-    """A rule the person states as an obligation; one they ask to have written into the project's agent
-    instructions is learned from what the edit wrote there (`learning.instructions`), not twice."""
-    if not any(p.search(s) for p in OBLIGATION) or NOT_OBLIGATION.search(s):
-        return False
-    return not any(is_instruction_file(word.strip("`'\".,:;()")) for word in s.split())
-
-
 def _from_user(event: EventDoc) -> list[Candidate]:
     # pasted code says nothing about taste
     text = re.sub(r"```.*?(```|$)", " ", event.text, flags=re.S) if "```" in event.text else event.text
@@ -199,13 +171,12 @@ def _from_user(event: EventDoc) -> list[Candidate]:
         if _is_question(s):
             continue
         span = {"line_start": event.line_no, "line_end": event.last_line}
-        stated = any(p.search(s) for p in PREFERENCE)
-        if stated or _obligation(s):
+        if any(p.search(s) for p in PREFERENCE):
             found.append(
                 Candidate(
                     kind=MemoryKind.PREFERENCE,
                     content=_sentence(s),
-                    confidence=0.8 if stated else 0.7,
+                    confidence=0.8,
                     details={"source": "user"},
                     **span,
                 )
