@@ -76,8 +76,9 @@ def test_the_localstack_stack_pins_its_emulators_as_the_locks_do_and_its_venv_ma
     ), "stack.py, localstack/constraints.txt and constraints.txt name different osmem-server versions"
     venv = REPO / ".localstack" / "venv"
     found = {
-        _canonical(d.name.rsplit("-", 1)[0]): d.name.rsplit("-", 1)[1].removesuffix(".dist-info")
+        _canonical(name): version
         for d in venv.glob("lib/python*/site-packages/*.dist-info")
+        for name, version in [d.name.removesuffix(".dist-info").rsplit("-", 1)]
     }
     if not found:
         pytest.skip("no LocalStack venv here yet (localstack/stack.py up makes it)")
