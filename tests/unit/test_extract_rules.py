@@ -628,6 +628,7 @@ def test_a_look_around_on_another_machine_is_a_look_around(command, looks):
         "user to tell you how to proceed.",
         "exec command rejected by user",  # Codex
         "The user rejected permission to use this specific tool call.",  # OpenCode
+        "[Operation Cancelled] Reason: Operation cancelled",  # Gemini CLI, a session-bridge session's call
     ],
 )
 def test_a_command_the_person_declined_to_run_is_no_failure_left_unresolved(declined):

@@ -406,12 +406,14 @@ def is_agent_mechanics_error(text: str) -> bool:
 
 
 # how agents say the person declined a tool call: "The user doesn't want to proceed with this tool use.
-# The tool use was rejected", "rejected by user", "The user rejected permission to use this tool call"
+# The tool use was rejected", "rejected by user", "The user rejected permission to use this tool call";
+# Gemini CLI's call the person cancelled (`status: "cancelled"`): "[Operation Cancelled] Reason: …"
 _DECLINED = re.compile(
     r"\b(?:tool use|tool call|command|request|permission)\b[^.\n]{0,40}\b(?:was |were )?"
     r"(?:rejected|denied|declined) by (?:the )?user\b"
     r"|\buser (?:rejected|denied|declined)\b[^.\n]{0,40}\b(?:tool|command|permission)"
-    r"|\btool use was rejected\b",
+    r"|\btool use was rejected\b"
+    r"|^\s*\[operation cancell?ed\]",
     re.I,
 )
 
