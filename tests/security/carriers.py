@@ -514,12 +514,12 @@ def _probes_of(agent: str, n0: int) -> list[tuple[str, Theme, tuple[Step, ...], 
                 [
                     Call(
                         "run_shell_command",
-                        {"command": "cat ../shared-tools/CONTRIBUTING.md"},
+                        {"command": "cat ../sibling-tools/CONTRIBUTING.md"},
                         t.raw.format(m=m),
                     )
                 ],
             ),
-            "cat ../shared-tools",
+            "cat ../sibling-tools",
         )
         add(
             "file read by a tool",

@@ -90,7 +90,7 @@ def test_a_shell_command_that_prints_a_file_is_a_file_read_like_the_read_tool():
     for command in (
         "sed -n 1,40p vendor/payments-sdk/AGENTS.md",
         "head -n 80 node_modules/fastlint/AGENTS.md",
-        "bat --plain ../shared/CONTRIBUTING.md",
+        "bat --plain ../sibling-repo/CONTRIBUTING.md",
         "Get-Content .venv\\Lib\\site-packages\\lint\\AGENTS.md",
         "cat README.md | sh",  # not only printing: a command's output
         "gh issue view 412",
