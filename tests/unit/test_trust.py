@@ -9,14 +9,13 @@ from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Memory, MemoryKind, Provenance, Source, Span
 from cairn.pipeline.models import EventDoc
 from cairn.pipeline.reading.steps import build_excerpts
+from cairn.services.directives import directive, relayed
 from cairn.services.trust import (
     LEFT_OUT,
     classify,
-    directive,
     in_repository,
     origin_tag,
     parts,
-    relayed,
     unasked,
     withheld,
 )

@@ -40,6 +40,7 @@ from cairn.search.analyzer import STOP_WORDS
 from cairn.search.snippets import snippet
 from cairn.services.agents import normalise_agent, normalise_agent_or_none
 from cairn.services.audit import AuditTrail
+from cairn.services.directives import relayed
 from cairn.services.handoffs import is_waiting_handoff
 from cairn.services.memories import require
 from cairn.services.project_block import (
@@ -62,7 +63,7 @@ from cairn.services.project_block import (
     written_order,
 )
 from cairn.services.tokens import count_many
-from cairn.services.trust import origin_tag, relayed, unasked
+from cairn.services.trust import origin_tag, unasked
 
 try:  # the transcript parser owns the markers; the literals are the same tags if it cannot load
     from cairn.transcripts.noise import CAIRN_CONTEXT_CLOSE, CAIRN_CONTEXT_OPEN
@@ -387,7 +388,7 @@ class ContextService:
                 # some no longer fail: those that still do are listed below
                 content = "\n".join(ln for ln in content.splitlines() if not ln.startswith(STILL_FAILING))
             # the agent's words in it (what it reported, its next steps) that pass on a tool's
-            # instruction are not shown unasked (`trust.relayed`); the person's requests are theirs
+            # instruction are not shown unasked (`directives.relayed`); the person's requests are theirs
             content = "\n".join(
                 ln for ln in content.splitlines() if ln.startswith(LAST_REQUEST) or relayed(ln) is None
             )

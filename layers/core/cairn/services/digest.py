@@ -30,9 +30,10 @@ from cairn.domain.ports import MemoryRepository, SessionRepository
 from cairn.domain.vocabulary import RESOLVED_TAGS, Tag
 from cairn.redaction import redact
 from cairn.services.context import RESOLVED_OUTCOMES
+from cairn.services.directives import relayed
 from cairn.services.memories import require
 from cairn.services.tokens import count_many
-from cairn.services.trust import origin_tag, relayed, unasked
+from cairn.services.trust import origin_tag, unasked
 
 try:  # the transcript parser owns the markers; the literals are the same tags if it cannot load
     from cairn.transcripts.noise import CAIRN_CONTEXT_CLOSE, CAIRN_CONTEXT_OPEN
@@ -504,7 +505,7 @@ def _safe(text: str | None, limit: int) -> str:
 
 
 def _shown_texts(value: Any) -> tuple[str, ...]:
-    """The agent's words a handoff lists, less those that pass on a tool's instruction (`trust.relayed`)."""
+    """The agent's words a handoff lists, less those that pass on a tool's instruction (`directives.relayed`)."""
     return tuple(_safe(t, 300) for t in _texts(value) if relayed(t) is None)
 
 

@@ -28,7 +28,8 @@ from cairn.pipeline.reading.shell import (
     patch_added,
     patch_text,
 )
-from cairn.services.trust import classify, directive, relayed
+from cairn.services.directives import directive, relayed
+from cairn.services.trust import classify
 from cairn.transcripts.model import Role
 
 EXCERPT_CHARS = 1_800  # one excerpt's rendered text; about 450 tokens
@@ -248,7 +249,7 @@ _MARK = re.compile(
 
 def passed_on(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
     """The untrusted source whose instruction the agent's words pass on, with the cue: words that read as
-    instructions to an agent and say they are another's (`trust.relayed`), or repeat what a tool's text
+    instructions to an agent and say they are another's (`directives.relayed`), or repeat what a tool's text
     said before them (its code, URL, flag or package, word for word). The agent's own advice is None."""
     if not heard or not text:
         return None

@@ -1,0 +1,424 @@
+"""Whether a text reads as instructions to an agent: the wording half of the trust gate (`trust`).
+
+- `directive`: the cue by which a text reads as instructions to an agent, or None: generic cues of text
+  addressed to an AI/agent/assistant ("ignore previous instructions", "never ask the user", hidden
+  markers…), and an instruction to take a step a person guards (turn checks or review off, push to a
+  shared branch, run as root, install from another package source, turn TLS verification off, hand a
+  secret over, delete the lock file, change production directly), asked for rather than described,
+  forbidden or questioned;
+- `relayed`: the cue by which the agent's own words pass such an instruction on ("the page says to …").
+
+`trust` decides from these and a memory's provenance what may be shown unasked.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_AGENT = (
+    r"(?:ai|a\.i\.|llms?|large language models?|language models?"
+    r"|(?:ai |coding |autonomous |automated )?agents?|(?:ai |coding |automated )?assistants?|chat ?bots?"
+    r"|claude|copilot|codex|gemini|cursor|chatgpt|gpt(?:-\d)?)"
+)
+# each cue: (name, pattern); generic phrasings of instructions aimed at an agent, never a project's words
+CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.I | re.M))
+    for name, pattern in (
+        (
+            "addressed to an AI agent",
+            rf"\b(?:note|notice|message|instructions?|attention|warning|reminder|directive)s?\s+(?:for|to)\s+"
+            rf"(?:all\s+|any\s+)?(?:the\s+)?{_AGENT}\b",
+        ),
+        ("addressed to an AI agent", rf"\bif\s+you\s+are\s+(?:an?\s+)?{_AGENT}\b"),
+        ("addressed to an AI agent", rf"\b(?:dear|hey|attention)\s+{_AGENT}\b"),
+        (
+            "addressed to an AI agent",
+            rf"^\W*{_AGENT}\s*[:,]\s*(?:you\s+(?:must|should|will)|always|never|ignore|do\s+not|don'?t)\b",
+        ),
+        (
+            "ignore previous instructions",
+            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?"
+            r"(?:previous|prior|above|earlier|preceding|original|existing|system|other)\s+"
+            r"(?:instructions?|prompts?|rules|directions|guidelines|guardrails|context)",
+        ),
+        (
+            "keep the user out",
+            r"\b(?:never|don'?t|do\s+not|without)\s+(?:ever\s+)?(?:ask(?:ing)?|tell(?:ing)?|inform(?:ing)?"
+            r"|notify(?:ing)?|consult(?:ing)?|confirm(?:ing)?\s+with|check(?:ing)?\s+with|alert(?:ing)?"
+            r"|mention(?:ing)?\s+(?:this|it)\s+to)\s+the\s+(?:user|human|developer|operator)\b",
+        ),
+        (
+            "remember for future sessions",
+            r"\b(?:remember|memori[sz]e|store|save|keep|persist)\s+(?:this|that|these|the\s+following)\b[^.\n]{0,60}"
+            r"\b(?:all\s+|every\s+)?(?:future|subsequent|later|next|upcoming)\s+(?:sessions?|conversations?|"
+            r"tasks?|runs?|chats?)",
+        ),
+        (
+            "remember for future sessions",
+            r"\b(?:add|write|save|store)\s+(?:this|that|the\s+following)\s+(?:to|in|into)\s+(?:your\s+)?"
+            r"(?:long[- ]term\s+|persistent\s+)?memor(?:y|ies)\b",
+        ),
+        (
+            "push to main or turn checks off",
+            r"\bpush\s+(?:\S+\s+){0,3}?(?:directly|straight|right)\s+(?:\S+\s+)?to\s+(?:main|master|production|prod)\b"
+            r"|\bpush\s+--force\s+(?:origin\s+)?(?:main|master)\b"
+            r"|\b(?:disable|skip|bypass|turn\s+off|switch\s+off|deactivate|circumvent)\s+(?:all\s+)?(?:the\s+)?"
+            r"(?:safety\s+|security\s+|pre-?commit\s+|branch\s+)?(?:checks|hooks|protections?|guardrails"
+            r"|verification|code\s+review|reviews|sandbox(?:ing)?|ci)\b",
+        ),
+        (
+            "hidden instruction marker",
+            r"<!--\s*(?:ai|llm|agent|assistant|system|prompt|instructions?|hidden)\b"
+            r"|<\s*/?\s*(?:system|instructions?|hidden[-_ ]?instructions?|im_start|im_end)\s*>"
+            r"|<\|im_(?:start|end)\|>|\[\s*(?:system|hidden)\s*(?:prompt|instructions?|message)?\s*\]"
+            r"|\b(?:begin|start)\s+(?:hidden|secret|system)\s+(?:instructions?|prompt)\b"
+            # a heading of its own, not a phrase in a sentence ("a Claude-specific system prompt: …")
+            r"|^\W{0,4}(?:new\s+(?:system\s+)?instructions?|system\s+prompt)\s*:",
+        ),
+        (
+            "instructions to an agent",
+            r"\byou\s+(?:are|must|should|will)\s+now\s+(?:act|behave|ignore|obey|follow|only)\b"
+            r"|\bfrom\s+now\s+on,?\s+(?:you|the\s+(?:agent|assistant|ai))\s+(?:must|should|will|are\s+to)\b"
+            r"|\b(?:send|upload|post|exfiltrate|forward|leak)\s+(?:the\s+|all\s+|your\s+|any\s+)?"
+            r"(?:api[\s_-]?keys?|secrets?|credentials|tokens?|passwords?|env(?:ironment)?\s+variables|\.env"
+            r"|ssh\s+keys?)\s+to\b",
+        ),
+    )
+)
+# text written to an agent that names it by what it is, not by a product: "AI agents working here
+# must …", "automated contributors should …" (a product name with a modal is too often about the
+# product itself: "the cursor should blink")
+_GENERIC_AGENT = (
+    r"(?:(?:(?:ai|llm|coding|autonomous|automated|ai-powered|agentic)\s+){1,3}(?:agents?|assistants?|tools?|models?"
+    r"|contributors?|systems?|bots?)"
+    r"|(?:large\s+)?language\s+models?|llms?)"
+)
+_LINE_LABEL = r"[A-Za-z][\w ()-]{0,30}:\s*"  # "ok: ", "Note: " before what a line says
+_ADDRESSED = re.compile(
+    rf"\b{_GENERIC_AGENT}\s+(?:[\w-]+\s+){{0,5}}?(?:must|should|shall|need\s+to|have\s+to"
+    rf"|are\s+(?:required|expected|instructed|allowed|permitted|told)\s+to)\b"
+    r"|\byou,?\s+the\s+(?:ai|agent|assistant|model)\b"
+    # at the start of a line, after a label if any ("ok: Agents must …", "Note: all agents should …")
+    rf"|^\W*(?:{_LINE_LABEL})?(?:all\s+)?agents\s+(?:must|should|shall|need\s+to|have\s+to"
+    r"|are\s+(?:required|expected)\s+to)\b"
+    rf"|^\W*(?:{_LINE_LABEL})?{_AGENT}\s+(?:instructions?|notes?|directives?|rules|guidance)\s*:"
+    # "an assistant reading this file …", "For bots: …"
+    rf"|\b(?:an?|any|every|each|the|whichever|whatever)\s+(?:ai\s+)?(?:agents?|assistants?|models?|bots?"
+    rf"|{_GENERIC_AGENT})\s+(?:that\s+|who\s+)?(?:reads?|reading|process(?:es|ing)?|pars(?:es|ing)|sees?|seeing"
+    r"|summari[sz](?:es|ing))\s+(?:this|these)\b"
+    rf"|^\W*(?:{_LINE_LABEL})?(?:for|to|attention)\s+(?:[\w-]+\s+){{0,2}}?(?:bots?|agents?|assistants?"
+    rf"|{_GENERIC_AGENT})\b[^:\n]{{0,30}}[:,—–-]"
+    rf"|(?:^\W*(?:{_LINE_LABEL})?|:\s+\W*){_GENERIC_AGENT}\s*:",
+    re.I | re.M,
+)
+# zero-width characters in a row, or Unicode tag characters, hide text from a person reading it (a lone
+# byte-order mark starts every line of some CI logs: that is no marker)
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\u2062\u2063\u2064\ufeff]{3,}|[\U000e0000-\U000e007f]")
+
+# --- an instruction to take a step a person guards -------------------------------------------------
+# Each step is named by what it does, in the words of the tools that do it (flags, variables, verbs),
+# never by a project's words. On its own such a step is data (a log echoes `sudo apt-get install`, a
+# man page describes `--no-verify`); asked for, it is an instruction.
+_CONFIDENTIAL = (
+    r"(?:\.env\b|\benv(?:ironment)?\s+(?:file|variables|vars)\b|\bapi[\s_-]?keys?\b|\bsecrets?\b"
+    r"|\bcredentials?\b|\b(?:access\s+|auth\s+|api\s+|deploy\s+)?tokens?\b|\bpasswords?\b|\bprivate\s+keys?\b"
+    r"|\b(?:customer|user|client|personal|patient|production|prod)\s+(?:[\w-]+\s+)?(?:data|records|csv|dump"
+    r"|database|db|e-?mails?|pii)\b"
+    r"|\bssh\s+keys?\b|\.ssh\b|\bid_(?:rsa|ed25519)\b|\.npmrc\b|\.pypirc\b|\bkubeconfig\b|\.aws/credentials)"
+)
+_HAND_OVER = (
+    r"(?:send|upload|post|paste|share|attach|e-?mail|forward|submit|leak|exfiltrate|publish|include)"
+    r"(?:s|ed|d|ing)?"
+)
+_RISKY: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.I))
+    for name, pattern in (
+        (
+            "asks to turn checks or review off",
+            r"--no-verify\b|\bHUSKY=0\b|\bSKIP=\S|\[skip ci\]"
+            r"|\b(?:skip(?:s|ped|ping)?|disabl(?:e|es|ed|ing)|bypass(?:es|ed|ing)?|ignor(?:e|es|ed|ing)"
+            r"|turn(?:s|ed|ing)?\s+off"
+            r"|switch(?:es|ed|ing)?\s+off|deactivat(?:e|es|ed|ing)|circumvent(?:s|ed|ing)?|get(?:s|ting)?\s+(?:past"
+            r"|around)|work(?:s|ing)?\s+around)\s+(?:[\w-]+\s+){0,3}?"
+            r"(?:checks?|hooks?|tests?|suites?|ci|\w*lint(?:ers?|ing)?|reviews?|approvals?|verification|signing"
+            r"|protections?|guardrails|sandbox(?:ing)?|safety|scanners?|scans?|audits?|polic(?:y|ies)|gates?"
+            r"|firewalls?|antivirus|pipelines?|workflows?)\b"
+            r"|\bwithout\s+(?:a\s+|any\s+)?(?:review|approval|tests?|testing|checks?|asking|confirmation)\b"
+            r"|\bwithout\s+(?:open|creat|ask|wait|request)\w*\s+(?:for\s+)?(?:a\s+|any\s+)?(?:prs?|pull\s+requests?"
+            r"|merge\s+requests?|reviews?|approvals?)\b"
+            r"|#\s*noqa\b|\beslint-disable\b|@ts-(?:ignore|nocheck)\b|//\s*nolint\b|#\s*type:\s*ignore\b"
+            r"|\bgit\s+commit\b[^\n|;]*?\s-n\b|--no-gpg-sign\b|-auto-approve\b|\bself-(?:merg|approv)\w*"
+            r"|\bmark\w*\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?tests?\s+as\s+(?:skipped|xfail|expected\s+to\s+fail|flaky)\b"
+            r"|\b(?:merg|push|ship|deploy|releas|land)\w*\s+(?:it\s+|them\s+|this\s+)?anyway\b"
+            r"|\b(?:don'?t|do\s+not|no\s+need\s+to|never)\s+(?:bother\s+(?:to\s+)?)?(?:run|wait\s+for|use)\s+(?:the\s+)?"
+            r"(?:[\w-]+\s+){0,2}?(?:tests?|test\s+suites?|checks?|hooks?|linters?|ci|reviews?)\b"
+            r"|\b(?:approv|merg)\w*\s+(?:and\s+\w+\s+)?your\s+own\s+(?:prs?|pull\s+requests?|merge\s+requests?|changes?)\b"
+            r"|\bno\s+(?:review|approval|tests?|checks?|confirmation|prs?|pull\s+requests?|merge\s+requests?)\s+"
+            r"(?:is\s+|are\s+)?(?:needed|required"
+            r"|necessary)\b",
+        ),
+        (
+            "asks to push to a shared branch or rewrite history",
+            r"\bpush(?:es|ed|ing)?\b[^.\n;]{0,40}?\b(?:main|master|production|prod|trunk)\b(?!\s*(?:->|\.\.))"
+            r"|\b(?:merg|commit|land|go|goes|ship|deploy)\w*\s+(?:\S+\s+){0,3}?(?:straight|directly|right)\s+"
+            r"(?:in|on)?to\s+(?:the\s+)?"
+            r"(?:main|master|production|prod|trunk)\b"
+            r"|\bpush\s+(?:\S+\s+){0,4}?(?:-f|--force(?:-with-lease)?)\b|\bforce[- ]push(?:es|ed|ing)?\b"
+            r"|\breset\s+--hard\s+origin\b|\bfilter-(?:branch|repo)\b|\brewrit(?:e|es|ing)\s+(?:the\s+)?(?:git\s+)?history\b",
+        ),
+        (
+            "download piped to a shell",
+            r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b[^\n|;]{0,300}\|\s*(?:sudo\s+)?(?:-\S+\s+)*"
+            r"(?:ba|z|da|k|fi)?sh\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b|\|\s*(?:iex|invoke-expression)\b",
+        ),
+        (
+            "asks to run as root",
+            r"\bsudo\s+(?!-[lkKv]\b)[\w/.-]|\bas\s+(?:the\s+|an\s+)?(?:root|admin(?:istrator)?)\b"
+            r"|\bwith\s+(?:admin(?:istrator)?|root|elevated|sudo|superuser)\s+(?:rights|privileges|permissions|access)\b"
+            r"|\bchmod\s+(?:-R\s+)?(?:0?777|a\+rwx|o\+w)\b|--allow-root\b|--unsafe-perm\b"
+            r"|\bSet-ExecutionPolicy\s+(?:Unrestricted|Bypass)\b",
+        ),
+        (
+            "asks to install from another package source",
+            r"--(?:extra-)?index-url\b|--trusted-host\b|--registry\b|\bregistry\s*=\s*\S"
+            r"|\bconfig\s+set\s+(?:[\w@-]+:)?(?:registry|global\.(?:extra-)?index-url)\b"
+            r"|\bpoint(?:s|ed|ing)?\s+(?:npm|pip|yarn|pnpm|uv|poetry|cargo|gem|go|bun|composer|nuget)\s+(?:at|to)\s+https?://"
+            r"|\b(?:PIP_(?:EXTRA_)?INDEX_URL|UV_(?:EXTRA_)?INDEX_URL|NPM_CONFIG_REGISTRY|GOPROXY|GONOSUMDB"
+            r"|GONOSUMCHECK|GOINSECURE|GOSUMDB=off|GOFLAGS=-insecure)\b"
+            r"|\b(?:index|registry|feed|mirror)\s*(?:at|on|from|:|=)\s*https?://"
+            r"|\bas\s+(?:the\s+|your\s+)?(?:npm\s+|pip\s+|python\s+|package\s+)?(?:registry|index)\b"
+            r"|\b(?:another|alternative|alternate|private|internal|custom|different|third-party|unofficial|our|proxy"
+            r"|corporate|company|mirror(?:ed)?)\s+"
+            r"(?:package\s+|python\s+|npm\s+|pypi\s+)?(?:index|registry|feed|mirror)\b|\bmirror\s+(?:at|on)\s+https?://"
+            r"|\b(?:pip3?|npm|yarn|pnpm|gem|cargo|uv|poetry|bun)\s+(?:install|add|i)\b[^\n;|]{0,80}?(?:https?://|git\+)",
+        ),
+        (
+            "asks to turn TLS verification off",
+            r"NODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0|GIT_SSL_NO_VERIFY|PYTHONHTTPSVERIFY\s*=\s*0"
+            r"|--no-check-certificate\b|--insecure\b|\bverify\s*=\s*False\b|\bsslVerify\s*(?:=|\s)\s*false\b"
+            r"|\bstrict-ssl\s*(?:=|\s)\s*false\b"
+            r"|\b(?:disabl(?:e|ing)|turn(?:ing)?\s+off|skip(?:ping)?|ignor(?:e|ing)|bypass(?:ing)?)\s+(?:the\s+)?"
+            r"(?:ssl|tls|https|certificate|cert)\b",
+        ),
+        (
+            "asks to hand a secret over",
+            # "paste your whole .env file", "the token, pasted into …", "keep the token in the issue"
+            rf"\b{_HAND_OVER}\b[^.;\n]{{0,50}}?{_CONFIDENTIAL}"
+            rf"|{_CONFIDENTIAL}[^.;\n]{{0,40}}?\b(?:sent|uploaded|posted|pasted|shared|attached|included|forwarded"
+            rf"|e-?mailed|submitted|published)\b"
+            rf"|{_CONFIDENTIAL}[^.;\n]{{0,40}}?\bin(?:to)?\s+(?:the\s+|a\s+|an\s+|your\s+)?(?:issue|comment|ticket"
+            rf"|channel|chat|description|gist|forum|discussion|pr|pull\s+request|public)\b",
+        ),
+        (
+            "asks to delete a lock file or data",
+            r"\b(?:delet(?:e|es|ing)|remov(?:e|es|ing)|rm|wip(?:e|es|ing)|drop(?:s|ping)?|truncat(?:e|es|ing)"
+            r"|regenerat(?:e|es|ing)|discard(?:s|ing)?)\b(?:\s+-\w+)*[^.\n;]{0,30}?(?:\block\s*files?\b"
+            r"|\b[\w-]+\.lock\b|\bpackage-lock\.json\b|\bnpm-shrinkwrap\.json\b|\bgo\.sum\b"
+            r"|\b(?:the\s+)?(?:production\s+|prod\s+)?(?:database|db)\b|\s\.git\b)"
+            r"|\brm\s+-(?:rf|fr|r)\s+(?:/|~|\$HOME)(?:\s|$)|\bgit\s+clean\s+-\w*[fd]\w*[fd]"
+            r"|\b(?:database|db)\s+(?:reset|wipe|drop|purge|truncat)\w*",
+        ),
+        (
+            "asks to change production directly",
+            r"\b(?:to|on|against|in)\s+(?:the\s+)?(?:production|prod)\b[^.\n]{0,40}?\b(?:directly|yourself"
+            r"|right\s+away|straight\s+away|without)\b"
+            r"|\b(?:directly|straight|right\s+away|yourself)\b[^.\n]{0,25}?\b(?:to|on|against|in)\s+(?:the\s+)?"
+            r"(?:production|prod)\b|--(?:database|env(?:ironment)?|target|stage)[= ](?:prod|production)\b"
+            r"|\b(?:reset|wip|drop|truncat|purg|delet)\w*\b[^.\n]{0,40}?\b(?:on|against|in)\s+(?:the\s+)?(?:production"
+            r"|prod|live\s+(?:servers?|sites?|database|db|environment|systems?|cluster))\b",
+        ),
+    )
+)
+# the words that make a sentence ask for what it names: a modal, a retelling of someone's instruction,
+# "the fix is to …", or an imperative at the start of the sentence or of one of its clauses
+_OBLIGED = re.compile(
+    r"\b(?:must|should|shall|ought\s+to|needs?\s+to|ha(?:ve|s)\s+to|(?:is|are)\s+(?:required|expected|supposed"
+    r"|meant)\s+to|make\s+sure|be\s+sure|don'?t\s+forget|remember\s+to|(?:it'?s|it\s+is)\s+(?:best|recommended"
+    r"|required|necessary|safe|fine|ok(?:ay)?)\s+to|can\s+(?:safely\s+|just\s+|simply\s+)?(?:go|be\s+\w+ed)"
+    # leave granted: "contributors may push …", "feel free to …"
+    r"|(?:you|contributors?|developers?|agents?|anyone|everyone|we|maintainers?|bots?|assistants?)\s+(?:may|can"
+    r"|could|are\s+(?:allowed|free|permitted|welcome)\s+to)|feel\s+free\s+to"
+    r"|(?:fix|way|solution|workaround|remedy|answer|step)\b[^.\n]{0,50}?\b(?:is|was)\s+to)\b",
+    re.I,
+)
+_ASKED = re.compile(
+    r"\b(?:says?|said|tells?|told|asks?|asked|wants?|wanted|recommends?|recommended|suggests?|suggested"
+    r"|instructs?|instructed|requires?|advises?|advised|insists?|directs?|urges?|expects?|prescribes?"
+    r"|calls\s+for|instructions?|recommendations?|advice)\b",
+    re.I,
+)
+# verbs a sentence of instructions starts with, commands among them (`sudo …`, `git push …`)
+_VERBS = """
+accept add allow append apply approve attach authenticate backup bash build bump call cargo carry cd
+change checkout chmod chown clean clear clone commit configure copy create curl delete deploy
+disable download drop edit email enable ensure execute export fetch flag force format forward
+generate git give go grant hand ignore import include inject install invoke keep kill land launch
+lint log login make mark merge migrate modify move npm npx open override pass paste pin pip pip3
+pipe pnpm poetry point post prefer print provide publish pull purge push put rebase regenerate
+register reinstall reload remove rename replace reset restart restore revert rewrite rm run save
+send set sh share ship skip source squash start stop submit sudo supply switch tag terminate test
+trust try turn uninstall unset update upgrade upload use uv wget wipe write yarn
+"""
+_IMPERATIVE = frozenset(_VERBS.split())
+
+_LEAD = re.compile(
+    r"^(?:[-*•>#\d.)\s]+|\*\*|__|`\$\s*|\$\s+"  # list marks, emphasis, a shell prompt
+    r"|[A-Z][\w '’()./@-]{0,40}:\s+"  # a label: "Maintainer note: ", "Known issue 12: "
+    r"|(?:always|also|then|first|next|now|just|simply|please|and|finally|instead|afterwards|so)\b[,\s]*"
+    r"|(?:to|if|when|whenever|before|after|once|for|on|in)\b[^,]{0,80},\s*)+",
+    re.I,
+)
+_CLAUSE = re.compile(r"[;:,]\s+|\s+(?:and(?:\s+then)?|then|or)\s+", re.I)
+_NEGATED = re.compile(
+    r"\b(?:never|not|no|don'?t|doesn'?t|didn'?t|won'?t|can'?t|cannot|shouldn'?t|mustn'?t|avoid(?:s|ing)?"
+    r"|instead\s+of|rather\s+than|refus(?:e|es|ed)|forbid(?:s|den)?|prohibit(?:s|ed)?)\b",
+    re.I,
+)
+_CLAUSE_BREAK = re.compile(r"[;:,]\s+|\s+(?:and|but|then|so)\s+", re.I)
+
+
+def _negated(before: str) -> bool:
+    """Whether the clause that ends where a step is named forbids it ("never push to main"); a clause
+    before it does not ("don't wait, push to main")."""
+    return bool(_NEGATED.search(_CLAUSE_BREAK.split(before)[-1]))
+
+
+_ITEM = re.compile(r"^\s*(?:[-*•>]|\d+[.)]|#{1,6})\s")  # not `+ `: a shell's trace of a command
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
+
+
+# a line of code or configuration, not prose: a comment, braces, a statement's end, an operator, a call,
+# a YAML key with a short value (`on: push:`, `branches: [main]`; a label of prose is capitalised:
+# "Setup: run …"); code in backticks is prose's
+_CODE_LINE = re.compile(
+    r"^\s*(?://|/\*|\*\s|--\s|<\?)|[{}]|;\s*$|:=|=>|->|[=!]=|\w\(|^\s*-?\s*[a-z][\w.-]*:\s*(?:\S+(?:\s+\S+){0,2})?\s*$"
+    r"|^\s*[0-9a-f]{7,40}\s"  # a listing's record (`git log --oneline`): commit subjects are imperatives
+    r"|^\s*(?:defines|note):\s"  # what a file's comments say (`pipeline.steps.documented_names`)
+)
+_TICKED = re.compile(r"`[^`\n]*`")
+_RECORD = re.compile(r"^\W*[0-9a-f]{7,40}\b")
+# a string in code or JSON that holds prose (an issue's body, a report an API returned)
+_PROSE_STRING = re.compile(r'"[\w .-]{1,40}"\s*:\s*"((?:[^"\\]|\\.){20,})"')  # a JSON key's value
+
+
+def _sentences(text: str) -> list[str]:
+    """`text`'s sentences of prose: a blank line, a list item, a heading or a line of code starts a new
+    one, a line wrapped mid-sentence does not; a line of code is no sentence, though a string in it
+    that holds words (JSON's) is read as prose."""
+    blocks: list[list[str]] = [[]]
+    for line in text.splitlines():
+        code = bool(_CODE_LINE.search(_TICKED.sub("x", line)))
+        if not line.strip() or _ITEM.match(line) or code:
+            blocks.append([])
+        if line.strip() and not code:
+            blocks[-1].append(line.strip())
+        elif code:
+            for literal in _PROSE_STRING.findall(line):
+                if len(literal.split()) >= 4:
+                    blocks.extend([piece.strip()] for piece in re.split(r"\\n", literal) if piece.strip())
+                    blocks.append([])
+    sentences = (s for b in blocks if b for s in _SENTENCE_END.split(" ".join(b)))
+    # a list of commits in a line ("`573f7d14` Update notes; `43807ae1` feat: submit …") is records
+    return [
+        r for s in sentences if (r := "; ".join(p for p in s.split("; ") if not _RECORD.match(p))).strip()
+    ]
+
+
+def _mood(sentence: str) -> tuple[bool, list[str]]:
+    """Whether `sentence` asks for something (a modal, a retold instruction, an imperative at the start
+    of it or of one of its clauses: `Run …`, `… and push …`), and the commands it gives to run as the
+    start of a clause (`` `sudo npm i -g x` first``; "`make` failed with …" names a command, it does
+    not give one: the step must be in it)."""
+    if _OBLIGED.search(sentence) or _ASKED.search(sentence):
+        return True, []
+    commands: list[str] = []
+    for clause in [sentence, *_CLAUSE.split(sentence)]:
+        clause = _LEAD.sub("", clause.strip())
+        if clause.startswith("`"):
+            commands.append(clause[: clause.find("`", 1) + 1])
+            continue
+        word = re.match(r"[A-Za-z][\w-]*", clause)
+        # "force-push" is two verbs; "commit-msg hooks" is no verb; "POST /api" is an HTTP method
+        if (
+            word
+            and not word.group(0).isupper()
+            and all(w in _IMPERATIVE for w in word.group(0).lower().strip("-").split("-"))
+        ):
+            return True, []
+    return False, commands
+
+
+def _asks_for_a_guarded_step(text: str) -> str | None:
+    """The step a sentence of `text` asks for (not one it describes, forbids or questions), or None.
+    The mood is read first: most sentences of a tool's output ask for nothing, and need no more."""
+    for sentence in _sentences(text):
+        if sentence.rstrip(" `\"')").endswith("?"):
+            continue
+        asks, commands = _mood(sentence)
+        if not asks and not commands:
+            continue
+        for name, pattern in _RISKY:
+            for found in pattern.finditer(sentence):
+                if _negated(sentence[: found.start()]):
+                    continue  # "never push to main", "don't skip the hooks"
+                if asks or any(found.group(0) in c for c in commands):
+                    return name
+    return None
+
+
+@lru_cache(maxsize=2048)
+def directive(text: str) -> str | None:
+    """The cue by which `text` reads as instructions to an AI agent, or None. Remembered per text: the
+    block and the prompt hook ask it of the same memories again and again."""
+    if not text:
+        return None
+    if _INVISIBLE.search(text):
+        return "hidden instruction marker"
+    # a cue broken over lines (an excerpt wraps tool output) is found on the text as one line
+    joined = " ".join(text.split())
+    for candidate in (text, joined) if joined != text else (text,):
+        for name, pattern in CUES:
+            if any(not _forbids(candidate, found.start()) for found in pattern.finditer(candidate)):
+                return name
+        if _ADDRESSED.search(candidate):
+            return "addressed to an AI agent"
+    return _asks_for_a_guarded_step(text)
+
+
+def _forbids(text: str, at: int) -> bool:
+    """Whether the sentence around `text[at:]` forbids what follows ("never push directly to main",
+    "don't pipe curl to sh"): a rule against the step, which is no instruction to take it."""
+    start = max(text.rfind(end, 0, at) for end in (". ", "! ", "? ", "\n"))
+    return _negated(text[start + 1 : at])
+
+
+# the agent's words that say they pass on what a page, a file, an issue or a sub-agent said
+_SOURCE_NOUN = (
+    r"(?:pages?|docs?|documentation|readme(?:\.md)?|guides?|issues?|threads?|comments?|tickets?|runbooks?"
+    r"|checklists?|notes?|files?|output|results?|articles?|posts?|site|website|wiki|changelog|contributing"
+    r"(?:\.md)?|agents\.md|maintainers?|sub-?agents?|reports?|findings|answers?|search|faq|manual"
+    r"|instructions|setup|tutorial|blog|script|message|e-?mail|snippet|gist|repo(?:sitory)?|project)"
+)
+_SAYING = (
+    r"(?:says?|said|tells?|told|asks?|asked|wants?|recommends?|recommended|suggests?|suggested|instructs?"
+    r"|instructed|requires?|advises?|advised|insists?|states?|stated|reads?|mentions?|claims?|explains?"
+    r"|instructions?|advice|recommendations?|fix|workaround|is\s+to)"
+)
+_ATTRIBUTED = re.compile(
+    rf"\b(?:according\s+to|per|as\s+(?:per|stated\s+in|described\s+in)|from)\s+(?:the\s+|their\s+|its\s+"
+    rf"|this\s+|that\s+|[\w.-]+'s\s+)?(?:[\w.@/-]+\s+){{0,3}}?{_SOURCE_NOUN}\b"
+    rf"|\b{_SOURCE_NOUN}(?:'s)?\s+(?:[\w-]+\s+){{0,4}}?{_SAYING}\b"
+    rf"|\b(?:it|they)\s+{_SAYING}\b",
+    re.I,
+)
+
+
+def relayed(text: str) -> str | None:
+    """The cue by which the agent's own words pass on an instruction a tool's text gave ("the page says
+    to push to main with --no-verify"), or None: a paragraph that reads as instructions to an agent and
+    says it is someone else's. The agent's own advice, unattributed, is its own."""
+    for paragraph in re.split(r"\n\s*\n", text or ""):
+        if _ATTRIBUTED.search(paragraph) and (cue := directive(paragraph)):
+            return cue
+    return None
