@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from cairn.domain.models import MemoryKind
-from cairn.pipeline.learning.instructions import Section, instruction_rules, is_instruction_file, sections_of
+from cairn.pipeline.learning.instructions import instruction_rules, is_instruction_file, rules_of
 from cairn.pipeline.learning.learners import WHOLE_SESSION
 from cairn.pipeline.reading.session import read_events
 
@@ -136,27 +136,9 @@ def test_a_heading_written_as_a_sentence_is_a_rule_in_any_language_and_a_title_i
         "## Build, Test, and Development Commands",
         "- `pnpm check-types`: run strict TypeScript checks only.",
     ]
-    assert sections_of(added) == [
-        Section("[C004] API keys nunca devem ser embarcadas em builds de produção", stated=True),
-        Section(
-            "Build, Test, and Development Commands",
-            stated=False,
-            rules=["`pnpm check-types`: run strict TypeScript checks only."],
-        ),
-    ]
-
-
-def test_a_long_plain_sentence_before_any_heading_is_a_rule_not_a_heading():
-    added = ["Run the whole test harness before you call a change done.", "- Keep the main branch green."]
-    assert sections_of(added) == [
-        Section(
-            None,
-            stated=False,
-            rules=[
-                "Run the whole test harness before you call a change done.",
-                "Keep the main branch green.",
-            ],
-        )
+    assert rules_of(added) == [
+        (None, "[C004] API keys nunca devem ser embarcadas em builds de produção"),
+        ("Build, Test, and Development Commands", "`pnpm check-types`: run strict TypeScript checks only."),
     ]
 
 

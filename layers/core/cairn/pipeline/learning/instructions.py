@@ -13,7 +13,6 @@ a rule changed, not added.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from cairn.domain.models import MemoryKind
@@ -60,8 +59,7 @@ def instruction_rules(reading: SessionReading) -> list[Candidate]:
     ]
     for edit, change in edits:
         where = in_checkout(change.path, reading.checkouts)
-        for section in sections_of(new_lines(change)):
-            heading, stated, rules = section.heading, section.stated, section.rules
+        for heading, stated, rules in sections_of(rules_of(new_lines(change))):
             content = "; ".join(rules)
             if stated:  # the heading is a rule itself, the lines under it its detail
                 content = f"{heading}: {content}" if rules else heading
@@ -98,31 +96,38 @@ def _words(line: str) -> set[str]:
     return set(re.findall(r"\w+", line.lower()))
 
 
-@dataclass
-class Section:
-    """The rules an edit added under one heading (None: before any heading of the added text)."""
+def sections_of(rules: list[tuple[str | None, str]]) -> list[tuple[str | None, bool, list[str]]]:
+    """(heading, whether the heading states a rule, the rules under it), in the order written."""
+    out: list[tuple[str | None, bool, list[str]]] = []
+    for heading, rule in rules:
+        if heading is None and out and out[-1][0] is None:
+            out[-1][2].append(rule)
+        elif heading is None:  # a heading that states a rule opens its own section
+            out.append((rule, True, [])) if _states_something(rule) else out.append((None, False, [rule]))
+        elif out and out[-1][0] == heading:
+            out[-1][2].append(rule)
+        else:
+            out.append((heading, False, [rule]))
+    return out
 
-    heading: str | None
-    stated: bool  # the heading is written as a rule itself
-    rules: list[str] = field(default_factory=list)
 
+def rules_of(lines: list[str]) -> list[tuple[str | None, str]]:
+    """(the heading it sits under, the rule) for each item of added markdown that states a rule.
 
-def sections_of(lines: list[str]) -> list[Section]:
-    """The sections of added markdown that state a rule, in the order written.
-
-    A rule is a list entry or a paragraph, hard-wrapped lines joined. A line that ends in a colon leads
+    An item is a list entry or a paragraph, hard-wrapped lines joined. A line that ends in a colon leads
     into the list or table under it: their short entries are said with it, as one rule."""
     reader = _Markdown()
     for line in lines:
         reader.read(line)
     reader.close()
     reader.flush()
-    return [s for s in reader.sections if s.rules or s.stated]
+    return reader.rules
 
 
 class _Markdown:
     def __init__(self) -> None:
-        self.sections: list[Section] = []
+        self.rules: list[tuple[str | None, str]] = []
+        self.heading: str | None = None
         self.item: list[str] = []
         self.lead: list[str] = []  # a lead-in and the short entries under it
         self.fenced = False
@@ -141,8 +146,9 @@ class _Markdown:
         elif m := _HEADING.match(line):
             self.close()
             self.flush()
-            heading = _plain(m.group(2))
-            self.sections.append(Section(heading, _states_something(heading)))
+            self.heading = _plain(m.group(2))
+            if _states_something(self.heading):
+                self.rules.append((None, self.heading))
         else:
             if _MARKER.match(line):
                 self.close()
@@ -168,17 +174,12 @@ class _Markdown:
             self.lead.append(rule)
         elif len(rule.split()) >= MIN_WORDS:
             self.flush()
-            self.add(rule)
+            self.rules.append((self.heading, rule))
 
     def flush(self) -> None:
         if len(self.lead) > 1:  # "Commits use these prefixes: `feat:` Features; `sec:` Security"
-            self.add(f"{self.lead[0]} {'; '.join(self.lead[1:])}")
+            self.rules.append((self.heading, f"{self.lead[0]} {'; '.join(self.lead[1:])}"))
         self.lead.clear()
-
-    def add(self, rule: str) -> None:
-        if not self.sections:
-            self.sections.append(Section(None, False))
-        self.sections[-1].rules.append(rule)
 
 
 def _states_something(heading: str) -> bool:
