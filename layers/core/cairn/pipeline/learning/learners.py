@@ -14,7 +14,6 @@ from collections.abc import Callable
 from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import TITLE_CHARS, Tag
 from cairn.pipeline.learning import signals
-from cairn.pipeline.learning.instructions import instruction_rules
 from cairn.pipeline.learning.manifests import manifest_facts
 from cairn.pipeline.learning.procedures import mine_procedures
 from cairn.pipeline.learning.reports import reported_facts
@@ -60,8 +59,7 @@ def unresolved(reading: SessionReading) -> list[Candidate]:
 
 
 # with the chunks' candidates: checks, git activity and history, plans, summaries, todos, how the last
-# request ended, the values the agent reported of work a tool confirmed, the manifests' tasks, the rules
-# its edits wrote into the project's instruction files
+# request ended, the values the agent reported of work a tool confirmed, the manifests' tasks
 WHOLE_SESSION: tuple[Learner, ...] = (
     signals.checks,
     signals.git_activity,
@@ -72,7 +70,6 @@ WHOLE_SESSION: tuple[Learner, ...] = (
     signals.outcome,
     reported_facts,
     manifests,
-    instruction_rules,
 )
 # after the excerpts: what the session's commands came to over its whole length
 OVER_ITS_LENGTH: tuple[Learner, ...] = (mine_procedures, fixes, unresolved)

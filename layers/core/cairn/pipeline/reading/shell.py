@@ -111,40 +111,6 @@ def edited_paths(event: EventDoc) -> list[str]:
     return [path] if path else []
 
 
-@dataclass(frozen=True)
-class FileChange:
-    """What one edit did to one file: the lines it put in and took out, and whether it wrote it whole."""
-
-    path: str
-    added: tuple[str, ...]
-    removed: tuple[str, ...]
-    whole: bool  # a new file's text (Write, a patch's `Add File`): no old text to compare
-
-
-def changes_by_file(event: EventDoc) -> list[FileChange]:
-    """What an edit did, per file it wrote: a patch of several files gives each its own."""
-    raw = event.tool_input
-    patch = patch_text(raw) if isinstance(raw, dict) else raw
-    if isinstance(patch, str) and (heads := list(_PATCH_FILES.finditer(patch))):
-        ends = [h.start() for h in heads[1:]] + [len(patch)]
-        return [
-            FileChange(
-                h.group(1).strip(),
-                tuple(patch_added(body := patch[h.end() : end])),
-                tuple(ln[1:] for ln in body.splitlines() if ln.startswith("-") and not ln.startswith("---")),
-                "Add File" in h.group(0),
-            )
-            for h, end in zip(heads, ends, strict=True)
-        ]
-    paths = edited_paths(event)
-    if len(paths) != 1 or not isinstance(raw, dict):
-        return []
-    pairs = [raw] + [e for e in raw.get("edits") or [] if isinstance(e, dict)]  # MultiEdit
-    removed = tuple(ln for pair in pairs for ln in str(old_text(pair) or "").splitlines())
-    whole = not removed and isinstance(raw.get("content") or raw.get("file_text"), str)
-    return [FileChange(paths[0], tuple(added_lines(event)), removed, whole)]
-
-
 def patch_added(patch: str) -> list[str]:
     """The lines a patch adds (`+` lines, not the `+++` header)."""
     return [ln[1:] for ln in patch.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
@@ -153,11 +119,6 @@ def patch_added(patch: str) -> list[str]:
 def added_text(event: EventDoc) -> str:
     """What an edit put in that was not there before, folded to one line: a patch's added lines, the
     lines of a replacement its old text did not have, a new file's text."""
-    return " ".join(" ".join(added_lines(event)).split())
-
-
-def added_lines(event: EventDoc) -> list[str]:
-    """The lines an edit put in that were not there before, as written."""
     raw = event.tool_input
     if isinstance(raw, dict):
         pairs = [raw] + [e for e in raw.get("edits") or [] if isinstance(e, dict)]  # MultiEdit
@@ -172,9 +133,9 @@ def added_lines(event: EventDoc) -> list[str]:
         if not added and isinstance(written, str):
             added = written.splitlines()
         if added:
-            return added
+            return " ".join(" ".join(added).split())
         raw = patch_text(raw)
-    return patch_added(raw) if isinstance(raw, str) else []
+    return " ".join(" ".join(patch_added(raw)).split()) if isinstance(raw, str) else ""
 
 
 def succeeded_edits(events: Sequence[EventDoc]) -> list[EventDoc]:
