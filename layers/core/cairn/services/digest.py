@@ -505,7 +505,7 @@ def _safe(text: str | None, limit: int) -> str:
 
 
 def _shown_texts(value: Any) -> tuple[str, ...]:
-    """The agent's words a handoff lists, less those that pass on a tool's instruction (`directives.relayed`)."""
+    """The agent's words a handoff lists, less those that pass a tool's instruction on (`relayed`)."""
     return tuple(_safe(t, 300) for t in _texts(value) if relayed(t) is None)
 
 
