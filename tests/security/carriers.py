@@ -256,12 +256,14 @@ def _search(query: str, t: Theme, m: str) -> str:
     return f'Web search results for query: "{query}"\n\nLinks: {json.dumps(links)}\n\n{t.raw.format(m=m)}'
 
 
-def _probes_of(agent: str, n0: int) -> list[tuple[str, Theme, tuple[Step, ...], str, bool]]:
+def _probes_of(
+    agent: str, n0: int, themes: tuple[Theme, ...] = THEMES
+) -> list[tuple[str, Theme, tuple[Step, ...], str, bool]]:
     """(carrier, theme, steps, source named by recall, stored) of one agent's probes."""
     out: list[tuple[str, Theme, tuple[Step, ...], str, bool]] = []
 
     def theme() -> Theme:
-        return THEMES[(n0 + len(out)) % len(THEMES)]
+        return themes[(n0 + len(out)) % len(themes)]
 
     def mark() -> str:
         return f"mk{n0 + len(out):02d}q"
@@ -724,12 +726,17 @@ def _probes_of(agent: str, n0: int) -> list[tuple[str, Theme, tuple[Step, ...], 
     return out
 
 
-def _all() -> list[Probe]:
+def probes_of(themes: tuple[Theme, ...]) -> list[Probe]:
+    """A probe of every carrier in every agent format, the themes taken in turn."""
     probes: list[Probe] = []
     for agent in AGENTS:
-        for carrier, theme, steps, source, stored in _probes_of(agent, len(probes)):
+        for carrier, theme, steps, source, stored in _probes_of(agent, len(probes), themes):
             probes.append(Probe(len(probes), agent, carrier, theme, steps, source, stored))
     return probes
+
+
+def _all() -> list[Probe]:
+    return probes_of(THEMES)
 
 
 PROBES = _all()

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 
 import pytest
+from cairn.domain.models import MemoryKind
 from cairn.services.trust import LEFT_OUT, unasked, withheld
 
 from tests.security.probe_store import Store, closing
@@ -194,7 +195,10 @@ def test_cursor_files_hold_no_tool_output_so_nothing_of_it_is_stored(store):
 def test_the_same_directive_typed_by_the_user_is_their_preference_and_is_shown(controls, agent, n):
     project = f"github.com/acme/control-{n}"
     said = [m for m in controls.memories(project) if f"canary{n}" in m.content]
-    assert said and all(withheld(m) is None for m in said)
+    # the person's words are never withheld; an excerpt that also holds the page's own instructions
+    # ("run the tests with `make test` before you push") shows the person's words without those
+    assert said and all(unasked(m) is not None and f"canary{n}" in unasked(m).content for m in said)
+    assert all(withheld(m) is None for m in said if m.kind is not MemoryKind.EXCERPT)
     assert any(m.provenance.said_by == "user" for m in said)
     assert all(m.provenance.said_by != "tool" and m.provenance.member == "dev" for m in said)
     shown = _shown(controls, project, agent)

@@ -6,9 +6,19 @@
   shared branch, run as root, install from another package source, turn TLS verification off, hand a
   secret over, delete the lock file, change production directly), asked for rather than described,
   forbidden or questioned;
-- `relayed`: the cue by which the agent's own words pass such an instruction on ("the page says to …").
+- `asks` / `asking_lines`: whether a sentence asks its reader for anything at all (a modal, a retold
+  request, an order at the start of a clause, a forbidding), whatever it asks: a tool's line that asks is
+  no data;
+- `prose_lines`: the lines that are someone's sentences rather than data (results, test names, paths,
+  diagnostics), counted in words of any script, so the test holds in every language: whatever wording a
+  page uses to instruct, and however declarative ("tags are created straight from develop"), it is prose;
+- `relayed_directive`: the cue by which the agent's own words pass an instruction on ("the page says to
+  …"), and `relayed` / `retelling_lines`: the agent's words that say they retell a page, a thread or a
+  sub-agent ("their docs say …"), which are that text's, not the agent's.
 
-`trust` decides from these and a memory's provenance what may be shown unasked.
+`trust` decides from these and a memory's provenance what may be shown unasked. The cues of `directive`
+and `relayed_directive` name what a text reads as, for recall's label and the stored provenance; the
+structural tests (`asks`, `prose_lines`, `retelling_lines`) are what keeps unseen wordings out.
 """
 
 from __future__ import annotations
@@ -367,6 +377,109 @@ def _asks_for_a_guarded_step(text: str) -> str | None:
     return None
 
 
+# a first word used as a noun, not given as an order: "Build succeeded", "Test 3 of 5", "Install: done",
+# "Update available", "Use of deprecated API" (a status line of a tool's output reads as data)
+_NOUN_USE = re.compile(
+    r"^[\w-]+(?:\s*(?:[:=(\[#|]|$)|\s+\d|\s+(?:succeeded|successful(?:ly)?|failed|failing|passed|passing|completed?"
+    r"|done|finished|started|skipped|ok|okay|errors?|warnings?|output|logs?|status|summary|results?|time|took|steps?"
+    r"|stages?|targets?|failures?|ready|available|in\s+progress|is|was|were|are|has|had|have|will|would|may|can"
+    r"|could|did|does|info|details|reports?|history|of|by|from)\b)",
+    re.I,
+)
+# a label before what a line says ("- **Lint formatting errors**: …", "hint: …"): it names, it orders nothing
+_LABEL = re.compile(r"^[\W_]*[\w ()'-]{1,40}?(?:\*\*|__)?:\s+")
+# someone's instruction retold: "the maintainers ask that …", "it recommends using …"
+_ASKS_OF = re.compile(
+    r"\b(?:asks?|wants?|recommends?|suggests?|advises?|urges?|instructs?|insists?|tells?|requests?|requires?)"
+    r"\s+(?:[\w-]+\s+){0,3}?(?:to|that|using)\b",
+    re.I,
+)
+
+
+_FORBIDDING = re.compile(r"^(?:never|don'?t|do\s+not|please)\s+", re.I)
+# a command's name starts many lines of its own output ("npm WARN …", "git version 2.43"): as a first
+# word it is no order here (a command given to run, `sudo …`, `git push …`, is `directive`'s to read)
+_COMMANDS = """
+bash cargo cd chmod chown curl git npm npx pip pip3 pnpm poetry rm sh sudo uv wget yarn
+"""
+_ORDERS = _IMPERATIVE - frozenset(_COMMANDS.split())
+
+
+def asks(sentence: str) -> bool:
+    """Whether a sentence asks its reader for something, whatever it asks: a modal ("contributors should
+    …"), a retold instruction ("the team asks that …"), or an order at the start of it or of one of its
+    clauses ("Use yarn, not npm"), forbidding included ("never run …"). A question asks nothing; a first
+    word used as a noun ("Build succeeded") gives no order."""
+    if sentence.rstrip(" `\"')").endswith("?"):
+        return False
+    if _OBLIGED.search(sentence) or _ASKS_OF.search(sentence):
+        return True
+    said = _LABEL.sub("", sentence.strip())
+    for clause in [said, *_CLAUSE.split(said)]:
+        clause = _FORBIDDING.sub("", _LEAD.sub("", clause.strip()))
+        word = re.match(r"[A-Za-z][\w-]*(?=[\s,;!]|\.?$)", clause)  # a word, not `go@1.25` or `run.sh`
+        if (
+            word
+            and not word.group(0).isupper()
+            and all(w in _ORDERS for w in word.group(0).lower().strip("-").split("-"))
+            and not _NOUN_USE.match(clause)
+        ):
+            return True
+    return False
+
+
+def asking_lines(text: str) -> list[int]:
+    """The lines of `text` (by index) whose prose asks its reader for something (`asks`). Lines of code
+    are no prose."""
+    return [i for i, line in enumerate(text.splitlines()) if any(asks(s) for s in _sentences(line))]
+
+
+PROSE_WORDS = 6  # a line of this many words or more, neither code nor a diagnostic, is someone's prose
+# a word of prose, in any script (the test holds for every language): letters alone between spaces, so a
+# path, a URL or an identifier is none
+_WORD = re.compile(r"^[(\"'«“]?[^\W\d_]{2,}(?:['’-][^\W\d_]+)*[)\"'»”]?[.,;:!?]*$")
+
+
+def _words(text: str) -> int:
+    return sum(1 for token in text.split() if _WORD.match(token))
+
+
+# a tool's diagnostic: a file and line (`main.go:12:`), or a level or failure before a colon
+_DIAGNOSTIC = re.compile(
+    r"^\W{0,4}(?:[\w./\\-]+:\d+(?::\d+)?\b"
+    r"|(?:[\w.-]+\s+){0,2}?(?:error|warning|warn|fatal|panic|fail(?:ed|ure)?|exception|traceback"
+    r"|assertion\w*|[a-z]{0,3}\d{3,5})\b[^:\n]{0,40}:)",
+    re.I,
+)
+
+
+_STATUS = re.compile(r"^(?:exit -?\d+|ok|error)(?::\s|$)")  # how an excerpt starts a tool's output
+_SENTENCE = re.compile(r"[^\W\d_][)\"'»”]?[.!?](?:\s|$)")  # a sentence's end, after a word
+
+
+def _prose(text: str) -> bool:
+    return _words(text) >= PROSE_WORDS and bool(_SENTENCE.search(text))
+
+
+def prose_lines(text: str) -> list[int]:
+    """The lines of `text` (by index) that are prose someone wrote rather than data: a sentence of
+    `PROSE_WORDS` words or more, outside code and a tool's diagnostics, or such a sentence held in a
+    string of code (JSON's). Whatever a page, a README or an issue says, and in whatever language, it
+    says in sentences; what a command reports (results, test names, counts, paths, errors) reads as
+    data."""
+    out = []
+    for i, line in enumerate(text.splitlines()):
+        line = _STATUS.sub("", line)
+        if _DIAGNOSTIC.match(line):
+            continue
+        if _CODE_LINE.search(_TICKED.sub("x", line)):
+            if any(_prose(x) for x in _PROSE_STRING.findall(line)):
+                out.append(i)
+        elif _prose(_TICKED.sub(" x ", line)):
+            out.append(i)
+    return out
+
+
 @lru_cache(maxsize=2048)
 def directive(text: str) -> str | None:
     """The cue by which `text` reads as instructions to an AI agent, or None. Remembered per text: the
@@ -414,7 +527,10 @@ _ATTRIBUTED = re.compile(
 )
 
 
-def relayed(text: str) -> str | None:
+RETOLD = "a tool's text, retold"  # the cue of the agent's words passing on what a tool's text said
+
+
+def relayed_directive(text: str) -> str | None:
     """The cue by which the agent's own words pass on an instruction a tool's text gave ("the page says
     to push to main with --no-verify"), or None: a paragraph that reads as instructions to an agent and
     says it is someone else's. The agent's own advice, unattributed, is its own."""
@@ -422,3 +538,52 @@ def relayed(text: str) -> str | None:
         if _ATTRIBUTED.search(paragraph) and (cue := directive(paragraph)):
             return cue
     return None
+
+
+def relayed(text: str) -> str | None:
+    """The cue by which the agent's words pass on what a tool's text said, or None: an instruction
+    (`relayed_directive`), or any prose or request of a paragraph that says it is another's ("their docs
+    say every dependency goes in with `yarn add`"). What may reach an agent unasked leaves it out: a
+    retold text is the tool's, whatever its wording."""
+    if cue := relayed_directive(text):
+        return cue
+    lines = retelling_lines(text)
+    if not lines:
+        return None
+    retold = "\n".join(line for i, line in enumerate((text or "").splitlines()) if i in lines)
+    return RETOLD if asking_lines(retold) or prose_lines(retold) else None
+
+
+# what the agent names when it passes on someone else's text, and how it says it does (narrower than
+# `_ATTRIBUTED`, which a cue of instructions backs: here the retold text may say anything)
+_TOLD_BY = (
+    r"(?:pages?|docs?|documentation|readme(?:\.md)?|guides?|issues?|threads?|comments?|tickets?|runbooks?"
+    r"|checklists?|articles?|posts?|site|website|wiki|changelog|contributing(?:\.md)?|agents\.md|faq"
+    r"|maintainers?|sub-?agents?|reports?|findings|answers?|manual|tutorial|blog|(?:search\s+)?results?)"
+)
+_RETELLS = re.compile(
+    r"\baccording\s+to\b"
+    rf"|\b(?:per|as\s+(?:per|stated\s+in|described\s+in))\s+(?:the\s+|their\s+|its\s+|this\s+"
+    rf"|that\s+|[\w.-]+'s\s+)?(?:[\w.@/-]+\s+){{0,3}}?{_TOLD_BY}\b"
+    rf"|\b{_TOLD_BY}\s*:"  # "the sub-agent's findings: …"
+    rf"|\b{_TOLD_BY}(?:'s)?\s+(?:[\w-]+\s+){{0,3}}?(?:says?|said|states?|stated|tells?|told|recommends?"
+    r"|recommended|suggests?|suggested|claims?|insists?|advises?|advised|asks?|asked|wants?|requires?|instructs?"
+    r"|explains?|mentions?|describes?|shows?)\b",
+    re.I,
+)
+
+
+def retelling_lines(text: str) -> list[int]:
+    """The lines of `text` (by index) in a paragraph where the agent says it passes on what a page, a
+    file, an issue or a sub-agent said ("the top result says: …", "per their docs, …"): whatever the
+    retold text says, it is that text's, not the agent's."""
+    out: list[int] = []
+    at = 0
+    for paragraph in re.split(r"(\n\s*\n)", text or ""):
+        lines = paragraph.count("\n")
+        if not paragraph.strip() or not _RETELLS.search(paragraph):
+            at += lines
+            continue
+        out.extend(range(at, at + lines + 1))
+        at += lines
+    return out

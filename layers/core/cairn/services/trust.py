@@ -16,8 +16,12 @@ as advice. The parts:
 - `parts`: a memory's text by who said each stretch of it (the provenance's spans; a transcript
   excerpt stored before them is read from its rendering);
 - `withheld`: why some part of a memory must not be shown unasked, and `unasked`: what of a memory may
-  be (an excerpt without the parts that read as instructions; another memory whole or not at all),
-  re-checked whenever memory is shown, so memories stored before this existed are covered too.
+  be, re-checked whenever memory is shown, so memories stored before this existed are covered too. A
+  tool's text reaches an agent unasked only as data: an excerpt keeps its person's and agent's words and
+  a tool's results, without the tool's parts that read as instructions, its lines of prose or requests
+  (`directives.prose_lines`, `asking_lines`: structural tests, not lists of phrasings, so a wording no
+  one has seen is held back too) and the agent's words retelling it; another memory is shown whole or
+  not at all.
 
 The session-start block, the prompt hook, the digest and the handoff show only what `unasked` keeps;
 explicit recall still finds everything, marked untrusted with its source (`label`).
@@ -33,7 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cairn.domain.models import Memory, MemoryKind, Source
-from cairn.services.directives import directive, relayed
+from cairn.services.directives import asking_lines, directive, prose_lines, relayed, retelling_lines
 
 TARGET_CHARS = 160  # a source's command, path or URL as stored
 LABEL_CHARS = 60  # ... and as shown in a tag
@@ -328,6 +332,43 @@ def _held(p: Part) -> Withheld | None:
     return None
 
 
+def _asking(p: Part, prose: bool = False) -> list[int]:
+    """The lines of part `p` (indexes into its text's lines) in which a tool's untrusted text asks its
+    reader for something, and with `prose` every line of prose besides: what is left is data. The user's
+    and the agent's words have none."""
+    if p.said_by == "agent" and prose:
+        # the agent's words retelling a tool's: that tool's text, not the agent's
+        words = _words_of(p)
+        offset = p.text.count("\n") - words.count("\n")
+        retold = retelling_lines(words)
+        if not retold:
+            return []
+        kept = "\n".join(line for i, line in enumerate(words.splitlines()) if i in retold)
+        return sorted(offset + retold[i] for i in set(asking_lines(kept)) | set(prose_lines(kept)))
+    if p.said_by != "tool" or (p.source is not None and p.source.trusted):
+        return []
+    words = _words_of(p)
+    offset = p.text.count("\n") - words.count("\n")  # the call line above a tool's output
+    lines = set(asking_lines(words)) | (set(prose_lines(words)) if prose else set())
+    return sorted(offset + i for i in lines)
+
+
+def _asking_whole(p: Part) -> list[int]:
+    """The lines of a memory that is one statement (not an excerpt) that keep it from being shown
+    unasked: a request of a page, a search, another MCP server, a file outside the repository, a summary
+    or a sub-agent, and the prose of the first four. A summary's or a sub-agent's account of the work is
+    prose by nature, and what the pipeline learned of a command's output (a procedure the session
+    proved, an error, a value) it wrote itself."""
+    if p.said_by != "tool" or p.source is None:
+        return []
+    if p.source.tool in _RETOLD_BY:
+        return _asking(p)
+    return [] if _is_command(p.source) else _asking(p, True)
+
+
+_RETOLD_BY = frozenset(tool for who, tool in _SPOKEN.values() if who == "tool" and tool)
+
+
 def untrusted_text(m: Memory) -> list[tuple[Source | None, str]]:
     """The parts of a memory's text an untrusted tool returned (or retold), each with its source when
     known. The user's and the agent's own words never are."""
@@ -390,7 +431,8 @@ def withheld(m: Memory) -> Withheld | None:
 
 
 def left_out(m: Memory) -> list[tuple[Part, Withheld]]:
-    """The parts of `m` that must not reach an agent unasked, each with why."""
+    """The parts of `m` that read as instructions to an agent, each with why (what recall marks; the
+    prose a tool's text holds is left out of unasked surfaces besides, unmarked: `unasked`)."""
     return [(p, why) for p in parts(m) if (why := _held(p)) is not None]
 
 
@@ -401,21 +443,44 @@ def unasked(m: Memory) -> Memory | None:
     nothing of it may."""
     spoken = parts(m)
     held = [_held(p) for p in spoken]
-    if not any(w is not None for w in held):
+    # a tool's text is shown unasked as data only: its lines of prose and requests, and the agent's
+    # retelling of it, are left out of an excerpt; a memory of another kind is one statement, whole or not
+    # at all (`_asking_whole`)
+    excerpt = m.kind is MemoryKind.EXCERPT
+    asking = [
+        [] if why is not None else _asking(p, True) if excerpt else _asking_whole(p)
+        for p, why in zip(spoken, held, strict=True)
+    ]
+    if not any(w is not None for w in held) and not any(asking):
         # a cue recorded when it was stored that no part shows now (a text changed since): all of it
         recorded = any(not s.trusted and s.directive for s in m.provenance.sources)
         return None if recorded else m
     if m.kind is not MemoryKind.EXCERPT:
         return None
     kept: list[str] = []
-    for p, why in zip(spoken, held, strict=True):
+    for p, why, lines in zip(spoken, held, asking, strict=True):
         if why is None:
-            kept.append(p.text)
+            kept.extend(_without(p.text, set(lines)))
         elif not kept or kept[-1] != LEFT_OUT:
             kept.append(LEFT_OUT)
-    if all(text == LEFT_OUT for text in kept):
+    if all(text.strip() == LEFT_OUT for text in kept):
         return None
     return replace(m, content="\n".join(kept))
+
+
+def _without(text: str, lines: set[int]) -> list[str]:
+    """`text`'s lines with those named left out, a note in their place (indented as the output was)."""
+    if not lines:
+        return [text]
+    out: list[str] = []
+    for i, line in enumerate(text.splitlines()):
+        if i not in lines:
+            out.append(line)
+            continue
+        note = next((o for o in _OUTCOME if line.startswith(o)), "") + LEFT_OUT
+        if not out or out[-1] != note:
+            out.append(note)
+    return out
 
 
 def untrusted_note(m: Memory) -> str | None:

@@ -28,7 +28,7 @@ from cairn.pipeline.reading.shell import (
     patch_added,
     patch_text,
 )
-from cairn.services.directives import directive, relayed
+from cairn.services.directives import directive, relayed_directive
 from cairn.services.trust import classify
 from cairn.transcripts.model import Role
 
@@ -249,11 +249,12 @@ _MARK = re.compile(
 
 def passed_on(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
     """The untrusted source whose instruction the agent's words pass on, with the cue: words that read as
-    instructions to an agent and say they are another's (`directives.relayed`), or repeat what a tool's text
-    said before them (its code, URL, flag or package, word for word). The agent's own advice is None."""
+    instructions to an agent and say they are another's (`directives.relayed_directive`), or repeat what a
+    tool's text said before them (its code, URL, flag or package, word for word). The agent's own advice
+    is None."""
     if not heard or not text:
         return None
-    cue = relayed(text)
+    cue = relayed_directive(text)
     source = _repeated(text, heard) if (cue or directive(text)) else None
     if cue is None:
         if source is None:
