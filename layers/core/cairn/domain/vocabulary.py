@@ -1,7 +1,7 @@
 """The words the learning pipeline writes and the services read back: a session's status, the tags on
 memories, the phrases a handoff is read by, and the limits both sides hold to.
 
-One home for each, below both: the pipeline (`cairn.pipeline`) writes them, `services/context.py`,
+One home for each, below both: the pipeline (`cairn.pipeline`) writes them, `services/context/`,
 `services/uploads.py`, the CLI and the web UI read them. A tag or status spelt anywhere else is a
 second copy of the rule.
 """

@@ -3,7 +3,7 @@
 A handoff is single-use per project and agent: saving a new one supersedes the one still waiting for
 the same agent (never another agent's, even with the same words), and reading it with `consume=True`
 hands it over once, by a conditional write that only one of two concurrent readers wins. The
-session-start context (`services/context.py`) delivers the same handoffs: it closes a delivered
+session-start context (`services/context/`) delivers the same handoffs: it closes a delivered
 handoff's validity; this module, which has only `MemoryService` to write with, marks it delivered in
 its details. Both count either mark as "handed over". Agent names are normalised the way the
 context service does it.
