@@ -5,8 +5,8 @@ A handoff is single-use per project and agent: the service's delivery closes it 
 Its content is cut at `ITEM_CHARS`, its lists (the requests that led up to the last one, what was
 reported along the way, next steps, open questions, what still fails) follow it one line each. An
 agent's words that pass on a tool's instruction are not shown unasked; the person's requests are theirs.
-What still fails is named here only when "Unresolved errors" does not show it and the session did not go
-on past it.
+What still fails is named here only while "Unresolved errors" has no lines and the last session did not
+go on past its failures, and then only what is still current (`_closed_errors`).
 
 The handoff also keeps the other sections from repeating it: a line it already says at length is shown
 as "(as above)" (`said_pieces`, `unsaid`), and what it reported along the way is not a line elsewhere

@@ -1,7 +1,8 @@
 """How the block spends its budget: the layout of one session's block, and of a project of many.
 
 The assembly picks `ONE_SESSION` when every memory it fetched comes from one session, `PROJECT_LIFE`
-otherwise; the sections of recent work, facts and the handoff read their caps and lengths from it.
+otherwise. Every section reads its share of the budget from it; recent work, facts and the handoff
+their caps and lengths too.
 """
 
 from __future__ import annotations

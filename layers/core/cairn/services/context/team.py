@@ -1,8 +1,8 @@
 """The "Team insights" section: what the team learned that holds beyond this project.
 
-It admits team-scoped memories other than handoffs, reflections and episodes (those belong to one
-project's sessions). With a prompt and recall, those recall ranks for the prompt; otherwise the newest,
-pinned and surest first. Its lines name no scope: the whole section is the team's.
+It admits team-scoped memories other than handoffs, reflections and episodes. With a prompt and
+recall, those recall finds for the prompt, in its order; otherwise pinned, surest, then newest first.
+Its lines name no scope: the whole section is the team's.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The "Recent work" section: what recent sessions did and left open.
 
 It admits episodes (git activity, unfinished todos, a summary's pending work) that did not fail (a
-failed one is an unresolved error), that no later session took up, and that do not retell the
-conversation. What is still open comes first: where the last session left off, then older work; a
-summary's account of work the session went on from comes last.
+failed one is an unresolved error), that are not a summary's pending work the session went on with
+(history, not a to-do), and that do not retell the conversation. What is still open comes first: where
+the last session left off, then older work; a summary's account of work the session went on from comes
+last.
 """
 
 from __future__ import annotations
