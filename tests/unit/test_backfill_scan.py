@@ -133,3 +133,17 @@ def test_a_codex_rollout_kept_compressed_is_found_and_read(world):
 def _put(path, doc) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc))
+
+
+def test_a_claude_session_continued_after_a_compaction_is_the_one_its_file_names(world):
+    """Claude Code starts a new transcript after a compaction with the end of the old session replayed,
+    those lines carrying the old session's id; the hooks send the file as the new session, so must this."""
+    project, home = world
+    (first,) = [s for s in scan(Project.of(project), home, {}).sessions if s.agent == "claude-code"]
+    old, new = first.session_id, "9bc2127b-0808-4411-907c-c10ed3ac12de"
+    lines = first.path.read_text().splitlines(keepends=True)
+    later = "".join(line.replace(old, new) for line in lines[8:])
+    first.path.with_name(f"{new}.jsonl").write_text("".join(lines[:8]) + later)
+    first.path.unlink()
+    (s,) = [s for s in scan(Project.of(project), home, {}).sessions if s.agent == "claude-code"]
+    assert s.session_id == new and s.started == first.started

@@ -195,7 +195,9 @@ def scan_claude(base: Path, project: Project) -> tuple[list[StoredSession], int]
             if head is None or not project.holds(head["cwd"]):
                 foreign += head is not None
                 continue
-            sid = str(head.get("sessionId") or path.stem)
+            # the file is named by its session's id, as the hooks know it; the head's `sessionId` may be
+            # the session it continues (Claude Code replays a compacted session's end into the next one)
+            sid = path.stem
             others = tuple(subagent_files(path))
             started = epoch(head.get("timestamp"), _mtime(path))
             by_id[sid] = StoredSession(
