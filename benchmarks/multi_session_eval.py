@@ -1,9 +1,14 @@
 """Multi-session project memory benchmark: the protocol of benchmarks/data/multi-session-dev/PROTOCOL.md.
 
 One fresh local store (SQLite, the real embedder), one project. The sessions of `set.json` are ingested
-oldest first, each as its own session through the path `cairn ingest` takes (coding_eval.ingest_session:
-client-side redaction and gzip, a presigned upload, the zero-LLM pipeline), and each is learned before the
-next goes in. After the last one:
+oldest first, each as its own session, and each is learned before the next goes in. By default
+(`--ingest backfill`) through `cairn backfill`'s path (`backfill_sets.py`): the set is laid out in a fake HOME
+as each agent stores its sessions, `backfill.scan` finds them for the repository they ran in (the scan line
+says how many of the set's it found), and `backfill.learn` sends them to the store served over HTTP on
+127.0.0.1 (client-side redaction and gzip, the hooks' presigned uploads, started_at from the transcript)
+and waits until each is learned. `--ingest direct` is the earlier loop, the path `cairn ingest` takes
+(coding_eval.run_session: redaction and gzip, a presigned upload into the container, the zero-LLM pipeline
+run in this thread). After the last one:
 
 - recall hit@10: each answerable question through the MCP `recall` tool (limit 10, project-scoped); the JSON
   an agent is shown holds any `must_contain` string (case-insensitive; also counted on the whole texts of
@@ -13,7 +18,8 @@ next goes in. After the last one:
 - block: the session-start block (budget 1,500 tokens, no question); each `in_context` question is a hit when
   the block holds a `must_contain` string and no `must_not_contain` string;
 - negatives pass when recall shows no hit (nothing, or "nothing relevant");
-- tokens shown per recall (p50/max), memories by kind, ingest time, memories per session.
+- tokens shown per recall (p50/max), memories by kind, ingest time, memories per session (seconds per
+  session: with backfill, from the end of the one before to its learned status, polled every 0.5 s).
 
 By default every dev project runs, one after the other, each in its own fresh store: safecast
 (`benchmarks/data/multi-session-dev/`) and each set of `benchmarks/data/projects/`. `--project NAME` runs one
@@ -24,13 +30,14 @@ Prints each project's details, then a table: a row per project, the mean and the
 ends with one JSON line holding all of it.
 
     .venv/bin/python benchmarks/multi_session_eval.py [--project NAME ...] [--set DIR ...] [--verbose]
+        [--ingest backfill|direct] [--store DIR]
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
+import re
 import shutil
 import statistics
 import sys
@@ -41,6 +48,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import backfill_sets  # noqa: E402
+from backfill_sets import AGENTS  # noqa: E402, F401 (the set's agent names, read by other benchmarks)
+from backfill_sets import agent_name as upload_agent  # noqa: E402
+from backfill_sets import read_recorded as _read  # noqa: E402
 from cairn.bootstrap import build_container, shared_embedder  # noqa: E402
 from cairn.domain.models import KeyScope, MemoryFilter, Principal  # noqa: E402
 from cairn.services.uploads import AGENTS as UPLOAD_AGENTS  # noqa: E402
@@ -49,15 +60,7 @@ from coding_eval import CONTEXT_BUDGET, ROOT, contains_any, mcp_recall, run_sess
 
 DATA = ROOT / "benchmarks" / "data" / "multi-session-dev"  # safecast, the first dev project
 PROJECTS = ROOT / "benchmarks" / "data" / "projects"  # the other dev projects, a folder each
-# a set's agent name (set.json, or metadata.json's "Claude Code", folded) -> the name an upload takes
-AGENTS = {
-    "claude-code": "claude-code",
-    "codex": "codex",
-    "copilot": "copilot-cli",
-    "gemini-cli": "gemini-cli",
-    "opencode": "opencode",
-    "cursor": "cursor",
-}
+INGESTS = ("backfill", "direct")
 STALE_RULE_KINDS = ("superseded", "closed_item")
 
 
@@ -67,12 +70,6 @@ def dev_sets() -> dict[str, Path]:
     if PROJECTS.is_dir():
         found |= {d.name: d for d in sorted(PROJECTS.iterdir()) if (d / "set.json").is_file()}
     return found
-
-
-def upload_agent(name: str) -> str:
-    """The upload's agent name for a set's ("codex", "gemini-cli", or metadata.json's "Gemini CLI")."""
-    folded = name.strip().lower().replace(" ", "-")
-    return AGENTS.get(folded, folded)
 
 
 def check_agents(set_dir: Path, spec: dict) -> None:
@@ -91,16 +88,6 @@ def check_agents(set_dir: Path, spec: dict) -> None:
             )
 
 
-def _read(path: Path) -> bytes:
-    """The transcript's bytes, from the plain file or its gzipped copy."""
-    if path.is_file():
-        return path.read_bytes()
-    gz = path.with_name(path.name + ".gz")
-    if gz.is_file():
-        return gzip.decompress(gz.read_bytes())
-    raise SystemExit(f"no such file: {path} (nor {gz.name})")
-
-
 def _stale_first(hits: list[dict], q: dict) -> bool:
     """True when the first shown hit naming the current or the replaced value names only the replaced one."""
     current, stale = q.get("must_contain") or [], q.get("must_not_contain") or []
@@ -113,18 +100,23 @@ def _stale_first(hits: list[dict], q: dict) -> bool:
     return False
 
 
-def evaluate(set_dir: Path, verbose: bool = False, store: Path | None = None) -> dict:
+def evaluate(
+    set_dir: Path, verbose: bool = False, store: Path | None = None, ingest: str = "backfill"
+) -> dict:
     spec = json.loads((set_dir / "set.json").read_text())
     check_agents(set_dir, spec)
     with tempfile.TemporaryDirectory() as scratch:
-        home = store or Path(scratch)
+        home = store or Path(scratch) / "store"
         if store is not None and (store / LEARNED).is_file():
             # recall records each hit's use, which moves the recency prior: every run reads a fresh copy
             home = Path(scratch) / "store"
             shutil.copytree(store, home)
-        container = build_container(Settings(mode="local", home=home), embedder=shared_embedder())
+        # the port the backfill's server listens on, which its upload URLs name
+        port = {"port": backfill_sets.free_port()} if ingest == "backfill" else {}
+        container = build_container(Settings(mode="local", home=home, **port), embedder=shared_embedder())
         try:
-            return _evaluate(container, set_dir, spec, verbose, (store / LEARNED) if store else None)
+            learned = (store / LEARNED) if store else None
+            return _evaluate(container, set_dir, spec, verbose, learned, ingest, Path(scratch) / "backfill")
         finally:
             if container.runner is not None:
                 container.runner.close()
@@ -135,8 +127,9 @@ LEARNED = "multi-session-eval.json"  # in a kept store: the team and the ingest 
 
 
 def _ingest(container, set_dir: Path, spec: dict, verbose: bool) -> tuple[str, list[dict], float]:
-    """Every session of the set into one new team, oldest first, each learned before the next goes in.
-    A session the pipeline does not learn (a transcript the parser refuses) keeps its reason in its row."""
+    """`--ingest direct`: every session of the set into one new team, oldest first, each learned before
+    the next goes in. A session the pipeline does not learn (a transcript the parser refuses) keeps its
+    reason in its row."""
     team, _, _ = container.keys.create_team("bench", "dev")
     caller = Principal(team.id, "dev", "k", frozenset({KeyScope.WRITE}))
     per_session, ingest_s = [], 0.0
@@ -164,18 +157,24 @@ def _reason(session) -> str:
     return str(error or "not learned")
 
 
-def _evaluate(container, set_dir: Path, spec: dict, verbose: bool, learned: Path | None) -> dict:
+def _evaluate(
+    container, set_dir: Path, spec: dict, verbose: bool, learned: Path | None, ingest: str, scratch: Path
+) -> dict:
     project = spec["project"]
     agent = upload_agent(spec["sessions"][-1]["agent"])
     if learned is not None and learned.is_file():
         kept = json.loads(learned.read_text())
         team_id, per_session, ingest_s = kept["team"], kept["per_session"], kept["ingest_s"]
+        ingest, scanned = kept.get("ingest", "direct"), kept.get("found", "")
+    elif ingest == "backfill":
+        team_id, per_session, ingest_s, scanned = backfill_sets.ingest(
+            container, set_dir, spec, scratch, verbose
+        )
     else:
-        team_id, per_session, ingest_s = _ingest(container, set_dir, spec, verbose)
-        if learned is not None:
-            learned.write_text(
-                json.dumps({"team": team_id, "per_session": per_session, "ingest_s": ingest_s})
-            )
+        (team_id, per_session, ingest_s), scanned = _ingest(container, set_dir, spec, verbose), ""
+    if learned is not None and not learned.is_file():
+        kept = {"team": team_id, "per_session": per_session, "ingest_s": ingest_s, "ingest": ingest}
+        learned.write_text(json.dumps(kept | {"found": scanned}))
     caller = Principal(team_id, "dev", "k", frozenset({KeyScope.WRITE}))
     flt = MemoryFilter(project=project)
     memories = [m for m in container.pipeline.memory_repo.iter_team(team_id) if flt.admits(m)]
@@ -225,7 +224,8 @@ def _evaluate(container, set_dir: Path, spec: dict, verbose: bool, learned: Path
                     else "not in the block"
                 )
         rows.append(row)
-    return _report(rows, by_kind, block, recall_tokens, ingest_s, per_session, memories, verbose, spec)
+    out = _report(rows, by_kind, block, recall_tokens, ingest_s, per_session, memories, verbose, spec)
+    return out | {"ingest": ingest, "found": scanned}
 
 
 def _report(rows, by_kind, block, recall_tokens, ingest_s, per_session, memories, verbose, spec) -> dict:
@@ -290,6 +290,7 @@ def _print(r: dict) -> None:
     )
     print("  per kind: " + "  ".join(f"{k} {v:.2f}" for k, v in r["per_kind"].items()))
     print("  per session: " + "  ".join(f"{s['session']} {s['memories']}" for s in r["per_session"]))
+    print(f"  ingest path: {r['ingest']}" + (f" (scan: {r['found']})" if r["found"] else ""))
     if r["refused"]:
         print(f"  refused {len(r['refused'])} of {r['sessions']}: " + ", ".join(r["refused"]))
     if r["misses"]:
@@ -313,6 +314,8 @@ SUMMARY_KEYS = (
     "ingest_s",
     "sessions",
     "refused",
+    "ingest",
+    "found",
 )
 # across projects: the mean of each, the minimum of the scores, the maximum of the costs
 SCORES = ("hit_at_10", "hit_at_10_full_text", "block_fraction", "negatives_fraction")
@@ -344,6 +347,9 @@ def _table(rows: dict[str, dict], agg: dict[str, dict]) -> None:
     print("\n" + head + "\n" + "-" * len(head))
     for name, r in rows.items():
         sessions = f"{r['sessions']}" + (f" (refused {len(r['refused'])})" if r["refused"] else "")
+        scanned = re.match(r"found (\d+) of (\d+)", r["found"] or "")
+        if scanned and scanned[1] != scanned[2]:
+            sessions += f" found {scanned[1]}"
         block = f"{r['block_hits']}/{r['block_questions']} {r['block_fraction']:.2f}"
         print(
             f"{name:<16} {sessions:<20} {r['hit_at_10']:>5.3f} {r['hit_at_10_full_text']:>5.3f} {block:>11} "
@@ -393,6 +399,13 @@ def main() -> None:
     )
     parser.add_argument("--verbose", action="store_true", help="the block, each miss with its cause")
     parser.add_argument(
+        "--ingest",
+        choices=INGESTS,
+        default="backfill",
+        help="backfill (default): the set laid out as the agents store it, scanned and learned over HTTP "
+        "by `cairn backfill`'s path; direct: the earlier loop, each session uploaded into the container",
+    )
+    parser.add_argument(
         "--store",
         type=Path,
         help="keep each project's learned store in a folder under this one and reuse it on the next run "
@@ -411,12 +424,13 @@ def main() -> None:
         if args.store:
             store = args.store / name
             store.mkdir(parents=True, exist_ok=True)
-        r = evaluate(set_dir, args.verbose, store)
+        r = evaluate(set_dir, args.verbose, store, args.ingest)
         _print(r)
         rows[name] = summarise(r)
     agg = across(rows)
     _table(rows, agg)
-    print(json.dumps({"benchmark": "multi_session_eval", "mode": "zero-llm", "projects": rows} | agg))
+    head = {"benchmark": "multi_session_eval", "mode": "zero-llm", "ingest": args.ingest, "projects": rows}
+    print(json.dumps(head | agg))
 
 
 if __name__ == "__main__":
