@@ -8,6 +8,8 @@ import pytest
 import zstandard
 from cairn.transcripts import Role, parse_transcript
 
+from tests.paths import FIXTURES
+
 pytestmark = pytest.mark.unit
 
 SESSION = "019c8a70-dda7-7f33-98ea-f30553347322"
@@ -259,3 +261,56 @@ def test_unknown_rollout_line_and_item_types_are_counted_not_fatal():
 
     assert parsed.stats.skipped_unknown == {"hologram": 1, "response_item:teleport": 1}
     assert len(parsed.events) == 7
+
+
+# --- worker threads: a rollout whose session_meta says it was spawned by another thread -----------------
+ROLLOUTS = FIXTURES / "agent_stores" / "home" / ".codex" / "sessions" / "2026" / "06" / "25"
+PARENT = ROLLOUTS / "rollout-2026-06-25T02-07-10-019efc87-fa98-7971-91df-0c9512a065da.jsonl"
+WORKER = ROLLOUTS / "rollout-2026-06-25T02-09-41-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"
+
+
+def test_a_worker_thread_sent_after_its_parent_is_read_as_sub_agent_work():
+    parent, worker = PARENT.read_bytes(), WORKER.read_bytes()
+    alone = parse_transcript(parent, "codex", PARENT.name)
+    # the parts joined as the pipeline joins them (pipeline/reading/parts.py)
+    both = parse_transcript(parent + worker, "codex", WORKER.name)
+    worker_from = parent.count(b"\n") + 1
+    main = [e for e in both.events if e.line_no < worker_from]
+    side = [e for e in both.events if e.line_no >= worker_from]
+    assert both.session_id == alone.session_id == "019efc87-fa98-7971-91df-0c9512a065da"
+    assert [(e.role, e.text) for e in main] == [(e.role, e.text) for e in alone.events]
+    assert not any(e.is_sidechain for e in main)
+    assert side and all(e.is_sidechain for e in side)
+    # its task prompt is the parent agent's, not the person's
+    assert Role.USER in {e.role for e in side} and Role.TOOL_CALL in {e.role for e in side}
+
+
+def test_a_worker_thread_learned_on_its_own_is_a_session_like_any_other():
+    parsed = parse_transcript(WORKER.read_bytes(), "codex", WORKER.name)
+    assert parsed.session_id == "019c8a70-dda7-7f33-98ea-f30553347322"
+    assert parsed.events and not any(e.is_sidechain for e in parsed.events)
+
+
+def test_after_a_worker_thread_a_further_part_of_the_session_itself_is_the_main_thread_again():
+    spawned = {"subagent": {"thread_spawn": {"parent_thread_id": SESSION, "depth": 1}}}
+    worker_meta = line("session_meta", {**meta()["payload"], "id": "019c8a70-0000-7000-8000-0000000000aa"})
+    worker_meta["payload"]["source"] = spawned
+    worker = [
+        worker_meta,
+        meta(),  # a forked thread repeats its ancestor's session_meta in its header: still the worker's
+        message("user", "Find where the cart drops items"),
+        user_event("Find where the cart drops items"),
+        message("assistant", "cart.ts slices one short."),
+    ]
+    later = [meta(), message("user", "Ship it"), user_event("Ship it"), message("assistant", "Shipped.")]
+    parsed = parse_transcript(to_bytes(session_lines() + worker + later), "codex", "rollout.jsonl")
+    side = {e.text: e.is_sidechain for e in parsed.events if e.role in (Role.USER, Role.ASSISTANT)}
+    assert side == {
+        "Why does the checkout test fail?": False,
+        "Let me run it.": False,
+        "Fixed: the cart dropped the last item.": False,
+        "Find where the cart drops items": True,
+        "cart.ts slices one short.": True,
+        "Ship it": False,
+        "Shipped.": False,
+    }

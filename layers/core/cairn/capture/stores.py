@@ -35,6 +35,7 @@ from typing import Any
 from cairn.capture.locate import session_meta
 from cairn.capture.subagents import subagent_files
 from cairn.projects import git_remote, normalise_remote, project_key
+from cairn.transcripts.codex import worker_parent as codex_parent
 
 HEAD_LINES = 64  # lines of a transcript read while scanning, at most
 HEAD_LINE_BYTES = 1_048_576
@@ -237,16 +238,6 @@ def _rollouts(home: Path) -> Iterator[Path]:
         yield from home.glob(pattern)
     for pattern in ("archived_sessions/rollout-*.jsonl", "archived_sessions/rollout-*.jsonl.zst"):
         yield from home.glob(pattern)
-
-
-def codex_parent(meta: Mapping[str, Any]) -> str | None:
-    """The thread that spawned a worker thread (`source: {subagent: {thread_spawn: {parent_thread_id}}}`)."""
-    source = meta.get("source")
-    sub = source.get("subagent") if isinstance(source, Mapping) else None
-    spawn = sub.get("thread_spawn") if isinstance(sub, Mapping) else None
-    parent = spawn.get("parent_thread_id") if isinstance(spawn, Mapping) else None
-    parent = parent or meta.get("parent_thread_id")
-    return parent if isinstance(parent, str) and parent else None
 
 
 def scan_codex(home: Path, project: Project) -> tuple[list[StoredSession], int]:

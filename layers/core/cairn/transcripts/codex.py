@@ -10,6 +10,11 @@ Each line is `{timestamp, type, payload}`:
   a person typed, so a user-role `response_item` NOT followed by one is injected context (AGENTS.md,
   environment context). Error events are kept as they may be unresolved.
 - `turn_context`: per-turn settings (model, cwd); `compacted`: a compaction summary.
+A worker thread the session spawned (its own rollout, whose `session_meta.source` is
+`{subagent: {thread_spawn: {parent_thread_id}}}`) arrives as a further part of its parent's session, after
+the parent's lines: from its `session_meta` on, its events are sub-agent work (`is_sidechain`), as Claude
+Code's sub-agents are; its task prompt is the parent agent's, not something the person typed. A worker
+rollout learned on its own (its parent not there) is read as a session like any other.
 Rollouts from before the `{type, payload}` wrapper (bare response items after a header line with
 `id`/`instructions`) are read too.
 """
@@ -61,10 +66,13 @@ class _Parser:
         self.pending_user: list[int] = []  # indexes of user events awaiting their user_message event
         self.unconfirmed_user: set[int] = set()
         self.first_line = True
+        self.sidechain = False  # inside a worker thread's part, after the session's own lines
+        self.in_header = False  # the session_meta lines a rollout starts with (a fork repeats its ancestors')
 
     def feed(self, line_no: int, record: dict[str, Any]) -> None:
         first, self.first_line = self.first_line, False
         kind = record_type(record)
+        header, self.in_header = self.in_header, kind == "session_meta"
         payload = record.get("payload")
         timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
         if "payload" not in record:
@@ -89,6 +97,9 @@ class _Parser:
             self._event_msg(line_no, payload, timestamp)
         elif kind == "session_meta":
             self.out.parsed += 1
+            if not header and self.out.session_id is not None:  # a further part begins
+                thread = payload.get("id")
+                self.sidechain = thread != self.out.session_id and worker_parent(payload) is not None
             self._session_meta(payload)
         elif kind == "turn_context":
             self.out.parsed += 1
@@ -118,7 +129,12 @@ class _Parser:
 
     def _event(self, line_no: int, role: Role, timestamp: str | None, **fields: Any) -> TranscriptEvent:
         return TranscriptEvent(
-            seq=len(self.out.events), line_no=line_no, role=role, timestamp=timestamp, **fields
+            seq=len(self.out.events),
+            line_no=line_no,
+            role=role,
+            timestamp=timestamp,
+            is_sidechain=self.sidechain,
+            **fields,
         )
 
     def _response_item(self, line_no: int, item: Mapping[str, Any], timestamp: str | None) -> None:
@@ -217,6 +233,17 @@ class _Parser:
                 kept.append(event)
             self.out.events = kept
         return self.out.finish(lines, damaged=damaged)
+
+
+def worker_parent(meta: Mapping[str, Any]) -> str | None:
+    """The thread that spawned a worker thread (`source: {subagent: {thread_spawn: {parent_thread_id}}}`,
+    how codex-rs writes `SessionSource::SubAgent(ThreadSpawn)`); None for a session a person started."""
+    source = meta.get("source")
+    sub = source.get("subagent") if isinstance(source, Mapping) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, Mapping) else None
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, Mapping) else None
+    parent = parent or meta.get("parent_thread_id")
+    return parent if isinstance(parent, str) and parent else None
 
 
 def _str(value: object) -> str | None:
