@@ -71,6 +71,11 @@ def transcript(set_dir: Path, s: dict) -> bytes:
     return read_recorded(set_dir / s["file"])
 
 
+def subagent_files(s: dict) -> list[str]:
+    """The session's sub-agent transcripts (set.json's `extra`, PROTOCOL.md), not its metadata.json."""
+    return [f for f in s.get("extra") or [] if not f.endswith("metadata.json")]
+
+
 def read_recorded(path: Path) -> bytes:
     """A transcript's bytes, from the plain file or its gzipped copy `<file>.gz`."""
     if path.is_file():
@@ -139,14 +144,21 @@ def lay_out(set_dir: Path, spec: dict, home: Path) -> Project:
     opencode: list[dict[str, Any]] = []
     for s in spec["sessions"]:
         agent, raw = agent_name(s["agent"]), transcript(set_dir, s)
+        subagents = [(f, read_recorded(set_dir / f)) for f in subagent_files(s)]
         if agent == "claude-code":
             cwd = recorded(agent, raw).cwd or project.root
-            _write(home / ".claude" / "projects" / claude_folder(cwd) / f"{s['id']}.jsonl", raw)
+            folder = home / ".claude" / "projects" / claude_folder(cwd)
+            _write(folder / f"{s['id']}.jsonl", raw)
+            for f, data in subagents:  # Claude Code 2.x: <session>/subagents/*.jsonl
+                _write(folder / s["id"] / "subagents" / Path(f.removesuffix(".gz")).name, data)
         elif agent == "codex":
-            meta = _codex_meta(raw)
-            when = datetime.fromtimestamp(epoch(meta.get("timestamp")), UTC)
-            name = f"rollout-{when:%Y-%m-%dT%H-%M-%S}-{meta.get('id') or s['id']}.jsonl"
-            _write(home / ".codex" / "sessions" / f"{when:%Y/%m/%d}" / name, raw)
+            for data in (raw, *(data for _, data in subagents)):  # a worker thread: a rollout of its own
+                meta = _codex_meta(data)
+                when = datetime.fromtimestamp(epoch(meta.get("timestamp")), UTC)
+                name = f"rollout-{when:%Y-%m-%dT%H-%M-%S}-{meta.get('id') or s['id']}.jsonl"
+                _write(home / ".codex" / "sessions" / f"{when:%Y/%m/%d}" / name, data)
+        elif subagents:
+            raise SystemExit(f"{set_dir.name}: no store layout for {agent} sub-agent files")
         elif agent == "gemini-cli":
             doc = _gemini_head(raw, s["file"])
             folder = doc.get("projectHash") or hashlib.sha256(project.root.encode()).hexdigest()

@@ -18,6 +18,8 @@ run in this thread). After the last one:
 - block: the session-start block (budget 1,500 tokens, no question); each `in_context` question is a hit when
   the block holds a `must_contain` string and no `must_not_contain` string;
 - negatives pass when recall shows no hit (nothing, or "nothing relevant");
+- a session's sub-agent transcripts (`extra` in set.json, its metadata.json aside) go as further parts of
+  it on both paths; no dev set has any yet (their sub-agents' output is inline in the main transcripts);
 - tokens shown per recall (p50/max), memories by kind, ingest time, memories per session (seconds per
   session: with backfill, from the end of the one before to its learned status, polled every 0.5 s).
 
@@ -134,9 +136,9 @@ def _ingest(container, set_dir: Path, spec: dict, verbose: bool) -> tuple[str, l
     caller = Principal(team.id, "dev", "k", frozenset({KeyScope.WRITE}))
     per_session, ingest_s = [], 0.0
     for s in spec["sessions"]:
-        raw = _read(set_dir / s["file"])
+        parts = [_read(set_dir / f) for f in (s["file"], *backfill_sets.subagent_files(s))]
         t0 = time.perf_counter()
-        session = run_session(container, caller, upload_agent(s["agent"]), s["id"], spec["project"], [raw])
+        session = run_session(container, caller, upload_agent(s["agent"]), s["id"], spec["project"], parts)
         took = time.perf_counter() - t0
         ingest_s += took
         row = {"session": s["id"][:8], "agent": s["agent"], "seconds": round(took, 2)}

@@ -13,7 +13,7 @@ from cairn.capture.backfill import read_session
 from cairn.transcripts import parse_transcript
 
 from benchmarks.backfill_sets import expected_keys, find, transcript
-from tests.paths import REPO
+from tests.paths import FIXTURES, REPO
 
 pytestmark = pytest.mark.unit
 
@@ -74,3 +74,42 @@ def test_each_found_session_reads_back_as_the_set_recorded_it(name, tmp_path):
             dataclasses.replace(e, line_no=0) for e in theirs.events
         ], s.key
         assert ours.session_id == theirs.session_id == s.session_id
+
+
+def test_a_sets_sub_agent_files_are_laid_out_where_their_agent_keeps_them_and_found_with_the_session(
+    tmp_path,
+):
+    """PROTOCOL.md's `extra`: a Claude Code sub-agent and a Codex worker thread come with their session."""
+    home = FIXTURES / "agent_stores" / "home"
+    claude = home / ".claude" / "projects" / "-home-dev-shop" / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+    subagent = claude.with_suffix("") / "subagents" / "agent-a15e2b1.jsonl"
+    rollouts = home / ".codex" / "sessions" / "2026" / "06" / "25"
+    parent = rollouts / "rollout-2026-06-25T02-07-10-019efc87-fa98-7971-91df-0c9512a065da.jsonl"
+    worker = rollouts / "rollout-2026-06-25T02-09-41-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"
+    sessions = tmp_path / "set" / "sessions"
+    sessions.mkdir(parents=True)
+    for f in (claude, subagent, parent, worker):
+        (sessions / f.name).write_bytes(f.read_bytes())
+    (sessions / "fe5e1c67.metadata.json").write_text('{"agent": "Claude Code"}')
+    spec = {
+        "project": "shop",
+        "sessions": [
+            {
+                "id": claude.stem,
+                "agent": "claude-code",
+                "file": f"sessions/{claude.name}",
+                "extra": [f"sessions/{subagent.name}", "sessions/fe5e1c67.metadata.json"],
+            },
+            {
+                "id": "019efc87-fa98-7971-91df-0c9512a065da",
+                "agent": "codex",
+                "file": f"sessions/{parent.name}",
+                "extra": [f"sessions/{worker.name}"],
+            },
+        ],
+    }
+    found = find(tmp_path / "set", spec, tmp_path / "home")
+    assert [s.key for s in found.plan] == expected_keys(spec) and found.scanned == 2
+    (c, x) = found.plan
+    assert [p.name for p in c.others] == [subagent.name] and [p.name for p in x.others] == [worker.name]
+    assert [read_session(s)[1] for s in found.plan] == [[subagent.read_bytes()], [worker.read_bytes()]]
