@@ -21,7 +21,8 @@ run in this thread). After the last one:
 - a session's sub-agent transcripts (`extra` in set.json, its metadata.json aside) go as further parts of
   it on both paths; no dev set has any yet (their sub-agents' output is inline in the main transcripts);
 - tokens shown per recall (p50/max), memories by kind, ingest time, memories per session (seconds per
-  session: with backfill, from the end of the one before to its learned status, polled every 0.5 s).
+  session: with backfill, from the end of the one before to its learned status, polled every 0.5 s; the
+  ingest's CPU seconds, all threads of this process, move less with the box's other load than its wall time).
 
 By default every dev project runs, one after the other, each in its own fresh store: safecast
 (`benchmarks/data/multi-session-dev/`) and each set of `benchmarks/data/projects/`. `--project NAME` runs one
@@ -167,16 +168,19 @@ def _evaluate(
     if learned is not None and learned.is_file():
         kept = json.loads(learned.read_text())
         team_id, per_session, ingest_s = kept["team"], kept["per_session"], kept["ingest_s"]
-        ingest, scanned = kept.get("ingest", "direct"), kept.get("found", "")
-    elif ingest == "backfill":
-        team_id, per_session, ingest_s, scanned = backfill_sets.ingest(
-            container, set_dir, spec, scratch, verbose
-        )
+        ingest, scanned, cpu_s = kept.get("ingest", "direct"), kept.get("found", ""), kept.get("cpu_s", 0.0)
     else:
-        (team_id, per_session, ingest_s), scanned = _ingest(container, set_dir, spec, verbose), ""
+        cpu0 = time.process_time()  # every thread of this process: a figure the box's other load moves less
+        if ingest == "backfill":
+            team_id, per_session, ingest_s, scanned = backfill_sets.ingest(
+                container, set_dir, spec, scratch, verbose
+            )
+        else:
+            (team_id, per_session, ingest_s), scanned = _ingest(container, set_dir, spec, verbose), ""
+        cpu_s = time.process_time() - cpu0
     if learned is not None and not learned.is_file():
         kept = {"team": team_id, "per_session": per_session, "ingest_s": ingest_s, "ingest": ingest}
-        learned.write_text(json.dumps(kept | {"found": scanned}))
+        learned.write_text(json.dumps(kept | {"found": scanned, "cpu_s": cpu_s}))
     caller = Principal(team_id, "dev", "k", frozenset({KeyScope.WRITE}))
     flt = MemoryFilter(project=project)
     memories = [m for m in container.pipeline.memory_repo.iter_team(team_id) if flt.admits(m)]
@@ -227,7 +231,7 @@ def _evaluate(
                 )
         rows.append(row)
     out = _report(rows, by_kind, block, recall_tokens, ingest_s, per_session, memories, verbose, spec)
-    return out | {"ingest": ingest, "found": scanned}
+    return out | {"ingest": ingest, "found": scanned, "ingest_cpu_s": round(cpu_s, 1)}
 
 
 def _report(rows, by_kind, block, recall_tokens, ingest_s, per_session, memories, verbose, spec) -> dict:
@@ -288,7 +292,8 @@ def _print(r: dict) -> None:
     )
     print(
         f"  recall output tokens p50 {r['recall_tokens_p50']} max {r['recall_tokens_max']}   "
-        f"ingest {r['ingest_s']:.1f} s   memories {r['memories']} {r['memories_by_kind']}"
+        f"ingest {r['ingest_s']:.1f} s (CPU {r['ingest_cpu_s']:.1f} s)   "
+        f"memories {r['memories']} {r['memories_by_kind']}"
     )
     print("  per kind: " + "  ".join(f"{k} {v:.2f}" for k, v in r["per_kind"].items()))
     print("  per session: " + "  ".join(f"{s['session']} {s['memories']}" for s in r["per_session"]))
@@ -314,6 +319,7 @@ SUMMARY_KEYS = (
     "recall_tokens_max",
     "memories",
     "ingest_s",
+    "ingest_cpu_s",
     "sessions",
     "refused",
     "ingest",
