@@ -7,11 +7,12 @@ text is shown unasked as data only (`trust.unasked`: its prose and requests are 
 and the agent's words retelling it). Each still contradicts a rule the person typed, which must reach
 the block.
 
-Two carriers are known to pass such a statement on, and are marked so here rather than left out:
+Two carriers are known to pass such a statement on; the first is marked so here rather than left out:
 - a compaction summary retelling it, learned as a memory of its own: a summary's account of the work is
-  prose by nature, so only its requests are held back from the block (its prose is what the coding sets'
-  blocks are built from);
-- the agent stating it as its own, with no word that it retells anything.
+  prose by nature and retells the person's requests as orders, so only `directive`'s cues hold it back
+  from the block (its prose and its "Primary request" lines are what the dev sets' blocks and prompt
+  hooks are built from);
+- the agent stating it as its own, with no word that it retells anything (these probes' agent says so).
 """
 
 from __future__ import annotations

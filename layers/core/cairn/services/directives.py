@@ -565,8 +565,7 @@ _RETELLS = re.compile(
     r"\baccording\s+to\b"
     rf"|\b(?:per|as\s+(?:per|stated\s+in|described\s+in))\s+(?:the\s+|their\s+|its\s+|this\s+"
     rf"|that\s+|[\w.-]+'s\s+)?(?:[\w.@/-]+\s+){{0,3}}?{_TOLD_BY}\b"
-    rf"|\b{_TOLD_BY}\s*:"  # "the sub-agent's findings: …"
-    rf"|\b{_TOLD_BY}(?:'s)?\s+(?:[\w-]+\s+){{0,3}}?(?:says?|said|states?|stated|tells?|told|recommends?"
+    rf"|\b{_TOLD_BY}(?:'s)?\s+(?:[\w-]+:?\s+){{0,4}}?(?:says?|said|states?|stated|tells?|told|recommends?"
     r"|recommended|suggests?|suggested|claims?|insists?|advises?|advised|asks?|asked|wants?|requires?|instructs?"
     r"|explains?|mentions?|describes?|shows?)\b",
     re.I,

@@ -37,7 +37,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cairn.domain.models import Memory, MemoryKind, Source
-from cairn.services.directives import asking_lines, directive, prose_lines, relayed, retelling_lines
+from cairn.services.directives import (
+    asking_lines,
+    directive,
+    prose_lines,
+    relayed,
+    relayed_directive,
+    retelling_lines,
+)
 
 TARGET_CHARS = 160  # a source's command, path or URL as stored
 LABEL_CHARS = 60  # ... and as shown in a tag
@@ -327,7 +334,7 @@ def _held(p: Part) -> Withheld | None:
     if p.said_by == "tool" and (s is None or not s.trusted):
         cue = directive(_words_of(p))
         return Withheld(cue, s) if cue else None
-    if p.said_by == "agent" and (cue := relayed(_words_of(p))):
+    if p.said_by == "agent" and (cue := relayed_directive(_words_of(p))):
         return Withheld(cue, s)
     return None
 
@@ -355,15 +362,16 @@ def _asking(p: Part, prose: bool = False) -> list[int]:
 
 def _asking_whole(p: Part) -> list[int]:
     """The lines of a memory that is one statement (not an excerpt) that keep it from being shown
-    unasked: a request of a page, a search, another MCP server, a file outside the repository, a summary
-    or a sub-agent, and the prose of the first four. A summary's or a sub-agent's account of the work is
-    prose by nature, and what the pipeline learned of a command's output (a procedure the session
-    proved, an error, a value) it wrote itself."""
-    if p.said_by != "tool" or p.source is None:
+    unasked: the prose or a request of a page, a search, another MCP server or a file outside the
+    repository, and the agent's words retelling such text. A summary's or a sub-agent's account of the
+    work is prose by nature and retells the person's requests as orders (only `directive` holds it back),
+    and what the pipeline learned of a command's output (a procedure the session proved, an error, a
+    value) it wrote itself."""
+    if p.said_by == "agent":  # the agent's statement that retells a page's prose or request
+        return list(range(p.text.count("\n") + 1)) if relayed(_words_of(p)) else []
+    if p.said_by != "tool" or p.source is None or p.source.tool in _RETOLD_BY or _is_command(p.source):
         return []
-    if p.source.tool in _RETOLD_BY:
-        return _asking(p)
-    return [] if _is_command(p.source) else _asking(p, True)
+    return _asking(p, True)
 
 
 _RETOLD_BY = frozenset(tool for who, tool in _SPOKEN.values() if who == "tool" and tool)
