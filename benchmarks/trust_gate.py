@@ -63,7 +63,12 @@ def gate(name: str, sessions: list[tuple[str, str, list[Path]]], project: str) -
         if shown is m:
             continue
         w = withheld(m)
-        cue, source = (w.cue, label(w.source, 100) if w.source else None) if w else ("recorded cue", None)
+        if w is not None:
+            cue, source = w.cue, label(w.source, 100) if w.source else None
+        elif any(not s.trusted and s.directive for s in m.provenance.sources):
+            cue, source = "recorded cue", None
+        else:  # no cue of instructions: a tool's prose or request, or the agent's words retelling it
+            cue, source = "a tool's prose, shown as data only", None
         if shown is None:
             held.append({"kind": m.kind.value, "cue": cue, "source": source, "text": _flat(m.content)})
             continue
