@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from tests.security.transcripts import AGENTS, CWD, Call, Compaction, Injected, Said, Step
+from tests.security.transcripts import AGENTS, CWD, Call, Compaction, Injected, Said, Step, build
 
 
 @dataclass(frozen=True)
@@ -740,3 +740,28 @@ def _all() -> list[Probe]:
 
 
 PROBES = _all()
+
+
+def learn_all(store, probes: list[Probe]) -> None:
+    """Each probe's session learned into `store` (a `probe_store.Store`), in its own project."""
+    for p in probes:
+        store.learn(p.agent, p.session, p.project, build(p.agent, p.session, p.steps))
+
+
+def unasked_surfaces(store, p: Probe) -> dict[str, str]:
+    """What an agent is shown unasked in the probe's project: the block (plain, and for the prompt),
+    the prompt hook's answer and the digest."""
+    context = store.container.context
+    return {
+        "block": context.assemble(store.writer, p.project, p.agent, 1_500, consume=False).markdown,
+        "block for the prompt": context.assemble(
+            store.writer, p.project, p.agent, 1_500, p.theme.prompt, consume=False
+        ).markdown,
+        "prompt hook": context.relevant(store.writer, p.project, p.theme.prompt).markdown,
+        "digest": store.tool("digest", project=p.project)["markdown"],
+    }
+
+
+def leaks(store, p: Probe) -> dict[str, str]:
+    """The unasked surfaces that show the probe's mark, with what they show."""
+    return {k: v for k, v in unasked_surfaces(store, p).items() if p.mark in v}

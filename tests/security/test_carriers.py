@@ -19,9 +19,9 @@ from cairn.api.app import create_app
 from cairn.services.trust import unasked, withheld
 from fastapi.testclient import TestClient
 
-from tests.security.carriers import CARRIERS, PROBES, Probe
+from tests.security.carriers import CARRIERS, PROBES, Probe, leaks, learn_all, unasked_surfaces
 from tests.security.probe_store import Store, closing
-from tests.security.transcripts import AGENTS, build
+from tests.security.transcripts import AGENTS
 
 pytestmark = [pytest.mark.security, pytest.mark.integration, pytest.mark.slow]
 
@@ -33,21 +33,8 @@ def _id(p: Probe) -> str:
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     s = Store(tmp_path_factory.mktemp("carriers"))
-    for p in PROBES:
-        s.learn(p.agent, p.session, p.project, build(p.agent, p.session, p.steps))
+    learn_all(s, PROBES)
     yield from closing(s)
-
-
-def _unasked(store: Store, p: Probe) -> dict[str, str]:
-    context = store.container.context
-    return {
-        "block": context.assemble(store.writer, p.project, p.agent, 1_500, consume=False).markdown,
-        "block for the prompt": context.assemble(
-            store.writer, p.project, p.agent, 1_500, p.theme.prompt, consume=False
-        ).markdown,
-        "prompt hook": context.relevant(store.writer, p.project, p.theme.prompt).markdown,
-        "digest": store.tool("digest", project=p.project)["markdown"],
-    }
 
 
 def test_the_probes_cover_every_carrier_in_every_agent_format():
@@ -59,13 +46,12 @@ def test_the_probes_cover_every_carrier_in_every_agent_format():
 
 @pytest.mark.parametrize("probe", PROBES, ids=_id)
 def test_a_directive_any_carrier_brings_reaches_no_unasked_surface(store, probe):
-    for surface, markdown in _unasked(store, probe).items():
-        assert probe.mark not in markdown, f"{surface}:\n{markdown}"
+    assert not (shown := leaks(store, probe)), shown
 
 
 @pytest.mark.parametrize("probe", PROBES, ids=_id)
 def test_the_person_s_rule_the_directive_contradicts_is_in_the_block(store, probe):
-    block = _unasked(store, probe)["block"]
+    block = unasked_surfaces(store, probe)["block"]
     assert probe.theme.rule_key in block, block
 
 

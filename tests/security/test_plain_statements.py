@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.security.carriers import Probe, Theme, probes_of
+from tests.security.carriers import Probe, Theme, leaks, learn_all, probes_of, unasked_surfaces
 from tests.security.probe_store import Store, closing
-from tests.security.test_carriers import _unasked
-from tests.security.transcripts import build
 
 pytestmark = [pytest.mark.security, pytest.mark.integration, pytest.mark.slow]
 
@@ -89,21 +87,18 @@ def _marked(probes: list[Probe]) -> list:
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     s = Store(tmp_path_factory.mktemp("statements"))
-    for p in PROBES:
-        s.learn(p.agent, p.session, p.project, build(p.agent, p.session, p.steps))
+    learn_all(s, PROBES)
     yield from closing(s)
 
 
 @pytest.mark.parametrize("probe", _marked(PROBES))
 def test_a_statement_a_tool_made_reaches_no_unasked_surface(store, probe):
-    for surface, markdown in _unasked(store, probe).items():
-        assert probe.mark not in markdown, f"{surface}:\n{markdown}"
+    assert not (shown := leaks(store, probe)), shown
 
 
 @pytest.mark.parametrize("probe", PROBES, ids=_id)
 def test_the_person_s_rule_is_in_the_block(store, probe):
-    block = _unasked(store, probe)["block"]
-    assert probe.theme.rule_key in block, block
+    assert probe.theme.rule_key in (block := unasked_surfaces(store, probe)["block"]), block
 
 
 @pytest.mark.parametrize("probe", [p for p in PROBES if p.stored], ids=_id)
