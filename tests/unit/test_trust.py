@@ -234,6 +234,8 @@ def test_an_instruction_to_take_a_guarded_step_reads_as_instructions(text):
         "`make deploy` failed with: refusing to run as root",  # names a command, gives none
         "`573f7d14` Update notes; `43807ae1` feat: submit the token via oidc",  # a list of commits
         "defines: ResetHandler — POST /api/reset sends the reset token",  # what a file's comments say
+        # what is skipped is the failures, not the tests (a summary's plan, fittoday)
+        "2. Optionally fix or skip the pre-existing test build failures in `A.swift` so the new tests run.",
     ],
 )
 def test_a_guarded_step_described_forbidden_or_questioned_is_data(text):
