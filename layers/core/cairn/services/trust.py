@@ -243,6 +243,7 @@ _SPOKEN = {
     "note": ("tool", "harness note"),
 }
 LEFT_OUT = "[left out: tool text that reads as instructions to an agent]"
+PROSE_LEFT_OUT = "[left out: a tool's prose, shown when asked for]"  # lines of it, not what it asks
 
 
 def parts(m: Memory) -> list[Part]:
@@ -339,7 +340,7 @@ def _held(p: Part) -> Withheld | None:
     return None
 
 
-def _asking(p: Part, prose: bool = False) -> list[int]:
+def _lines_held(p: Part, prose: bool = False) -> list[int]:
     """The lines of part `p` (indexes into its text's lines) in which a tool's untrusted text asks its
     reader for something, and with `prose` every line of prose besides: what is left is data. The user's
     and the agent's words have none."""
@@ -360,7 +361,7 @@ def _asking(p: Part, prose: bool = False) -> list[int]:
     return sorted(offset + i for i in lines)
 
 
-def _asking_whole(p: Part) -> list[int]:
+def _whole_held(p: Part) -> list[int]:
     """The lines of a memory that is one statement (not an excerpt) that keep it from being shown
     unasked: the prose or a request of a page, a search, another MCP server or a file outside the
     repository, and the agent's words retelling such text. A summary's or a sub-agent's account of the
@@ -371,7 +372,7 @@ def _asking_whole(p: Part) -> list[int]:
         return list(range(p.text.count("\n") + 1)) if relayed(_words_of(p)) else []
     if p.said_by != "tool" or p.source is None or p.source.tool in _RETOLD_BY or _is_command(p.source):
         return []
-    return _asking(p, True)
+    return _lines_held(p, True)
 
 
 _RETOLD_BY = frozenset(tool for who, tool in _SPOKEN.values() if who == "tool" and tool)
@@ -446,24 +447,24 @@ def left_out(m: Memory) -> list[tuple[Part, Withheld]]:
 
 def unasked(m: Memory) -> Memory | None:
     """What of `m` may reach an agent unasked (the session-start block, the prompt hook, the digest, the
-    handoff): a transcript excerpt without its parts that read as instructions from a tool (its user's
-    and agent's words stay, with a note of what was left out), any other memory whole, or None when
-    nothing of it may."""
+    handoff): a transcript excerpt without its parts that read as instructions from a tool and without a
+    tool's lines of prose or requests (its user's and agent's words and the tools' results stay, with a
+    note of what was left out), any other memory whole, or None when nothing of it may."""
     spoken = parts(m)
     held = [_held(p) for p in spoken]
     # a tool's text is shown unasked as data only: its lines of prose and requests, and the agent's
     # retelling of it, are left out of an excerpt; a memory of another kind is one statement, whole or not
-    # at all (`_asking_whole`)
+    # at all (`_whole_held`)
     excerpt = m.kind is MemoryKind.EXCERPT
     asking = [
-        [] if why is not None else _asking(p, True) if excerpt else _asking_whole(p)
+        [] if why is not None else _lines_held(p, True) if excerpt else _whole_held(p)
         for p, why in zip(spoken, held, strict=True)
     ]
     if not any(w is not None for w in held) and not any(asking):
         # a cue recorded when it was stored that no part shows now (a text changed since): all of it
         recorded = any(not s.trusted and s.directive for s in m.provenance.sources)
         return None if recorded else m
-    if m.kind is not MemoryKind.EXCERPT:
+    if not excerpt:
         return None
     kept: list[str] = []
     for p, why, lines in zip(spoken, held, asking, strict=True):
@@ -471,13 +472,14 @@ def unasked(m: Memory) -> Memory | None:
             kept.extend(_without(p.text, set(lines)))
         elif not kept or kept[-1] != LEFT_OUT:
             kept.append(LEFT_OUT)
-    if all(text.strip() == LEFT_OUT for text in kept):
+    if all(text.strip() in (LEFT_OUT, PROSE_LEFT_OUT) for text in kept):
         return None
     return replace(m, content="\n".join(kept))
 
 
 def _without(text: str, lines: set[int]) -> list[str]:
-    """`text`'s lines with those named left out, a note in their place (indented as the output was)."""
+    """`text`'s lines with those named left out, a note in their place (indented as the output was): the
+    lines that ask for something are prose too, and the note does not claim more than that."""
     if not lines:
         return [text]
     out: list[str] = []
@@ -485,7 +487,7 @@ def _without(text: str, lines: set[int]) -> list[str]:
         if i not in lines:
             out.append(line)
             continue
-        note = next((o for o in _OUTCOME if line.startswith(o)), "") + LEFT_OUT
+        note = next((o for o in _OUTCOME if line.startswith(o)), "") + PROSE_LEFT_OUT
         if not out or out[-1] != note:
             out.append(note)
     return out
