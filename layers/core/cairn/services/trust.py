@@ -243,7 +243,7 @@ _SPOKEN = {
     "note": ("tool", "harness note"),
 }
 LEFT_OUT = "[left out: tool text that reads as instructions to an agent]"
-PROSE_LEFT_OUT = "[left out: a tool's prose, shown when asked for]"  # lines of it, not what it asks
+PROSE_LEFT_OUT = "[left out: tool text]"  # lines of a tool's prose or requests: recall shows them
 
 
 def parts(m: Memory) -> list[Part]:
