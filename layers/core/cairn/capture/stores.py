@@ -35,7 +35,7 @@ from typing import Any
 from cairn.capture.locate import session_meta
 from cairn.capture.subagents import subagent_files
 from cairn.projects import git_remote, normalise_remote, project_key
-from cairn.transcripts.codex import worker_parent as codex_parent
+from cairn.transcripts.codex import worker_parent
 
 HEAD_LINES = 64  # lines of a transcript read while scanning, at most
 HEAD_LINE_BYTES = 1_048_576
@@ -256,7 +256,7 @@ def scan_codex(home: Path, project: Project) -> tuple[list[StoredSession], int]:
         session = StoredSession(
             "codex", sid, path, epoch(meta.get("timestamp"), _mtime(path)), _size(path), cwd
         )
-        mine.append((session, codex_parent(meta)))
+        mine.append((session, worker_parent(meta)))
     return _attach_children(mine), foreign
 
 

@@ -550,11 +550,22 @@ def relayed(text: str) -> str | None:
     retold text is the tool's, whatever its wording."""
     if cue := relayed_directive(text):
         return cue
+    return RETOLD if retold_lines(text) else None
+
+
+def not_data_lines(text: str) -> list[int]:
+    """The lines of `text` (by index) that are no data: prose (`prose_lines`) or requests (`asking_lines`)."""
+    return sorted(set(asking_lines(text)) | set(prose_lines(text)))
+
+
+def retold_lines(text: str) -> list[int]:
+    """The lines of `text` (by index) where the agent's words pass on another's prose or request: the lines
+    of a retelling paragraph (`retelling_lines`) that are no data."""
     lines = retelling_lines(text)
     if not lines:
-        return None
+        return []
     retold = "\n".join(line for i, line in enumerate((text or "").splitlines()) if i in lines)
-    return RETOLD if asking_lines(retold) or prose_lines(retold) else None
+    return [lines[i] for i in not_data_lines(retold)]
 
 
 # what the agent names when it passes on someone else's text, and how it says it does (narrower than

@@ -19,9 +19,9 @@ as advice. The parts:
   be, re-checked whenever memory is shown, so memories stored before this existed are covered too. A
   tool's text reaches an agent unasked only as data: an excerpt keeps its person's and agent's words and
   a tool's results, without the tool's parts that read as instructions, its lines of prose or requests
-  (`directives.prose_lines`, `asking_lines`: structural tests, not lists of phrasings, so a wording no
-  one has seen is held back too) and the agent's words retelling it; another memory is shown whole or
-  not at all.
+  (`directives.not_data_lines`: structural tests, not lists of phrasings, so a wording no one has seen
+  is held back too) and the agent's words retelling it (`retold_lines`); another memory is shown whole
+  or not at all.
 
 The session-start block, the prompt hook, the digest and the handoff show only what `unasked` keeps;
 explicit recall still finds everything, marked untrusted with its source (`label`).
@@ -37,14 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cairn.domain.models import Memory, MemoryKind, Source
-from cairn.services.directives import (
-    asking_lines,
-    directive,
-    prose_lines,
-    relayed,
-    relayed_directive,
-    retelling_lines,
-)
+from cairn.services.directives import directive, not_data_lines, relayed, relayed_directive, retold_lines
 
 TARGET_CHARS = 160  # a source's command, path or URL as stored
 LABEL_CHARS = 60  # ... and as shown in a tag
@@ -340,25 +333,16 @@ def _held(p: Part) -> Withheld | None:
     return None
 
 
-def _lines_held(p: Part, prose: bool = False) -> list[int]:
-    """The lines of part `p` (indexes into its text's lines) in which a tool's untrusted text asks its
-    reader for something, and with `prose` every line of prose besides: what is left is data. The user's
-    and the agent's words have none."""
-    if p.said_by == "agent" and prose:
-        # the agent's words retelling a tool's: that tool's text, not the agent's
-        words = _words_of(p)
-        offset = p.text.count("\n") - words.count("\n")
-        retold = retelling_lines(words)
-        if not retold:
-            return []
-        kept = "\n".join(line for i, line in enumerate(words.splitlines()) if i in retold)
-        return sorted(offset + retold[i] for i in set(asking_lines(kept)) | set(prose_lines(kept)))
-    if p.said_by != "tool" or (p.source is not None and p.source.trusted):
-        return []
+def _lines_held(p: Part) -> list[int]:
+    """The lines of part `p` (indexes into its text's lines) that are no data: an untrusted tool's lines
+    of prose or requests, and the agent's words retelling such text. The user's words have none."""
     words = _words_of(p)
     offset = p.text.count("\n") - words.count("\n")  # the call line above a tool's output
-    lines = set(asking_lines(words)) | (set(prose_lines(words)) if prose else set())
-    return sorted(offset + i for i in lines)
+    if p.said_by == "agent":
+        return [offset + i for i in retold_lines(words)]
+    if p.said_by != "tool" or (p.source is not None and p.source.trusted):
+        return []
+    return [offset + i for i in not_data_lines(words)]
 
 
 def _whole_held(p: Part) -> list[int]:
@@ -372,7 +356,7 @@ def _whole_held(p: Part) -> list[int]:
         return list(range(p.text.count("\n") + 1)) if relayed(_words_of(p)) else []
     if p.said_by != "tool" or p.source is None or p.source.tool in _RETOLD_BY or _is_command(p.source):
         return []
-    return _lines_held(p, True)
+    return _lines_held(p)
 
 
 _RETOLD_BY = frozenset(tool for who, tool in _SPOKEN.values() if who == "tool" and tool)
@@ -457,7 +441,7 @@ def unasked(m: Memory) -> Memory | None:
     # at all (`_whole_held`)
     excerpt = m.kind is MemoryKind.EXCERPT
     asking = [
-        [] if why is not None else _lines_held(p, True) if excerpt else _whole_held(p)
+        [] if why is not None else _lines_held(p) if excerpt else _whole_held(p)
         for p, why in zip(spoken, held, strict=True)
     ]
     if not any(w is not None for w in held) and not any(asking):
