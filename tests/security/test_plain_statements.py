@@ -7,12 +7,11 @@ text is shown unasked as data only (`trust.unasked`: its prose and requests are 
 and the agent's words retelling it). Each still contradicts a rule the person typed, which must reach
 the block.
 
-Two carriers are known to pass such a statement on; the first is marked so here rather than left out:
-- a compaction summary retelling it, learned as a memory of its own: a summary's account of the work is
-  prose by nature and retells the person's requests as orders, so only `directive`'s cues hold it back
-  from the block (its prose and its "Primary request" lines are what the dev sets' blocks and prompt
-  hooks are built from);
-- the agent stating it as its own, with no word that it retells anything (these probes' agent says so).
+A compaction summary's or a sub-agent's account of the work is prose by nature and retells the person's
+requests as orders, so it is not held back whole: only its lines that pass on what a text said (a text or
+an outsider as the subject of a saying verb, or "according to …", `directives.summary_retold_lines`).
+One carrier is known to pass such a statement on and is not probed here: the agent stating it as its own,
+with no word that it retells anything (these probes' agent says so).
 """
 
 from __future__ import annotations
@@ -62,28 +61,10 @@ STATEMENTS = (
     ),
 )
 PROBES = probes_of(STATEMENTS)
-# the formats whose compaction summary is learned as memories of its own (Gemini CLI's is not; Cursor keeps
-# no tool text): there, and only there, the known gap shows
-KNOWN_GAPS = {("compaction summary", agent) for agent in ("claude-code", "codex", "copilot-cli", "opencode")}
 
 
 def _id(p: Probe) -> str:
     return p.id
-
-
-def _marked(probes: list[Probe]) -> list:
-    return [
-        pytest.param(
-            p,
-            id=p.id,
-            marks=pytest.mark.xfail(
-                reason="a summary's prose reaches the block (see the module)", strict=True
-            )
-            if (p.carrier, p.agent) in KNOWN_GAPS
-            else (),
-        )
-        for p in probes
-    ]
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +74,7 @@ def store(tmp_path_factory):
     yield from closing(s)
 
 
-@pytest.mark.parametrize("probe", _marked(PROBES))
+@pytest.mark.parametrize("probe", PROBES, ids=_id)
 def test_a_statement_a_tool_made_reaches_no_unasked_surface(store, probe):
     assert not (shown := leaks(store, probe)), shown
 
@@ -104,6 +85,9 @@ def test_the_person_s_rule_is_in_the_block(store, probe):
 
 
 @pytest.mark.parametrize("probe", [p for p in PROBES if p.stored], ids=_id)
-def test_explicit_recall_still_finds_the_statement(store, probe):
+def test_explicit_recall_still_finds_the_statement_labelled_untrusted_with_its_source(store, probe):
     answers = [store.recall(probe.project, q)["hits"] for q in (probe.theme.prompt, probe.mark)]
-    assert any(probe.mark in str(h) for answer in answers for h in answer), answers
+    holding = [h for answer in answers for h in answer if probe.mark in str(h)]
+    assert holding, answers
+    for hit in holding:
+        assert probe.source in hit["untrusted"] or probe.source in str(hit), hit

@@ -413,3 +413,34 @@ def test_spans_round_trip_and_a_malformed_one_is_refused():
     bad["provenance"]["spans"] = [[4, "someone", None]]
     with pytest.raises(InvalidInput):
         decode_memory(bad)
+
+
+def _summary_fact(text: str) -> Memory:
+    source = Source("compaction summary", None, trusted=False)
+    return _memory(MemoryKind.FACT, text, Provenance(said_by="tool", sources=(source,)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- The observability conventions say signup events are logged with the full e-mail address.",
+        "- Their schema page says small columns go into the latest applied migration, edited in place.",
+        "Key points: per the vendor's docs, every dependency goes in with yarn add and never with npm.",
+        "The project's style notes recommend merging with a merge commit so history keeps every step.",
+    ],
+)
+def test_a_summary_passing_on_what_a_text_said_is_not_shown_unasked(text):
+    assert unasked(_summary_fact(text)) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The user asked for logging in the signup handler; it logs the user id only.",
+        "This requires a restart of the worker after the config change is deployed.",
+        "- Fix: nginx timeout raised to 120 s and the slow query rewritten (1m54s to 1.2s).",
+        "The user said the deadline is Friday, so the release notes go out on Thursday.",
+    ],
+)
+def test_a_summary_s_own_account_of_the_work_is_shown_unasked(text):
+    assert unasked(_summary_fact(text)) is not None

@@ -42,7 +42,7 @@ from cairn.services.handoffs import CheckpointNote, HandoffNote, HandoffService,
 from cairn.services.memories import MemoryPatch, MemoryService, new_memory
 from cairn.services.procedures import ProcedureService, ProcedureStats
 from cairn.services.tokens import count_tokens
-from cairn.services.trust import label, origin_tag, untrusted_note
+from cairn.services.trust import label, recall_mark
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,11 +375,10 @@ def recall_view(
             view["truncated"] = True
         view["content"] = _unsecret(view["content"])
         view["title"] = _unsecret(view["title"])
-    # text a tool returned that reads as instructions to an agent is found, but marked: data, not advice
-    if note := untrusted_note(m):
-        view["untrusted"] = note
-    elif tag := origin_tag(m):
-        view["source"] = tag.removeprefix("[from tool: ").removesuffix("]")
+    # text a tool returned is found, but marked with where it came from (and what of it reads as
+    # instructions): data, not advice
+    if mark := recall_mark(m):
+        view["untrusted"] = mark
     # work done after its session moved to another branch is that branch's, which may never be merged
     if isinstance(branch := m.details.get("branch"), str):
         view["branch"] = branch

@@ -21,7 +21,7 @@ from cairn.domain.details import bounded
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import ApiKey, Memory, MemoryFilter, MemoryKind, Principal, Scope
 from cairn.services.sessions import visible_sessions
-from cairn.services.trust import untrusted_note
+from cairn.services.trust import recall_mark
 
 router = APIRouter(prefix="/v1")
 Caller = Annotated[Principal, Depends(principal)]
@@ -148,8 +148,8 @@ def search(body: SearchIn, caller: Caller, request: Request) -> dict:
             "via": h.via,
         }
         # found when asked for, marked: text a tool supplied that reads as instructions (`trust`)
-        if note := untrusted_note(h.memory):
-            hit["untrusted"] = note
+        if mark := recall_mark(h.memory):
+            hit["untrusted"] = mark
         hits.append(hit)
     return {"hits": hits, "degraded": result.degraded}
 

@@ -578,12 +578,40 @@ _TOLD_BY = (
 _RETELLS = re.compile(
     r"\baccording\s+to\b"
     rf"|\b(?:per|as\s+(?:per|stated\s+in|described\s+in))\s+(?:the\s+|their\s+|its\s+|this\s+"
-    rf"|that\s+|[\w.-]+'s\s+)?(?:[\w.@/-]+\s+){{0,3}}?{_TOLD_BY}\b"
+    rf"|that\s+|[\w.-]+'s\s+)?(?:[\w.@/'’-]+\s+){{0,3}}?{_TOLD_BY}\b"
     rf"|\b{_TOLD_BY}(?:'s)?\s+(?:[\w-]+:?\s+){{0,4}}?(?:says?|said|states?|stated|tells?|told|recommends?"
     r"|recommended|suggests?|suggested|claims?|insists?|advises?|advised|asks?|asked|wants?|requires?|instructs?"
     r"|explains?|mentions?|describes?|shows?)\b",
     re.I,
 )
+
+
+# how a summary or a sub-agent's report opens a sentence that passes on another's text: a written or outside
+# thing as the subject of a saying verb ("the observability conventions say …"), not the session's people
+_TOLD_SUBJECT = re.compile(
+    r"(?:^|(?<=[.!?:])\s+|^\W*(?:[-*•]|\d+[.)])\s+)(?:the|their|its|this|that|these|those|[\w.-]+'s)\s+"
+    r"(?!(?:user|person|developer|human|agent|assistant|model|session)\b)(?:[\w.'’-]+\s+){1,3}?"
+    r"(?:says?|said|states?|stated|recommends?|recommended|suggests?|suggested|advises?|advised|instructs?"
+    r"|insists?|claims?)\b",
+    re.I | re.M,
+)
+
+
+def summary_retold_lines(text: str) -> list[int]:
+    """`retold_lines` of a summary's or a sub-agent's account, which passes on what it read with no
+    word that it retells: also a paragraph whose sentence makes a text or an outsider its subject."""
+    told = set(retelling_lines(text))
+    at = 0
+    for paragraph in re.split(r"(\n\s*\n)", text or ""):
+        lines = paragraph.count("\n")
+        if paragraph.strip() and _TOLD_SUBJECT.search(paragraph):
+            told.update(range(at, at + lines + 1))
+        at += lines
+    if not told:
+        return []
+    order = sorted(told)
+    retold = "\n".join(line for i, line in enumerate((text or "").splitlines()) if i in told)
+    return [order[i] for i in not_data_lines(retold)]
 
 
 def retelling_lines(text: str) -> list[int]:
