@@ -10,8 +10,8 @@ the block.
 A compaction summary's or a sub-agent's account of the work is prose by nature and retells the person's
 requests as orders, so it is not held back whole: only its lines that pass on what a text said (a text or
 an outsider as the subject of a saying verb, or "according to …", `directives.summary_retold_lines`).
-One carrier is known to pass such a statement on and is not probed here: the agent stating it as its own,
-with no word that it retells anything (these probes' agent says so).
+The agent stating it as its own, with no word that it retells anything, is probed in
+`test_restated_statements` (these probes' agent says it retells).
 """
 
 from __future__ import annotations

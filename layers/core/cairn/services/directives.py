@@ -628,3 +628,44 @@ def retelling_lines(text: str) -> list[int]:
         out.extend(range(at, at + lines + 1))
         at += lines
     return out
+
+
+# what a text names exactly, that another text repeating it repeats word for word: code, a URL, a flag, a
+# versioned package, a variable's setting, a file name
+_MARK = re.compile(
+    r"`[^`\n]{3,}`|https?://[^\s)>\]'\"`]+|(?<![\w-])--[a-z][\w-]+(?:=\S+)?|\b[\w.-]+@[\w.^~-]+"
+    r"|\b[A-Z][A-Z0-9_]{2,}=\S+|\b[\w-]+\.(?:json|lock|toml|ya?ml|cfg|ini|env|md|sum)\b"
+)
+MARK_CHARS = 4  # a shorter mark (`ok`, `-v`) names nothing of its own
+QUOTED_MARKS = 2  # one shared mark is a topic; two repeated from a text's prose are that text's statement
+
+
+def marks(text: str) -> set[str]:
+    """The exact names of `text` (code, URLs, flags, packages, settings, file names), unquoted."""
+    found = (m.group(0).strip("`").strip() for m in _MARK.finditer(text or ""))
+    return {m for m in found if len(m) >= MARK_CHARS}
+
+
+@lru_cache(maxsize=256)
+def prose_marks(text: str) -> tuple[frozenset[str], ...]:
+    """The marks of each of `text`'s lines of prose or requests (`not_data_lines`) that names two or more:
+    what a page or a file states, not what its listings or code name. Cached: a session's agent is
+    checked against the same few texts message after message."""
+    lines = (text or "").splitlines()
+    found = (frozenset(marks(lines[i])) for i in not_data_lines(text))
+    return tuple(named for named in found if len(named) >= QUOTED_MARKS)
+
+
+def repeats_prose(text: str, told: str) -> bool:
+    """Whether a line of `text` states what a line of `told` (a tool's text) states, with no word that it
+    retells: it repeats `QUOTED_MARKS` of the names that line of prose gives ("the timeout is
+    HTTP_TIMEOUT=0 in config/client.yaml", after a page's "Set HTTP_TIMEOUT=0 in config/client.yaml").
+    Names gathered across a report's lines (a table of the commands a page lists) are no statement."""
+    stated = prose_marks(told)
+    if not stated:
+        return False
+    for line in (text or "").splitlines():
+        own = marks(line)
+        if len(own) >= QUOTED_MARKS and any(len(own & named) >= QUOTED_MARKS for named in stated):
+            return True
+    return False

@@ -38,6 +38,7 @@ from typing import Any
 
 from cairn.domain.models import Memory, MemoryKind, Source
 from cairn.services.directives import (
+    RETOLD,
     directive,
     not_data_lines,
     relayed,
@@ -501,21 +502,28 @@ def recall_mark(m: Memory) -> str | None:
     instructions and where it came from (`untrusted_note`), else where the text it holds that is no data
     came from ("tool text from WebFetch https://…": prose or requests someone else wrote, whatever they
     say, or the agent's words retelling them). None for what may be shown unasked as it is."""
-    if note := untrusted_note(m):
-        return note
+    flagged = withheld(m)
+    if flagged is not None and flagged.cue != RETOLD:
+        return untrusted_note(m)
     excerpt = m.kind is MemoryKind.EXCERPT
     heard: Source | None = None
     for p in parts(m):
         if p.said_by == "tool" and p.source is not None:
             heard = p.source
-        if p.said_by != "user" and (_lines_held(p) if excerpt else _whole_held(p)):
-            source = p.source if p.said_by == "tool" else heard
-            if source is None or _is_command(source):  # its command line heads it in the text
-                return "tool text"
-            # an excerpt's call line names the file or page: the tool's name is enough (an answer's
-            # room is its snippets': a path or a URL on each marked hit cost cc-backend a hit)
-            return f"tool text from {source.tool if excerpt else label(source)}"
-    return None
+        retold = p.source is not None and p.source.directive == RETOLD
+        if p.said_by != "user" and (retold or (_lines_held(p) if excerpt else _whole_held(p))):
+            source = p.source if p.said_by == "tool" or retold else heard
+            return _tool_text(source, excerpt)
+    return _tool_text(flagged.source, excerpt) if flagged is not None else None
+
+
+def _tool_text(source: Source | None, excerpt: bool) -> str:
+    """A retold or plain tool text's mark, short: an answer's room is its snippets' (a path or a URL on
+    each marked hit cost cc-backend a hit, the note of instructions on a retelling fittoday one)."""
+    if source is None or (excerpt and _is_command(source)):  # its command line heads it in the text
+        return "tool text"
+    # an excerpt's call line names the file or page: the tool's name is enough
+    return f"tool text from {source.tool if excerpt else label(source)}"
 
 
 def untrusted_sources(m: Memory) -> list[Source]:
@@ -534,6 +542,30 @@ def origin_tag(m: Memory) -> str:
         return ""
     shown = [s for s in untrusted_sources(m) if not _is_command(s)]
     return f"[from tool: {label(shown[0])}]" if shown else ""
+
+
+def outside_text(s: Source) -> bool:
+    """Whether a source is text someone outside the session wrote: a page, a search, another MCP server,
+    a file outside the repository; not a command's output, nor a summary's, a sub-agent's or a plan's
+    account of the session's own work."""
+    if s.trusted or s.tool in _RETOLD_BY:
+        return False
+    if not _is_command(s):
+        return True
+    command = s.target or ""  # a shell command's source names its command line
+    return bool(printed_files(command)) or _fetches(command)
+
+
+_FETCHERS = frozenset({"curl", "wget", "http", "https", "xh", "lynx", "w3m"})
+_URL = re.compile(r"https?://\S+")
+
+
+def _fetches(command: str) -> bool:
+    """A command that only fetches a URL and prints it (`curl -sL https://…`): its output is a page."""
+    if _NOT_ONLY_READING.search(command) or not _URL.search(command):
+        return False
+    first = command.strip().split(maxsplit=1)[0] if command.strip() else ""
+    return posixpath.basename(first).lower() in _FETCHERS
 
 
 def _is_command(s: Source) -> bool:

@@ -28,8 +28,8 @@ from cairn.pipeline.reading.shell import (
     patch_added,
     patch_text,
 )
-from cairn.services.directives import directive, relayed_directive
-from cairn.services.trust import classify
+from cairn.services.directives import QUOTED_MARKS, RETOLD, directive, marks, relayed_directive, repeats_prose
+from cairn.services.trust import classify, outside_text
 from cairn.transcripts.model import Role
 
 EXCERPT_CHARS = 1_800  # one excerpt's rendered text; about 450 tokens
@@ -239,26 +239,20 @@ class Heard:
             self.before = [*self.before[-(self.KEEP - 1) :], (source, text[: self.CHARS])]
 
 
-# what a text names exactly, that another text repeating it repeats word for word: code, a URL, a flag, a
-# versioned package, a variable's setting, a file name
-_MARK = re.compile(
-    r"`[^`\n]{3,}`|https?://[^\s)>\]'\"`]+|(?<![\w-])--[a-z][\w-]+(?:=\S+)?|\b[\w.-]+@[\w.^~-]+"
-    r"|\b[A-Z][A-Z0-9_]{2,}=\S+|\b[\w-]+\.(?:json|lock|toml|ya?ml|cfg|ini|env|md|sum)\b"
-)
-
-
 def passed_on(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
-    """The untrusted source whose instruction the agent's words pass on, with the cue: words that read as
-    instructions to an agent and say they are another's (`directives.relayed_directive`), or repeat what a
-    tool's text said before them (its code, URL, flag or package, word for word). The agent's own advice
-    is None."""
+    """The untrusted source whose instruction or statement the agent's words pass on, with the cue: words
+    that read as instructions to an agent and say they are another's (`directives.relayed_directive`), or
+    repeat what a tool's text said before them (its code, URL, flag or package, word for word); or words
+    that state what a tool's prose stated, naming what it named, as the agent's own (`RETOLD`). The
+    agent's own advice is None."""
     if not heard or not text:
         return None
     cue = relayed_directive(text)
     source = _repeated(text, heard) if (cue or directive(text)) else None
     if cue is None:
         if source is None:
-            return None
+            told = _restated(text, heard)
+            return None if told is None else Source(told.tool, told.target, False, RETOLD)
         cue = directive(text)
     if source is None:
         source = heard[-1][0]
@@ -268,12 +262,21 @@ def passed_on(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
 def _repeated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
     """The tool whose instructions `text` repeats: its text reads as instructions, and `text` says
     something of it word for word (an agent's report of a push repeats git's output, no instruction)."""
-    marks = {m.group(0).strip("`").strip() for m in _MARK.finditer(text)}
-    marks = {m for m in marks if len(m) >= 4}
+    named = marks(text)
     for source, said in reversed(heard):
-        if any(m in said for m in marks) and directive(said):
+        if any(m in said for m in named) and directive(said):
             return source
     return None
+
+
+def _restated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
+    """The outside text (`trust.outside_text`: a page, a search, another MCP server, a file outside the
+    repository) whose prose `text` restates as the agent's own (`directives.repeats_prose`), newest
+    first. The agent restating its own plan, its sub-agent's report or a summary of its work is its own."""
+    if len(marks(text)) < QUOTED_MARKS:
+        return None
+    told = (source for source, said in reversed(heard) if outside_text(source) and repeats_prose(text, said))
+    return next(told, None)
 
 
 def said_in_span(
@@ -304,7 +307,7 @@ def said_in_span(
         who, source = said_by(e, _result_of(e, results), output, cwd, heard)
         if said and source is not None and not source.trusted:
             # the memory holds `said`, not the whole output, summary or reply: its cue is said's own
-            source = replace(source, directive=directive(said))
+            source = passed_on(said, heard) if who == "agent" else replace(source, directive=directive(said))
         found.append((who, source))
     if not found:
         return None, ()
@@ -314,11 +317,24 @@ def said_in_span(
 
 
 def _heard_before(events: Sequence[EventDoc], e: EventDoc, cwd: str | None) -> list[tuple[Source, str]]:
-    """The untrusted tool text the session showed its agent before `e` (only for words that read as
-    instructions: most of the agent's words do not, and need no look back)."""
-    if not directive(e.text):
+    """The untrusted tool text the session showed its agent before `e`: for words that read as
+    instructions, all the session's; for words that name what a text may have stated
+    (`QUOTED_MARKS` marks), the step's (since the person's last message). Most of the agent's words do
+    neither, and need no look back."""
+    if directive(e.text):
+        return heard_in([x for x in events if x.seq < e.seq], cwd)
+    if len(marks(e.text)) < QUOTED_MARKS:
         return []
-    return heard_in([x for x in events if x.seq < e.seq], cwd)
+    before = [x for x in events if x.seq < e.seq]
+    start = next(
+        (
+            i
+            for i in range(len(before) - 1, -1, -1)
+            if before[i].role is Role.USER and not before[i].is_sidechain
+        ),
+        -1,
+    )
+    return heard_in(before[start + 1 :], cwd)
 
 
 def heard_in(events: Sequence[EventDoc], cwd: str | None) -> list[tuple[Source, str]]:
