@@ -154,6 +154,13 @@ def test_a_pinned_memory_outranks_an_equally_relevant_one(stack):
     assert top_ids(result)[0] == "m-b"
 
 
+def test_a_plan_s_section_ranks_below_an_equally_relevant_account_of_what_was_done(stack):
+    stack.add("m-plan", "Kafka topic retention is seven days", kind=MemoryKind.DECISION, tags=("plan",))
+    stack.add("m-done", "Kafka topic retention is seven days", kind=MemoryKind.DECISION)
+    result = stack.service().recall(ALICE, "kafka topic retention", MemoryFilter(), limit=2)
+    assert top_ids(result) == ["m-done", "m-plan"]
+
+
 def test_related_memories_come_in_through_the_graph(stack):
     stack.add("m-fix", "Retry the sandbox calls with exponential backoff")
     stack.relations.add(

@@ -45,6 +45,7 @@ from cairn.domain.ports import (
     RelationRepository,
     SearchIndex,
 )
+from cairn.domain.vocabulary import Tag
 from cairn.search.analyzer import analyze, query_terms
 from cairn.search.fusion import (
     access_factor,
@@ -103,6 +104,13 @@ class RecallTuning:
     # transcript excerpts rank just below an equally matching extracted memory: memories are the answer,
     # excerpts make sure nothing said is lost
     excerpt_factor: float = 0.9
+    # A plan's sections say what the agent meant to do, not what was done, and a plan fills an answer with
+    # its Context / Files / Verification sections: each ranks as an excerpt does, below an equally matching
+    # memory of what happened. Four projects (multi_session_eval, kept stores): cc-backend hit@10 0.538 ->
+    # 0.577 and one stale-first answer fewer, fittoday 0.434 -> 0.453, session-bridge and safecast as
+    # they were; coding sets as they were. At 0.8 (below excerpts) cc-backend 0.596, but entire-cli's prompt
+    # hook lost two answers its approved plan gives (0.724 -> 0.655).
+    plan_factor: float = 0.9
     # A question about the present ("is X still failing?", "which host do we deploy to now?"): the
     # sessions of the best `present_sessions_of` hits that bear on it are ranked newest first, and each
     # older one's hits are worth `present_decay` times the next newer one's (at least `present_floor`;
@@ -324,7 +332,8 @@ class RecallService:
         ]
 
     def _prior(self, memory: Memory, now: datetime) -> float:
-        """Query-independent multiplier: recency of writing or use, frequency of use, pinning."""
+        """Query-independent multiplier: recency of writing or use, frequency of use, pinning; an excerpt
+        and a plan's section rank below an extracted memory of what happened."""
         t = self._tuning
         factor = recency_factor(
             memory.created_at, memory.last_accessed_at, now, t.recency_half_life_days, t.recency_floor
@@ -334,6 +343,8 @@ class RecallService:
             factor *= t.pinned_boost
         if memory.kind is MemoryKind.EXCERPT:
             factor *= t.excerpt_factor
+        elif Tag.PLAN in memory.tags:
+            factor *= t.plan_factor
         return factor
 
     def _expand(self, team_id: str, hits: list[RecallHit], flt: MemoryFilter) -> list[RecallHit]:
