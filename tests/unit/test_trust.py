@@ -476,3 +476,15 @@ def test_the_agent_restating_a_page_s_prose_repeats_what_it_named():
     assert not repeats_prose("I edited `config/logging.yaml` to add a handler for the worker.", page)
     listing = "config/logging.yaml\nconfig/app.yaml\n`LOG_FILE=/var/log/w.log`"
     assert not repeats_prose("`config/logging.yaml` sets `LOG_FILE=/var/log/w.log`.", listing)
+
+
+def test_a_summary_s_retold_value_holds_back_its_own_line_not_the_items_around_it():
+    summary = _summary_fact(
+        "- **Error 5: Swagger NetworkError**\n"
+        "  - Root cause: basePath mismatch (docs said /api/mcp, actual routes at /api)\n"
+        '  - User feedback: "Great, that works now and the page loads!!"'
+    )
+    assert unasked(summary) is not None
+    # ... and a pronoun between the noun and the verb is not the text speaking
+    asked = _summary_fact("Confirm which part of the issue they want addressed before proceeding.")
+    assert unasked(asked) is not None

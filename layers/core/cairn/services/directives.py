@@ -579,7 +579,8 @@ _RETELLS = re.compile(
     r"\baccording\s+to\b"
     rf"|\b(?:per|as\s+(?:per|stated\s+in|described\s+in))\s+(?:the\s+|their\s+|its\s+|this\s+"
     rf"|that\s+|[\w.-]+'s\s+)?(?:[\w.@/'’-]+\s+){{0,3}}?{_TOLD_BY}\b"
-    rf"|\b{_TOLD_BY}(?:'s)?\s+(?:[\w-]+:?\s+){{0,4}}?(?:says?|said|states?|stated|tells?|told|recommends?"
+    rf"|\b{_TOLD_BY}(?:'s)?\s+(?:(?!(?:they|we|you|i|he|she)\b)[\w-]+:?\s+){{0,4}}?(?:says?|said|states?|stated"
+    r"|tells?|told|recommends?"
     r"|recommended|suggests?|suggested|claims?|insists?|advises?|advised|asks?|asked|wants?|requires?|instructs?"
     r"|explains?|mentions?|describes?|shows?)\b",
     re.I,
@@ -598,20 +599,28 @@ _TOLD_SUBJECT = re.compile(
 
 
 def summary_retold_lines(text: str) -> list[int]:
-    """`retold_lines` of a summary's or a sub-agent's account, which passes on what it read with no
-    word that it retells: also a paragraph whose sentence makes a text or an outsider its subject."""
-    told = set(retelling_lines(text))
-    at = 0
-    for paragraph in re.split(r"(\n\s*\n)", text or ""):
-        lines = paragraph.count("\n")
-        if paragraph.strip() and _TOLD_SUBJECT.search(paragraph):
-            told.update(range(at, at + lines + 1))
-        at += lines
+    """The lines of a summary's or a sub-agent's account that pass on what it read, with no word that
+    it retells or with one: a line that makes a text or an outsider the subject of a saying verb, or
+    says it retells ("according to …"), with the lines under it when it ends in a colon; of those, the
+    ones that are no data. By line, not paragraph: a summary is one long list, and a retold value in one
+    item ("root cause: the docs said /api/mcp") says nothing of the items around it."""
+    lines = (text or "").splitlines()
+    told: set[int] = set()
+    for i, line in enumerate(lines):
+        if not (_TOLD_SUBJECT.search(line) or _RETELLS.search(line)):
+            continue
+        told.add(i)
+        if line.rstrip().endswith(":"):
+            depth = len(line) - len(line.lstrip())
+            for j in range(i + 1, len(lines)):
+                below = lines[j]
+                if not below.strip() or len(below) - len(below.lstrip()) < depth:
+                    break
+                told.add(j)
     if not told:
         return []
     order = sorted(told)
-    retold = "\n".join(line for i, line in enumerate((text or "").splitlines()) if i in told)
-    return [order[i] for i in not_data_lines(retold)]
+    return [order[i] for i in not_data_lines("\n".join(lines[i] for i in order))]
 
 
 def retelling_lines(text: str) -> list[int]:
