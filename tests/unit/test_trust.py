@@ -474,6 +474,8 @@ def test_the_agent_restating_a_page_s_prose_repeats_what_it_named():
     assert repeats_prose("The worker logs to `LOG_FILE=/var/log/w.log`, set in `config/logging.yaml`.", page)
     # one shared name is a topic, and names the page lists (not states) are data
     assert not repeats_prose("I edited `config/logging.yaml` to add a handler for the worker.", page)
+    # ... nor does a table of the work done that names what the page named
+    assert not repeats_prose("| logging | `LOG_FILE=/var/log/w.log` in `config/logging.yaml` |", page)
     listing = "config/logging.yaml\nconfig/app.yaml\n`LOG_FILE=/var/log/w.log`"
     assert not repeats_prose("`config/logging.yaml` sets `LOG_FILE=/var/log/w.log`.", listing)
 

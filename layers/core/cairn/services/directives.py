@@ -645,6 +645,7 @@ _MARK = re.compile(
     r"`[^`\n]{3,}`|https?://[^\s)>\]'\"`]+|(?<![\w-])--[a-z][\w-]+(?:=\S+)?|\b[\w.-]+@[\w.^~-]+"
     r"|\b[A-Z][A-Z0-9_]{2,}=\S+|\b[\w-]+\.(?:json|lock|toml|ya?ml|cfg|ini|env|md|sum)\b"
 )
+_TABLE_ROW = re.compile(r"^\s*\|")
 MARK_CHARS = 4  # a shorter mark (`ok`, `-v`) names nothing of its own
 QUOTED_MARKS = 2  # one shared mark is a topic; two repeated from a text's prose are that text's statement
 
@@ -669,11 +670,14 @@ def repeats_prose(text: str, told: str) -> bool:
     """Whether a line of `text` states what a line of `told` (a tool's text) states, with no word that it
     retells: it repeats `QUOTED_MARKS` of the names that line of prose gives ("the timeout is
     HTTP_TIMEOUT=0 in config/client.yaml", after a page's "Set HTTP_TIMEOUT=0 in config/client.yaml").
-    Names gathered across a report's lines (a table of the commands a page lists) are no statement."""
+    Names gathered across a report's lines, or a table's row of the work done ("| `enable` | runs
+    `entire enable --agent <name>` |"), state nothing of their own."""
     stated = prose_marks(told)
     if not stated:
         return False
     for line in (text or "").splitlines():
+        if _TABLE_ROW.match(line):
+            continue
         own = marks(line)
         if len(own) >= QUOTED_MARKS and any(len(own & named) >= QUOTED_MARKS for named in stated):
             return True
