@@ -241,6 +241,7 @@ class _Answer:
         self._before: list[set[str]] = []  # the passages shown before each rank
         self._raw: list[dict[str, Any]] = []
         self._counted: dict[str, int] = {}
+        self._marks = [recall_mark(h.memory) for h in found]  # once: the views are rebuilt many times
         self._rebuild(0)
 
     def shrink(self, rank: int, share: float) -> None:
@@ -274,7 +275,9 @@ class _Answer:
         for rank in range(start, len(self._found)):
             self._before.append(set(shown.passages))
             room = _room(rank, MemoryKind.EXCERPT)  # a memory's view widens it to SNIPPET_CHARS itself
-            self._raw.append(recall_view(self._found[rank], self._query, room, shown, self._scale[rank]))
+            self._raw.append(
+                recall_view(self._found[rank], self._query, room, shown, self._scale[rank], self._marks[rank])
+            )
 
     def tokens(self) -> int:
         """The answer's tokens: each view counted once, plus a token per bracket and comma (WordPiece
@@ -337,12 +340,21 @@ def _room(rank: int, kind: MemoryKind) -> int:
     return room if kind is MemoryKind.EXCERPT else max(room, SNIPPET_CHARS)
 
 
+_MARK_IT = object()  # recall_view's default: mark the hit itself
+
+
 def recall_view(
-    h: RecallHit, query: str, budget: int = SNIPPET_CHARS, seen: Shown | None = None, scale: float = 1.0
+    h: RecallHit,
+    query: str,
+    budget: int = SNIPPET_CHARS,
+    seen: Shown | None = None,
+    scale: float = 1.0,
+    mark: str | None | object = _MARK_IT,
 ) -> dict[str, Any]:
     """A hit as an agent sees it: compact. Long texts are cut to their lines that bear on the query
     (within `budget` characters, `scale` of it when the answer runs short of room); `get` (a memory)
-    or `transcript` (an excerpt's session lines) opens the rest."""
+    or `transcript` (an excerpt's session lines) opens the rest. `mark`: the hit's `trust.recall_mark`,
+    when the caller has it (an answer rebuilds its views many times; the mark does not change)."""
     m = h.memory
     if m.kind is MemoryKind.EXCERPT:
         lines = m.details.get("session_lines") or [m.provenance.line_start, m.provenance.line_end]
@@ -377,7 +389,9 @@ def recall_view(
         view["title"] = _unsecret(view["title"])
     # text a tool returned is found, but marked with where it came from (and what of it reads as
     # instructions): data, not advice
-    if mark := recall_mark(m):
+    if mark is _MARK_IT:
+        mark = recall_mark(m)
+    if mark:
         view["untrusted"] = mark
     # work done after its session moved to another branch is that branch's, which may never be merged
     if isinstance(branch := m.details.get("branch"), str):

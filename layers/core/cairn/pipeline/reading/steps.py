@@ -326,15 +326,8 @@ def _heard_before(events: Sequence[EventDoc], e: EventDoc, cwd: str | None) -> l
     if len(marks(e.text)) < QUOTED_MARKS:
         return []
     before = [x for x in events if x.seq < e.seq]
-    start = next(
-        (
-            i
-            for i in range(len(before) - 1, -1, -1)
-            if before[i].role is Role.USER and not before[i].is_sidechain
-        ),
-        -1,
-    )
-    return heard_in(before[start + 1 :], cwd)
+    asked = [i for i, x in enumerate(before) if x.role is Role.USER and not x.is_sidechain]
+    return heard_in(before[asked[-1] + 1 if asked else 0 :], cwd)
 
 
 def heard_in(events: Sequence[EventDoc], cwd: str | None) -> list[tuple[Source, str]]:
