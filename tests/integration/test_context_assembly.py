@@ -621,3 +621,23 @@ def test_a_fact_the_handoff_already_reported_along_the_way_is_not_a_second_line(
     md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
 
     assert md.count("Pool size is now 20") == 1 and "ledger.internal/v2" in md
+
+
+def test_a_persons_obligation_is_a_standing_rule_of_a_project_of_many_sessions_not_of_one_sessions_story(
+    store,
+):
+    # Claude Code, a Go project: "The WAL journals have to be deleted before shutdown!" said in session 1
+    store.add(
+        kind=MemoryKind.PREFERENCE,
+        content="The WAL journals have to be deleted before shutdown!",
+        tags=("obligation",),
+        provenance=_from("s1"),
+    )
+    store.add(kind=MemoryKind.PREFERENCE, content="Never force-push to main.", provenance=_from("s1"))
+    one_session = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    # in one session's story an obligation reads as what its task required ("the label should read X")
+    assert "Never force-push" in one_session and "WAL journals" not in one_session
+
+    store.add(kind=MemoryKind.FACT, content="The metric store keeps 48h of data.", provenance=_from("s2"))
+    many = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+    assert "Never force-push" in many and "The WAL journals have to be deleted before shutdown!" in many

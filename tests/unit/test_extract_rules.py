@@ -333,7 +333,7 @@ def test_extraction_is_deterministic():
 
 
 def test_a_sentence_that_only_introduces_what_follows_is_not_learned():
-    from cairn.pipeline.learning.rules import sentences
+    from cairn.pipeline.learning.person import sentences
 
     assert sentences("Detect the empty repo and print a friendlier note instead of the warning:") == []
 
@@ -347,13 +347,13 @@ def test_a_sentence_that_only_introduces_what_follows_is_not_learned():
     ],
 )
 def test_a_rule_stated_in_passing_is_a_preference(said, learned):
-    from cairn.pipeline.learning.rules import PREFERENCE
+    from cairn.pipeline.learning.person import PREFERENCE
 
     assert any(p.search(said) for p in PREFERENCE) is learned
 
 
 def test_a_rule_inside_a_run_on_brief_is_still_seen():
-    from cairn.pipeline.learning.rules import sentences
+    from cairn.pipeline.learning.person import sentences
 
     brief = "Open a draft PR that " + "plumbs the signal through every layer and " * 8
     brief += "renders a toast; never force-push, snake_case wire / camelCase TS, add tests."
@@ -574,7 +574,69 @@ def test_a_fix_by_an_edit_says_what_the_last_edit_of_the_file_put_in():
     ],
 )
 def test_a_passage_the_person_quotes_is_not_their_preference(said):
+    preferences = [c.content for c in Script().user(said).extract() if c.kind.value == "preference"]
+    # what they say of it in their own words may be a rule ("But the hint should still be there")
+    assert not [p for p in preferences if "always" in p or "never" in p], preferences
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The icons must be pngs",
+        "Tool calls should not directly follow the user's message.",
+        "Also do not apply linting for the tests",
+        "Lembrando que o app tem que estar buildando e com testes para esses cenários.",
+        "O app iOS deve usar a API como único canal para conexões.",
+        "Lembrando que todas as features vão estar atrás de uma remote config.",
+        "La clave de la API no debe quedar expuesta a todos los usuarios.",
+        "Die WAL-Dateien müssen vor dem Herunterfahren gelöscht werden.",
+        "When clicked, the details panel should load the selected session with no fallback to another one",
+    ],
+)
+def test_an_obligation_the_person_states_in_their_language_is_a_preference(said):
+    assert [c.kind.value for c in Script().user(said).extract()] == ["preference"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "It must have been changes of the last 2 days.",
+        "Maybe we should make a sub domain for it.",
+        "Analyse which directories should be added to the exclusion paths.",
+        "Should the linter run over the tests?",
+        "Should we run the linter over the tests",
+        "When should the linter run",
+        "Student calls POST /api/trainers/7/connect → should return 201",
+        "`entire enable` — should succeed with a warning about no commits",
+        "Testar com usuário free e pro — ambos devem ver trainers",
+        "Do not update the VPS yet.",
+        "I don't know why the build fails.",
+    ],
+)
+def test_a_guess_a_hedge_a_question_or_a_test_step_is_no_preference(said):
     assert [c for c in Script().user(said).extract() if c.kind.value == "preference"] == []
+
+
+def test_a_choice_stated_as_an_obligation_stays_a_decision():
+    found = Script().user("All commands should run in the terminal instead of through node.").extract()
+    assert [c.kind.value for c in found] == ["decision"]
+
+
+def test_a_sentence_pasted_many_times_in_one_message_is_console_output_not_a_rule():
+    # Claude Code: the person pastes the browser console, one React warning per tree node
+    warning = "Warning: Encountered two children with the same key. Keys should be unique so that it works."
+    said = "Seems to work but I've plenty of warnings in the console: " + "\n    at div\n".join([warning] * 5)
+    assert [c for c in Script().user(said).extract() if c.kind.value == "preference"] == []
+
+
+def test_a_rule_inside_a_long_brief_without_clause_marks_is_read_clause_by_clause():
+    brief = (
+        "Preciso criar o fluxo para essa nova feature, "
+        + "com todos os critérios de aceite, " * 8
+        + "lembrando que todas as features vão estar em volta de uma remote config, crie uma nova branch."
+    )
+    found = [c.content for c in Script().user(brief).extract() if c.kind.value == "preference"]
+    assert found == ["Lembrando que todas as features vão estar em volta de uma remote config"]
 
 
 def test_a_short_quoted_word_stays_part_of_the_persons_rule():

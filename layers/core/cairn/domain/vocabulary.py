@@ -45,12 +45,15 @@ class Tag:
     PROMOTED = "promoted"  # a team-wide memory promoted from several projects'
     REPORTED = "reported"  # a value the agent reported in its account of work a tool confirmed
     GIT = "git"  # a session's git activity (its branches and commits)
+    # a rule the person stated as an obligation ("must", "tem que"): a standing rule, or what the task at
+    # hand required; in one session's story the two read alike
+    OBLIGATION = "obligation"
 
 
 ERROR_TAGS = frozenset({Tag.ERROR, Tag.UNRESOLVED})
 RESOLVED_TAGS = frozenset({Tag.RESOLVED, Tag.FIXED})
 # how a memory was learned, not what it is: not worth showing an agent as a tag
-SOURCE_TAGS = frozenset({Tag.COMMAND, Tag.PLAN, Tag.SUMMARY, Tag.TRANSCRIPT})
+SOURCE_TAGS = frozenset({Tag.COMMAND, Tag.PLAN, Tag.SUMMARY, Tag.TRANSCRIPT, Tag.OBLIGATION})
 
 STILL_FAILING = "Still failing:"  # how a handoff names the commands it left failing
 

@@ -14,6 +14,7 @@ import re
 from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import TITLE_CHARS, Tag
 from cairn.pipeline.learning.extractor import ExtractContext, Extraction
+from cairn.pipeline.learning.person import from_user
 from cairn.pipeline.models import Candidate, CandidateLink, ChunkDoc, EventDoc
 from cairn.pipeline.reading.commands import VERIFYING, is_learnable_command, is_probe, step_keys
 from cairn.pipeline.reading.failures import real_failure
@@ -33,49 +34,8 @@ from cairn.pipeline.reading.shell import (
 )
 from cairn.pipeline.reading.steps import one_line
 from cairn.transcripts.model import Role
-from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
 
 _I = re.I
-PREFERENCE = [
-    re.compile(p, _I)
-    for p in (
-        r"\b(?:i|we)\s+(?:always|usually|generally)\s+\w+",
-        r"\b(?:i|we)\s+(?:really\s+|strongly\s+)?prefer\b",
-        r"\b(?:i|we)\s+(?:don'?t|do not|never)\s+(?:want|like|use)\b",
-        r"^(?:please\s+)?(?:always|never)\s+\w+",
-        r"\bplease\s+(?:always\s+|don'?t\s+|do not\s+|never\s+)?(?:use|keep|run|write|avoid)\b",
-        r"^(?:don'?t|do not)\s+(?:ever\s+)?(?:use|add|commit|push|run|touch|change)\b",
-        r"\b(?:always|never)\s+(?:use|run|commit|push|write|add|call|put|mock)\b",
-        r"\bfrom now on\b",
-        # a rule stated in passing: "never force-push", "anything in the next tag can be removed"
-        r"\b(?:never|always)\s+(?!(?:been|was|were|had|did|worked|happened|seen)\b)[a-z][\w-]*",
-        r"\b(?:anything|everything|any \w+)\b[^.?!]{0,80}\b(?:can|must|should) (?:always |never )?be\b",
-    )
-]
-DECISION = [
-    re.compile(p, _I)
-    for p in (
-        r"\blet'?s\s+(?:go with|use|switch to|stick with|move to|adopt|keep)\b",
-        r"\bwe(?:'ve| have)?\s+decided\b",
-        r"\b(?:i|we)\s+(?:decided|chose|picked)\b",
-        r"\bwe(?:'ll| will| are going to|'re going to)\s+(?:go with|use|switch to|move to|stick with)\b",
-        r"\bswitch(?:ing|ed)?\s+(?:from\s+\S+(?:\s+\S+){0,3}?\s+)?to\b",
-        r"\binstead of\b",
-        r"\bgo(?:ing)? with\b",
-    )
-]
-FACT_TOKEN = re.compile(
-    r"(https?://\S+|\blocalhost:\d{2,5}\b|\bport\s+\d{2,5}\b|\bv?\d+\.\d+(?:\.\d+)?\b|(?:^|\s)/[\w.-]+/[\w./-]+)",
-    _I,
-)
-FACT_VERB = re.compile(r"\b(is|are|runs?|lives?|listens?|uses?|located|serves?|deployed|hosted|pinned)\b", _I)
-# what might have been, not what was chosen: "If I used X instead of Y, I would have got Z"
-COUNTERFACTUAL = re.compile(r"\b(?:would|could|should|might)(?:n'?t| not)? have\b", _I)
-QUESTION = re.compile(r"^(?:should|can|could|would|do|does|is|are|what|why|how|which|where|when)\b", _I)
-ALTERNATIVE = re.compile(
-    r"\b(?:instead of|rather than|switch(?:ing|ed)? from|move away from)\s+([\w.@/+-]+(?:\s[\w.@/+-]+)?)", _I
-)
-RATIONALE = re.compile(r"\b(?:because|since|so that|as it|as they)\b\s*(.+)$", _I)
 SERVED_URL = re.compile(
     r"(?:Local:|listening on|running (?:on|at)|Uvicorn running on|Serving (?:HTTP )?on|Server running at"
     r"|started server on|ready on)\s*(https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\])(?::\d+)?[^\s]*)",
@@ -92,11 +52,6 @@ _NAME_VERSION = (
     re.compile(r"(?<![\w/.@-])([A-Za-z][\w./-]*) v(\d+\.\d+[\w.+-]*)"),
     re.compile(r"(?<![\w/.@-])([A-Za-z][\w.-]*) \((\d+\.\d+[\w.+-]*)\)"),
 )
-SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-_CLAUSE_SPLIT = re.compile(r"\s*(?:;|\s—\s|\s+[┃│|]\s+)\s*")
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
-_NOISE_MARKERS = (CAIRN_CONTEXT_OPEN, "<system-reminder>", "<tool_use_error>", "[REDACTED_")
-MIN_SENTENCE, MAX_SENTENCE = 12, 320
 
 
 class RuleExtractor:
@@ -106,118 +61,13 @@ class RuleExtractor:
         out: list[Candidate] = []
         for event in chunk.events:
             if event.role is Role.USER and not event.is_sidechain:
-                out.extend(_from_user(event))
+                out.extend(from_user(event))
         calls = shell_calls(chunk.events)
         out.extend(_commands_that_worked(calls))
         # errors and their fixes are paired over the whole session by the reflect stage: a chunk sees
         # one occurrence of a recurring error, and each chunk's pair would be a fix memory of its own
         out.extend(_tool_facts(chunk.events, calls))
         return Extraction(candidates=_unique(out), extractor=self.name)
-
-
-# --- what a person typed ----------------------------------------------------------------------
-def sentences(text: str) -> list[str]:
-    out = []
-    for raw in _clauses(SENTENCE_SPLIT.split(text)):
-        s = _BULLET.sub("", raw).strip().strip("`").strip()
-        if s.endswith(":"):
-            continue  # it introduces what follows (a list, a code block): a fragment on its own
-        if MIN_SENTENCE <= len(s) <= MAX_SENTENCE and not any(m in s for m in _NOISE_MARKERS):
-            out.append(s)
-    return out
-
-
-def _clauses(parts: list[str]) -> list[str]:
-    """A run-on sentence (a pasted brief) is cut at its clause marks, so a rule inside it is seen."""
-    out: list[str] = []
-    for part in parts:
-        if len(part) <= MAX_SENTENCE:
-            out.append(part)
-        else:
-            out.extend(_CLAUSE_SPLIT.split(part))
-    return out
-
-
-def _is_question(s: str) -> bool:
-    return s.rstrip().endswith("?") or bool(QUESTION.match(s))
-
-
-# a passage the person quotes (a tool's text, an error, a sentence of a reply) is what they point at,
-# not what they say: "can you hide this from the replies? "IMPORTANT: always state CPM…"". Quoted words
-# a few long ("use `x`", "the "dev" branch") stay part of the sentence; a quoted block line is quoted too.
-_QUOTED = re.compile(r'"[^"\n]{40,}"|\u201c[^\u201d\n]{40,}\u201d|^\s*>[^\n]*$', re.M)
-
-
-# a message this many lines long that goes on past its first paragraph carries pasted material (another
-# chat's answer, a tool's report): a value stated there is that text's, not the person's knowledge
-PASTED_LINES = 8
-_PARAGRAPH = re.compile(r"\n\s*\n")
-
-
-def _own_lead(text: str) -> str:
-    """What the person wrote themselves, as far as facts go: a long message's first paragraph."""
-    if text.count("\n") < PASTED_LINES:
-        return text
-    return _PARAGRAPH.split(text.strip(), maxsplit=1)[0]
-
-
-def _from_user(event: EventDoc) -> list[Candidate]:
-    # pasted code says nothing about taste
-    text = re.sub(r"```.*?(```|$)", " ", event.text, flags=re.S) if "```" in event.text else event.text
-    text = _QUOTED.sub(" ", text)
-    own = _own_lead(text)
-    found = []
-    for s in sentences(text):
-        if _is_question(s):
-            continue
-        span = {"line_start": event.line_no, "line_end": event.last_line}
-        if any(p.search(s) for p in PREFERENCE):
-            found.append(
-                Candidate(
-                    kind=MemoryKind.PREFERENCE,
-                    content=_sentence(s),
-                    confidence=0.8,
-                    details={"source": "user"},
-                    **span,
-                )
-            )
-        elif any(p.search(s) for p in DECISION) and not COUNTERFACTUAL.search(s):
-            details: dict = {"source": "user"}
-            if m := ALTERNATIVE.search(s):
-                details["alternatives"] = [_alternative(m.group(1))]
-            if m := RATIONALE.search(s):
-                details["rationale"] = m.group(1).strip(" .")
-            found.append(
-                Candidate(
-                    kind=MemoryKind.DECISION, content=_sentence(s), confidence=0.75, details=details, **span
-                )
-            )
-        elif FACT_TOKEN.search(s) and FACT_VERB.search(s) and s in own:
-            found.append(
-                Candidate(
-                    kind=MemoryKind.FACT,
-                    content=_sentence(s),
-                    confidence=0.7,
-                    details={"source": "user"},
-                    **span,
-                )
-            )
-    return found
-
-
-_STOP = frozenset({"to", "with", "for", "in", "on", "because", "since", "and", "or", "as", "so"})
-
-
-def _alternative(phrase: str) -> str:
-    words = phrase.strip(" .,;").split()
-    while len(words) > 1 and words[-1].lower() in _STOP:
-        words.pop()
-    return " ".join(words)
-
-
-def _sentence(s: str) -> str:
-    s = s.strip()
-    return s[0].upper() + s[1:] if s else s
 
 
 # --- what tools confirmed ---------------------------------------------------------------------

@@ -32,6 +32,10 @@ class Layout:
     account_first: bool = False
     reported_chars: int = 200
     facts_cap: int = 8
+    conventions_cap: int = 15
+    # the person's obligations (`Tag.OBLIGATION`): in one session's story they are mostly what its task
+    # required, told by its requests; a project of many sessions keeps its person's standing rules
+    obligations: bool = False
     shares: dict[str, float] = field(default_factory=lambda: dict(SHARES))
     weighted_facts: bool = False  # `project_block.fact_weights` orders the facts, each setting said once
 
@@ -45,6 +49,8 @@ PROJECT_LIFE = Layout(
     asked_before=2,
     account_first=True,
     facts_cap=30,
+    conventions_cap=8,  # its person states many rules: a cap keeps the facts' room
+    obligations=True,
     shares=SHARES | {"work": 0.2, "procedures": 0.3, "facts": 0.5},
     weighted_facts=True,
 )

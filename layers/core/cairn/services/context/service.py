@@ -179,6 +179,8 @@ class ContextService:
             by_id = {m.id: m for m in facts}
             stated = [by_id[ln.memory_id] for ln in facts_shown[: layout.facts_cap] if ln.memory_id in by_id]
             conventions = [m for m in conventions if not restated_by_rule(m, stated)]
+        if not layout.obligations:
+            conventions = [m for m in conventions if Tag.OBLIGATION not in m.tags]
         others = [
             Section(ERRORS_TITLE, 6, errors, shares["errors"]),
             Section(
@@ -187,7 +189,11 @@ class ContextService:
                 work_lines(episodes, project, rank, last, layout, side),
                 shares["work"],
             ),
-            Section("Preferences and conventions", 15, convention_lines(conventions, project, rank)),
+            Section(
+                "Preferences and conventions",
+                layout.conventions_cap,
+                convention_lines(conventions, project, rank),
+            ),
             Section("Proven procedures", 6, procedure_lines(procedures, project, rank), shares["procedures"]),
             Section("Recent decisions", 6, decision_lines(decisions, project, rank), shares["decisions"]),
             # a summary's account of an older session is history the sessions after it went on from

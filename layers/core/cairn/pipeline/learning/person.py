@@ -1,0 +1,227 @@
+"""What a person typed, read by grammar: the rules, decisions and facts they state in their own words.
+
+The rule-based extractor (`learning.rules`) hands every message the person typed on the main thread to
+`from_user`. A sentence is a preference when it states a rule: a taste ("I prefer…", "never force-push")
+or an obligation in the grammar of the person's language ("the icons must be PNGs", "o app tem que estar
+buildando", "no debe exponer la clave"); a decision when it chooses ("let's go with…", "instead of…"); a
+fact when it states a value (a URL, a port, a version) in the message's own lead. What the person quotes
+or pastes (a quoted passage, a code block, console output that repeats a sentence) is what they point at,
+not what they say; a question, a hedge or a step's expected outcome states no rule.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cairn.domain.models import MemoryKind
+from cairn.domain.vocabulary import Tag
+from cairn.pipeline.models import Candidate, EventDoc
+from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
+
+_I = re.I
+PREFERENCE = [
+    re.compile(p, _I)
+    for p in (
+        r"\b(?:i|we)\s+(?:always|usually|generally)\s+\w+",
+        r"\b(?:i|we)\s+(?:really\s+|strongly\s+)?prefer\b",
+        r"\b(?:i|we)\s+(?:don'?t|do not|never)\s+(?:want|like|use)\b",
+        r"^(?:please\s+)?(?:always|never)\s+\w+",
+        r"\bplease\s+(?:always\s+|don'?t\s+|do not\s+|never\s+)?(?:use|keep|run|write|avoid)\b",
+        r"^(?:don'?t|do not)\s+(?:ever\s+)?(?:use|add|commit|push|run|touch|change)\b",
+        r"\b(?:always|never)\s+(?:use|run|commit|push|write|add|call|put|mock)\b",
+        r"\bfrom now on\b",
+        # a rule stated in passing: "never force-push", "anything in the next tag can be removed"
+        r"\b(?:never|always)\s+(?!(?:been|was|were|had|did|worked|happened|seen)\b)[a-z][\w-]*",
+        r"\b(?:anything|everything|any \w+)\b[^.?!]{0,80}\b(?:can|must|should) (?:always |never )?be\b",
+    )
+]
+# An obligation, in the grammar of the person's language (English, Portuguese, Spanish, French, German):
+# how a person states a rule in passing, "the WAL journals have to be deleted before shutdown", "todas as
+# features tem que estar atrás de uma flag". A word of a language, not an idiom of one project.
+OBLIGATION = [
+    re.compile(p, _I)
+    for p in (
+        r"\b(?:must(?:n'?t| not)?|have to|has to|needs? to be|should(?:n'?t| not)?|shall)\b(?! have\b|'ve\b)",
+        # a rule as a negative order: "Also do not apply linting for the tests"
+        r"(?:^|[,;]\s*|\b(?:also|and|but|so|please|just)\s+)(?:do not|don'?t)\s+(?!know\b|think\b)[a-z]",
+        r"\b(?:t[eê]m (?:que|de)|devem?|n[ãa]o deve|precisam? (?:ser|estar|ter)|n[ãa]o pode)\b",
+        r"\b(?:deben?|tienen? que|hay que|no debe)\b",
+        r"\b(?:doit|doivent|il faut)\b",
+        r"\b(?:muss|m[üu]ssen|soll(?:en|te)?|darf nicht|d[üu]rfen nicht)\b",
+        # a reminder states what holds beyond the task at hand: "lembrando que todas as features …"
+        r"\b(?:remember(?:ing)? that|keep(?:ing)? in mind|bear in mind|lembrando que"
+        r"|lembre(?:-se)? (?:que|de)"
+        r"|recuerd[ae] que|recordando que|ten(?:iendo)? en cuenta|n'oublie(?:z)? pas|denk(?:t)? daran)\b",
+    )
+]
+# ... unless it is hedged ("maybe we should…"), asks in passing ("analyse which directories should be
+# added"), holds for now only ("do not update the VPS yet") or gives a step and what it should lead to
+# ("open /connections → should see the request", "test with a free user — both should see trainers": a
+# test plan's expectation, not a rule)
+NOT_OBLIGATION = re.compile(
+    r"^(?:maybe|perhaps|talvez|quiz[aá]s|peut-[eê]tre|vielleicht)\b"
+    r"|\b(?:which|what|whether|how|qual|quais)\b"
+    r"|\b(?:yet|for now|por enquanto|por ahora|pour l'instant|vorerst)\b"
+    r"|→|->|=>|\s[—–]\s",
+    _I,
+)
+DECISION = [
+    re.compile(p, _I)
+    for p in (
+        r"\blet'?s\s+(?:go with|use|switch to|stick with|move to|adopt|keep)\b",
+        r"\bwe(?:'ve| have)?\s+decided\b",
+        r"\b(?:i|we)\s+(?:decided|chose|picked)\b",
+        r"\bwe(?:'ll| will| are going to|'re going to)\s+(?:go with|use|switch to|move to|stick with)\b",
+        r"\bswitch(?:ing|ed)?\s+(?:from\s+\S+(?:\s+\S+){0,3}?\s+)?to\b",
+        r"\binstead of\b",
+        r"\bgo(?:ing)? with\b",
+    )
+]
+FACT_TOKEN = re.compile(
+    r"(https?://\S+|\blocalhost:\d{2,5}\b|\bport\s+\d{2,5}\b|\bv?\d+\.\d+(?:\.\d+)?\b|(?:^|\s)/[\w.-]+/[\w./-]+)",
+    _I,
+)
+FACT_VERB = re.compile(r"\b(is|are|runs?|lives?|listens?|uses?|located|serves?|deployed|hosted|pinned)\b", _I)
+# what might have been, not what was chosen: "If I used X instead of Y, I would have got Z"
+COUNTERFACTUAL = re.compile(r"\b(?:would|could|should|might)(?:n'?t| not)? have\b", _I)
+# a question asks with its first words: an auxiliary and its subject ("should we…", "is it…"), or a
+# question word and, soon after, its verb ("what did …", "how do I …"). "When clicked, the panel should…"
+# and "Should make sure the transcript is loaded" are statements that start with such a word.
+_SUBJECT = r"(?:i|we|you|it|they|he|she|the|this|that|these|those|there|a|an|our|my|your|its|their)"
+_AUX = r"(?:do|does|did|is|are|was|were|can|could|would|will|should|shall|may|might|must|has|have|had)"
+QUESTION = re.compile(
+    rf"^(?:(?:should|can|could|would|will|do|does|did|is|are|was|were)\s+{_SUBJECT}\b|(?:what|why|how|which)\b"
+    rf"|(?:where|when|who)(?:\s+[\w'-]+){{0,2}}?\s+{_AUX}\b)",
+    _I,
+)
+ALTERNATIVE = re.compile(
+    r"\b(?:instead of|rather than|switch(?:ing|ed)? from|move away from)\s+([\w.@/+-]+(?:\s[\w.@/+-]+)?)", _I
+)
+RATIONALE = re.compile(r"\b(?:because|since|so that|as it|as they)\b\s*(.+)$", _I)
+
+SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE_SPLIT = re.compile(r"\s*(?:;|\s—\s|\s+[┃│|]\s+)\s*")
+_COMMA = re.compile(r",\s+")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_NOISE_MARKERS = (CAIRN_CONTEXT_OPEN, "<system-reminder>", "<tool_use_error>", "[REDACTED_")
+MIN_SENTENCE, MAX_SENTENCE = 12, 320
+
+
+def sentences(text: str) -> list[str]:
+    out = []
+    for raw in _clauses(SENTENCE_SPLIT.split(text)):
+        s = _BULLET.sub("", raw).strip().strip("`").strip()
+        if s.endswith(":"):
+            continue  # it introduces what follows (a list, a code block): a fragment on its own
+        if MIN_SENTENCE <= len(s) <= MAX_SENTENCE and not any(m in s for m in _NOISE_MARKERS):
+            out.append(s)
+    return out
+
+
+def _clauses(parts: list[str]) -> list[str]:
+    """A run-on sentence (a pasted brief) is cut at its clause marks, so a rule inside it is seen."""
+    out: list[str] = []
+    for part in parts:
+        if len(part) <= MAX_SENTENCE:
+            out.append(part)
+            continue
+        for clause in _CLAUSE_SPLIT.split(part):
+            # a brief with no clause marks at all is read comma by comma ("…, lembrando que todas as
+            # features vão estar atrás de uma remote config, …")
+            out.extend([clause] if len(clause) <= MAX_SENTENCE else _COMMA.split(clause))
+    return out
+
+
+def _is_question(s: str) -> bool:
+    return s.rstrip().endswith("?") or bool(QUESTION.match(s))
+
+
+# a passage the person quotes (a tool's text, an error, a sentence of a reply) is what they point at,
+# not what they say: "can you hide this from the replies? "IMPORTANT: always state CPM…"". Quoted words
+# a few long ("use `x`", "the "dev" branch") stay part of the sentence; a quoted block line is quoted too.
+_QUOTED = re.compile(r'"[^"\n]{40,}"|\u201c[^\u201d\n]{40,}\u201d|^\s*>[^\n]*$', re.M)
+
+
+# a message this many lines long that goes on past its first paragraph carries pasted material (another
+# chat's answer, a tool's report): a value stated there is that text's, not the person's knowledge
+PASTED_LINES = 8
+_PARAGRAPH = re.compile(r"\n\s*\n")
+
+
+def _own_lead(text: str) -> str:
+    """What the person wrote themselves, as far as facts go: a long message's first paragraph."""
+    if text.count("\n") < PASTED_LINES:
+        return text
+    return _PARAGRAPH.split(text.strip(), maxsplit=1)[0]
+
+
+def from_user(event: EventDoc) -> list[Candidate]:
+    """The rules, decisions and facts one message of the person states."""
+    # pasted code says nothing about taste
+    text = re.sub(r"```.*?(```|$)", " ", event.text, flags=re.S) if "```" in event.text else event.text
+    text = _QUOTED.sub(" ", text)
+    own = _own_lead(text)
+    said = sentences(text)
+    found = []
+    for s in said:
+        # a sentence said twice in one message is pasted output (a console warning per element), not
+        # the person's: they write a rule once
+        if _is_question(s) or said.count(s) > 1:
+            continue
+        span = {"line_start": event.line_no, "line_end": event.last_line}
+        stated = any(p.search(s) for p in PREFERENCE)
+        # a choice stated as one ("X should run in the terminal instead of through node") stays a
+        # decision; an obligation that chooses nothing is a rule
+        chosen = not stated and any(p.search(s) for p in DECISION) and not COUNTERFACTUAL.search(s)
+        if stated or (not chosen and _obligation(s)):
+            found.append(
+                Candidate(
+                    kind=MemoryKind.PREFERENCE,
+                    content=_sentence(s),
+                    confidence=0.8 if stated else 0.7,
+                    tags=[] if stated else [Tag.OBLIGATION],
+                    details={"source": "user"},
+                    **span,
+                )
+            )
+        elif chosen:
+            details: dict = {"source": "user"}
+            if m := ALTERNATIVE.search(s):
+                details["alternatives"] = [_alternative(m.group(1))]
+            if m := RATIONALE.search(s):
+                details["rationale"] = m.group(1).strip(" .")
+            found.append(
+                Candidate(
+                    kind=MemoryKind.DECISION, content=_sentence(s), confidence=0.75, details=details, **span
+                )
+            )
+        elif FACT_TOKEN.search(s) and FACT_VERB.search(s) and s in own:
+            found.append(
+                Candidate(
+                    kind=MemoryKind.FACT,
+                    content=_sentence(s),
+                    confidence=0.7,
+                    details={"source": "user"},
+                    **span,
+                )
+            )
+    return found
+
+
+def _obligation(s: str) -> bool:
+    return any(p.search(s) for p in OBLIGATION) and not NOT_OBLIGATION.search(s)
+
+
+_STOP = frozenset({"to", "with", "for", "in", "on", "because", "since", "and", "or", "as", "so"})
+
+
+def _alternative(phrase: str) -> str:
+    words = phrase.strip(" .,;").split()
+    while len(words) > 1 and words[-1].lower() in _STOP:
+        words.pop()
+    return " ".join(words)
+
+
+def _sentence(s: str) -> str:
+    s = s.strip()
+    return s[0].upper() + s[1:] if s else s
