@@ -399,7 +399,26 @@ _ASKS_OF = re.compile(
 )
 
 
-_FORBIDDING = re.compile(r"^(?:never|don'?t|do\s+not|please)\s+", re.I)
+# The same in the other languages Cairn's users write (Portuguese, Spanish, French, German): a modal of
+# obligation ("você deve rodar …", "hay que borrar …", "il faut lancer …", "man muss …"; a person's rule
+# in their words reads the same, `learning.person`), and imperatives of common orders that no statement
+# shares: the polite imperatives of Portuguese and Spanish ("instale", "ejecute": the third person is
+# "instala", "ejecuta"), the French "-ez" forms, the German du-imperatives.
+OBLIGED_ELSEWHERE = re.compile(
+    r"\b(?:t[eê]m (?:que|de)|devem?|n[ãa]o deve|precisam? (?:ser|estar|ter)|n[ãa]o pode"
+    r"|deben?|tienen? que|hay que|no debe|doit|doivent|il faut"
+    r"|muss|m[üu]ssen|soll(?:en|te)?|darf nicht|d[üu]rfen nicht)\b",
+    re.I,
+)
+_VERBS_ELSEWHERE = """
+abra adicione apague baixe configure copie crie delete envie exclua execute ignore instale mova remova
+rode use
+añada borre cambie copie descargue ejecute elimine envíe ignore instale mueva utilice
+ajoutez configurez copiez créez exécutez ignorez installez lancez ouvrez supprimez téléchargez utilisez
+entferne erstelle führe ignoriere installiere kopiere lade lösche öffne sende setze starte verwende
+"""
+_ORDERS_ELSEWHERE = frozenset(_VERBS_ELSEWHERE.split())
+_FORBIDDING = re.compile(r"^(?:never|don'?t|do\s+not|please|n[ãa]o|nunca|nie)\s+", re.I)
 # a command's name starts many lines of its own output ("npm WARN …", "git version 2.43"): as a first
 # word it is no order here (a command given to run, `sudo …`, `git push …`, is `directive`'s to read)
 _COMMANDS = """
@@ -415,19 +434,16 @@ def asks(sentence: str) -> bool:
     word used as a noun ("Build succeeded") gives no order."""
     if sentence.rstrip(" `\"')").endswith("?"):
         return False
-    if _OBLIGED.search(sentence) or _ASKS_OF.search(sentence):
+    if _OBLIGED.search(sentence) or _ASKS_OF.search(sentence) or OBLIGED_ELSEWHERE.search(sentence):
         return True
     said = _LABEL.sub("", sentence.strip())
     for clause in [said, *_CLAUSE.split(said)]:
         clause = _FORBIDDING.sub("", _LEAD.sub("", clause.strip()))
-        word = re.match(r"[A-Za-z][\w-]*(?=[\s,;!]|\.?$)", clause)  # a word, not `go@1.25` or `run.sh`
-        if (
-            word
-            and not word.group(0).isupper()
-            and all(w in _ORDERS for w in word.group(0).lower().strip("-").split("-"))
-            and not _NOUN_USE.match(clause)
-        ):
-            return True
+        word = re.match(r"[^\W\d_][\w-]*(?=[\s,;!]|\.?$)", clause)  # a word, not `go@1.25` or `run.sh`
+        if word and not word.group(0).isupper() and not _NOUN_USE.match(clause):
+            parts = word.group(0).lower().strip("-").split("-")
+            if all(w in _ORDERS for w in parts) or word.group(0).lower() in _ORDERS_ELSEWHERE:
+                return True
     return False
 
 

@@ -16,6 +16,7 @@ import re
 from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.models import Candidate, EventDoc
+from cairn.services.directives import OBLIGED_ELSEWHERE
 from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
 
 _I = re.I
@@ -39,20 +40,20 @@ PREFERENCE = [
 # how a person states a rule in passing, "the WAL journals have to be deleted before shutdown", "todas as
 # features tem que estar atrás de uma flag". A word of a language, not an idiom of one project.
 OBLIGATION = [
-    re.compile(p, _I)
-    for p in (
-        r"\b(?:must(?:n'?t| not)?|have to|has to|needs? to be|should(?:n'?t| not)?|shall)\b(?! have\b|'ve\b)",
-        # a rule as a negative order: "Also do not apply linting for the tests"
-        r"(?:^|[,;]\s*|\b(?:also|and|but|so|please|just)\s+)(?:do not|don'?t)\s+(?!know\b|think\b)[a-z]",
-        r"\b(?:t[eê]m (?:que|de)|devem?|n[ãa]o deve|precisam? (?:ser|estar|ter)|n[ãa]o pode)\b",
-        r"\b(?:deben?|tienen? que|hay que|no debe)\b",
-        r"\b(?:doit|doivent|il faut)\b",
-        r"\b(?:muss|m[üu]ssen|soll(?:en|te)?|darf nicht|d[üu]rfen nicht)\b",
-        # a reminder states what holds beyond the task at hand: "lembrando que todas as features …"
-        r"\b(?:remember(?:ing)? that|keep(?:ing)? in mind|bear in mind|lembrando que"
-        r"|lembre(?:-se)? (?:que|de)"
-        r"|recuerd[ae] que|recordando que|ten(?:iendo)? en cuenta|n'oublie(?:z)? pas|denk(?:t)? daran)\b",
-    )
+    OBLIGED_ELSEWHERE,  # the modals of Portuguese, Spanish, French and German, as tool text is read
+    *(
+        re.compile(p, _I)
+        for p in (
+            r"\b(?:must(?:n'?t| not)?|have to|has to|needs? to be|should(?:n'?t| not)?|shall)\b"
+            r"(?! have\b|'ve\b)",
+            # a rule as a negative order: "Also do not apply linting for the tests"
+            r"(?:^|[,;]\s*|\b(?:also|and|but|so|please|just)\s+)(?:do not|don'?t)\s+(?!know\b|think\b)[a-z]",
+            # a reminder states what holds beyond the task at hand: "lembrando que todas as features …"
+            r"\b(?:remember(?:ing)? that|keep(?:ing)? in mind|bear in mind|lembrando que"
+            r"|lembre(?:-se)? (?:que|de)"
+            r"|recuerd[ae] que|recordando que|ten(?:iendo)? en cuenta|n'oublie(?:z)? pas|denk(?:t)? daran)\b",
+        )
+    ),
 ]
 # ... unless it is hedged ("maybe we should…"), asks in passing ("analyse which directories should be
 # added"), holds for now only ("do not update the VPS yet") or gives a step and what it should lead to
