@@ -12,6 +12,7 @@ not what they say; a question, a hedge or a step's expected outcome states no ru
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import Tag
@@ -163,11 +164,12 @@ def from_user(event: EventDoc) -> list[Candidate]:
     text = _QUOTED.sub(" ", text)
     own = _own_lead(text)
     said = sentences(text)
+    # a sentence said twice in one message is pasted output (a console warning per element), not the
+    # person's: they write a rule once
+    pasted = {s for s, n in Counter(said).items() if n > 1}
     found = []
     for s in said:
-        # a sentence said twice in one message is pasted output (a console warning per element), not
-        # the person's: they write a rule once
-        if _is_question(s) or said.count(s) > 1:
+        if _is_question(s) or s in pasted:
             continue
         span = {"line_start": event.line_no, "line_end": event.last_line}
         stated = any(p.search(s) for p in PREFERENCE)
