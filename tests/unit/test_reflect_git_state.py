@@ -262,27 +262,3 @@ def test_a_reply_that_leaves_keeping_its_work_to_the_person_says_which_steps(rep
     from cairn.pipeline.learning.signals import handed_over
 
     assert handed_over(reply) == asks
-
-
-def test_a_report_of_a_value_the_session_then_edited_out_is_not_what_it_left():
-    from cairn.pipeline.models import EventDoc
-    from cairn.pipeline.remembering.reflection import summarise
-    from cairn.transcripts.model import Role
-
-    from tests.unit.session_events import tool_run
-
-    def said(seq: int, role: Role, text: str) -> EventDoc:
-        return EventDoc(seq=seq, line_no=seq + 1, role=role, text=text)
-
-    # Claude Code, a Swift app: the agent reports where the Terms link points, then the next request
-    # has it edit the link to Apple's EULA
-    old, new = "https://app.example.com/terms", "https://www.apple.com/legal/eula/"
-    events = [
-        said(0, Role.USER, "where does the Terms link point?"),
-        said(1, Role.ASSISTANT, f'The "Terms" link in `LegalSection.swift` points to `{old}`, our own page.'),
-        said(2, Role.USER, "point it to Apple's EULA"),
-        *tool_run(3, "Edit", {"file_path": "/src/Legal.swift", "old_string": old, "new_string": new}, ""),
-        said(5, Role.ASSISTANT, f"Updated `LegalSection.swift`: the Terms link now opens `{new}`."),
-    ]
-    reported = summarise(read_events(events))["reported"]
-    assert reported == [f"Updated `LegalSection.swift`: the Terms link now opens `{new}`."]

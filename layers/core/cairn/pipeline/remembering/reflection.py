@@ -22,7 +22,6 @@ from cairn.pipeline.reading.session import SessionReading
 from cairn.pipeline.reading.shell import edited_path, shown_command, succeeded_edits
 from cairn.pipeline.reading.steps import heard_in, passed_on
 from cairn.pipeline.reading.turns import PLACEHOLDER, Turn
-from cairn.pipeline.remembering.subjects import stated_values
 from cairn.services.handoffs import HandoffNote, HandoffService
 from cairn.services.memories import NewMemory
 from cairn.transcripts.model import Role
@@ -115,20 +114,13 @@ def summarise(reading: SessionReading) -> dict[str, Any]:
         """The agent's words the next session is told unasked: not those passing a tool's instruction on."""
         return [i for i in items if passed_on(i, heard) is None]
 
-    gone = set(reading.edited_out)
-
-    def current(items: list[str]) -> list[str]:
-        """Not a report that gives as current a value the session's own edits then took out of the files:
-        it tells how things were before the session's work ("the Terms link points to X", then edited)."""
-        return [i for i in items if not stated_values(i) & gone]
-
     return {
         "requests": [r[:300] for r in requests[:MAX_ITEMS]],
         "last_request": requests[-1][:500] if requests else None,
         # what led up to the last request: the next session resumes a thread, not one message
         # ("continue", "yes, do it" say nothing on their own)
         "asked_before": [r[:200] for r in requests[:-1] if len(r.split()) >= 3][-MAX_ITEMS:],
-        "reported": current(own(reported(reading.turns)))[-MAX_ITEMS:],
+        "reported": own(reported(reading.turns))[-MAX_ITEMS:],
         "tools": dict(sorted(tools.items(), key=lambda kv: -kv[1])[:12]),
         "files_edited": files[:20],
         "errors_fixed": errors_fixed(reading.shell_calls)[:MAX_ITEMS],
