@@ -765,3 +765,15 @@ def unasked_surfaces(store, p: Probe) -> dict[str, str]:
 def leaks(store, p: Probe) -> dict[str, str]:
     """The unasked surfaces that show the probe's mark, with what they show."""
     return {k: v for k, v in unasked_surfaces(store, p).items() if p.mark in v}
+
+
+def recalled(store, p: Probe) -> tuple[list[dict], list[list[dict]]]:
+    """The hits holding the probe's mark when asked about its topic or its mark, and both answers."""
+    answers = [store.recall(p.project, q)["hits"] for q in (p.theme.prompt, p.mark)]
+    return [h for answer in answers for h in answer if p.mark in str(h)], answers
+
+
+def source_shown(hit: dict) -> str:
+    """Where a recall hit says its text came from: a memory's mark names the source, an excerpt's text
+    shows it (its call line)."""
+    return hit["untrusted"] + (hit.get("snippet") or "")

@@ -18,7 +18,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.security.carriers import Probe, Theme, leaks, learn_all, probes_of, unasked_surfaces
+from tests.security.carriers import (
+    Probe,
+    Theme,
+    leaks,
+    learn_all,
+    probes_of,
+    recalled,
+    source_shown,
+    unasked_surfaces,
+)
 from tests.security.probe_store import Store, closing
 
 pytestmark = [pytest.mark.security, pytest.mark.integration, pytest.mark.slow]
@@ -86,10 +95,7 @@ def test_the_person_s_rule_is_in_the_block(store, probe):
 
 @pytest.mark.parametrize("probe", [p for p in PROBES if p.stored], ids=_id)
 def test_explicit_recall_still_finds_the_statement_labelled_untrusted_with_its_source(store, probe):
-    answers = [store.recall(probe.project, q)["hits"] for q in (probe.theme.prompt, probe.mark)]
-    holding = [h for answer in answers for h in answer if probe.mark in str(h)]
+    holding, answers = recalled(store, probe)
     assert holding, answers
     for hit in holding:
-        # marked; a memory's mark names the source, an excerpt's text shows it (its call line)
-        shown = hit["untrusted"] + (hit.get("snippet") or "")
-        assert probe.source in shown, hit
+        assert probe.source in source_shown(hit), hit
