@@ -641,3 +641,31 @@ def test_a_persons_obligation_is_a_standing_rule_of_a_project_of_many_sessions_n
     store.add(kind=MemoryKind.FACT, content="The metric store keeps 48h of data.", provenance=_from("s2"))
     many = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
     assert "Never force-push" in many and "The WAL journals have to be deleted before shutdown!" in many
+
+
+def test_a_report_a_titled_line_says_whole_is_not_listed_again_by_the_handoff(store):
+    # cc-backend: the handoff listed the agent's closing report cut short, and "Recent work" showed the
+    # same report whole under "How the last request ended"
+    said = (
+        'Added a "Commit Message Convention" subsection under Development Guidelines that documents the '
+        "four goreleaser-recognised prefixes (`feat:`, `fix:`, `sec:`, `docs:`) and their changelog groups."
+    )
+    store.add(
+        kind=MemoryKind.EPISODE,
+        title="How the last request ended",
+        content=said,
+        tags=("outcome",),
+        provenance=_from("s2"),
+    )
+    store.add(content="The metric store keeps 48h of data.", provenance=_from("s1"))
+    HandoffService(store.memories).save_handoff(
+        ALICE,
+        HandoffNote(
+            project=P, summary="Last request: update CLAUDE.md", agent="claude-code", reported=(said,)
+        ),
+    )
+
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+
+    assert md.count("Commit Message Convention") == 1 and "`sec:`" in md
+    assert "Reported along the way" not in md

@@ -10,7 +10,8 @@ go on past its failures, and then only what is still current (`_closed_errors`).
 
 The handoff also keeps the other sections from repeating it: a line it already says at length is shown
 as "(as above)" (`said_pieces`, `unsaid`), and what it reported along the way is not a line elsewhere
-(`reported_items`, `body`).
+(`reported_items`, `body`), unless a titled line there says the report whole ("How the last request
+ended: …", `titled_body`): then that line says it and the handoff's list, which cuts it short, does not.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from cairn.services.directives import relayed
 from cairn.services.handoffs import is_waiting_handoff
 
 REPEAT_CHARS = 60  # a stretch this long said twice in one block is said once
+_TITLED = re.compile(r"^\*\*[^*\n]{1,120}\*\*: ")
 _LABEL = re.compile(r"^[A-Z][\w ]{0,40}: ")  # a handoff line's own label ("Git at the end: ")
 LAST_REQUEST = "Last request:"  # the line of a learned handoff that holds the person's words
 
@@ -60,7 +62,15 @@ def pending_handoffs(found: Iterable[Memory], member: str, project: str, agent: 
     return out
 
 
-def handoff_lines(h: Memory, errors_shown: bool, layout: Layout, failing: Sequence[Memory]) -> list[Line]:
+def handoff_lines(
+    h: Memory,
+    errors_shown: bool,
+    layout: Layout,
+    failing: Sequence[Memory],
+    elsewhere: frozenset[str] = frozenset(),
+) -> list[Line]:
+    """`elsewhere`: what other sections' titled lines say whole (`titled_body`); a report one of
+    them says is left to it (the handoff's list cuts each report short)."""
     content = h.content
     closed = _closed_errors(h, failing)
     if closed or (errors_shown and strings(h.details.get("errors"))):
@@ -96,6 +106,8 @@ def handoff_lines(h: Memory, errors_shown: bool, layout: Layout, failing: Sequen
         items = strings(h.details.get(key))
         if key != "asked_before":
             items = [i for i in items if relayed(i) is None]
+        if key == "reported":
+            items = [i for i in items if _words(i) not in elsewhere]
         if key == "errors":
             items = [] if errors_shown else [i.split(": ", 1)[0] for i in items if i not in closed]
         # a handoff's content often says its lists already (the pipeline's does)
@@ -156,6 +168,14 @@ def body(line: Line) -> str:
     """A line's words, as `reported_items` reads an item: the marks around a quoted statement
     (`"…"*`, a closing stop) do not make it another one."""
     return _words(line.text.removeprefix("- "))
+
+
+def titled_body(line: Line) -> str | None:
+    """The words of a titled line after its title ("**How the last request ended**: …"), as
+    `reported_items` reads an item; None for a line with no title."""
+    text = line.text.removeprefix("- ")
+    titled = _TITLED.match(text)
+    return _words(text[titled.end() :]) if titled else None
 
 
 def _words(text: str) -> str:

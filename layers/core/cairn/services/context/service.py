@@ -42,6 +42,7 @@ from cairn.services.context.handoff import (
     pending_handoffs,
     reported_items,
     said_pieces,
+    titled_body,
     unsaid,
 )
 from cairn.services.context.layout import ONE_SESSION, PROJECT_LIFE, Layout
@@ -229,8 +230,11 @@ class ContextService:
         # what the handoff names as still failing is said by "Unresolved errors", or the last session
         # went on past it (`project_block.worked_past`)
         errors_shown = any(s.lines for s in others if s.title == ERRORS_TITLE) or failures.got_past
+        # a titled line that says a report whole ("How the last request ended") keeps it; the
+        # handoff, which lists reports cut short, leaves it out
+        whole = frozenset(b for s in others for ln in s.lines[: s.cap] if (b := titled_body(ln)))
         handoff = (
-            handoff_lines(handoffs[0], errors_shown, layout, failures.current)
+            handoff_lines(handoffs[0], errors_shown, layout, failures.current, whole)
             if handoffs
             else last_session_lines(self._sessions, team, project, agent)
         )
