@@ -669,3 +669,22 @@ def test_a_report_a_titled_line_says_whole_is_not_listed_again_by_the_handoff(st
 
     assert md.count("Commit Message Convention") == 1 and "`sec:`" in md
     assert "Reported along the way" not in md
+
+
+def test_a_fact_the_closing_report_in_recent_work_says_word_for_word_is_not_a_second_line(store):
+    # cc-backend: "How the last request ended" listed the commit, and "Project facts" showed the same
+    # item of that report again
+    commit = 'Commit `1b72b0b5` — "Fix critical issues in init and shutdown" (6 files) on `release/v1.5`.'
+    store.add(
+        kind=MemoryKind.EPISODE,
+        title="How the last request ended",
+        content=f"Committed.\n- {commit}\nThis covers F1, F2 and M1-M4.",
+        tags=("outcome",),
+        provenance=_from("s2"),
+    )
+    _reported(store, "s2", commit, ["1b72b0b5"], 2)
+    _reported(store, "s1", "The metric store keeps 48h of data in memory", ["48h"], 1)
+
+    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
+
+    assert md.count("Fix critical issues in init and shutdown") == 1 and "48h of data" in md

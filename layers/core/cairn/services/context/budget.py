@@ -2,20 +2,25 @@
 
 `fit` drops lines said twice across sections (same memory, same content), then fills the block greedily
 in the sections' priority order, each section held to its cap of lines and its share of the budget, and
-never past `MAX_CHARS`. It counts tokens with the counter the service was given
-(`cairn.services.tokens`), redacts secrets again as the lines are shown, and counts the whole block once
-more at the end: the block never exceeds the budget, whatever the store holds.
+never past `MAX_CHARS`; a line whose words a line already in the block says, in the same order, is not
+shown again (a fact that is one item of the closing report "Recent work" shows whole). It counts tokens
+with the counter the service was given (`cairn.services.tokens`), redacts secrets again as the lines are
+shown, and counts the whole block once more at the end: the block never exceeds the budget, whatever
+the store holds.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cairn.redaction import redact
-from cairn.services.context.lines import Line, dedupe
+from cairn.services.context.lines import WORD, Line, dedupe
 
 MAX_CHARS = 9_000  # Claude Code turns hook output past ~10k characters into a preview
+_REF = re.compile(r"\s*\[[\w-]+\]\s*$")  # the id a line cut short ends with
+SAID_WORDS = 3  # a shorter line ("- Done.") says too little to be another's repetition
 
 
 @dataclass(slots=True)
@@ -49,6 +54,8 @@ def fit(
         fits = [ln for ln in s.lines if len(ln.text.split()) <= budget - used]
         counted = dict(zip(map(id, fits), count([ln.text for ln in fits]), strict=True))
         costs.append([counted.get(id(ln), budget + 1) for ln in s.lines])
+    words = [[_words(ln.text) for ln in s.lines] for s in sections]
+    said: list[str] = []  # the words of each line taken, as `_words` reads them
     taken: list[set[int]] = [set() for _ in sections]
     spent = [0] * len(sections)
     # shares are of what the sections that have lines ask for together: when they ask for more
@@ -68,9 +75,11 @@ def fit(
                 extra_chars = len(ln.text) + (len(heading) if not taken[n] else 0)
                 if used + extra > budget or chars + extra_chars > MAX_CHARS:
                     continue
-                if capped and spent[n] + extra > room[n]:
+                # held to its share, and never a repetition of a line already in
+                if (capped and spent[n] + extra > room[n]) or _said(words[n][k], said):
                     continue
                 taken[n].add(k)
+                said.append(words[n][k])
                 spent[n] += extra
                 used += extra
                 chars += extra_chars
@@ -91,3 +100,17 @@ def fit(
         out.pop(-2)
         markdown = "".join(text for text, _ in out)
     return markdown, tuple(m for _, m in out if m), total
+
+
+def _words(text: str) -> str:
+    """A line's words, lower case, each between spaces; a line cut short ("…", then its id) loses the
+    word it was cut in."""
+    text = _REF.sub("", text)
+    cut = text.rstrip().endswith("…")
+    found = WORD.findall(text.lower())
+    return " " + " ".join(found[:-1] if cut else found) + " "
+
+
+def _said(line: str, said: list[str]) -> bool:
+    """Whether a line already taken says all of `line`'s words, in order."""
+    return line.count(" ") > SAID_WORDS and any(line in other for other in said)
