@@ -161,34 +161,6 @@ def test_a_plan_s_section_ranks_below_an_equally_relevant_account_of_what_was_do
     assert top_ids(result) == ["m-done", "m-plan"]
 
 
-def test_a_console_log_pasted_into_many_excerpt_windows_takes_one_leading_place(stack):
-    log = "\n".join(
-        f"WARN lineprotocol.go:368: WAL shard channel full, dropped {n} messages" for n in range(40, 52)
-    )
-    for n in range(5):
-        stack.add(f"m-log-{n}", log.replace("40", str(400 + n)), kind=MemoryKind.EXCERPT)
-    stack.add(
-        "m-answer",
-        "agent: Those warnings lose nothing: what was dropped stays buffered for the next flush.\n"
-        "user: and the shard channel?",
-        kind=MemoryKind.EXCERPT,
-    )
-    result = stack.service().recall(
-        ALICE, "WAL shard channel full, dropped messages: is metric data lost?", MemoryFilter(), limit=3
-    )
-    assert top_ids(result)[0].startswith("m-log-") and top_ids(result)[1] == "m-answer"
-
-
-def test_a_summarys_retelling_of_the_persons_messages_ranks_below_where_they_were_said(stack):
-    said = "ship the quarterly invoices to the Lisbon office with the courier script"
-    stack.add("m-retold", f"- {said}", tags=("summary", "retold"))
-    stack.add("m-said", f"user: {said}", kind=MemoryKind.EXCERPT)
-    result = stack.service().recall(
-        ALICE, "how are the quarterly invoices shipped to Lisbon?", MemoryFilter()
-    )
-    assert top_ids(result).index("m-said") < top_ids(result).index("m-retold")
-
-
 def test_related_memories_come_in_through_the_graph(stack):
     stack.add("m-fix", "Retry the sandbox calls with exponential backoff")
     stack.relations.add(

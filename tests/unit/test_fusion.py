@@ -12,7 +12,6 @@ from cairn.search.fusion import (
     later_first,
     recency_factor,
     reciprocal_rank_fusion,
-    repeats,
     session_recency,
 )
 from cairn.services.recall import feedback_ranking
@@ -136,18 +135,3 @@ def test_a_run_of_near_ties_is_measured_from_its_best_hit_not_chained():
 
 def test_later_first_is_off_at_zero():
     assert later_first([("early", 0.240, "s1", 1), ("late", 0.239, "s1", 2)], within=0.0) == {}
-
-
-def test_a_hit_that_repeats_a_better_one_of_its_kind_is_named_and_the_first_of_them_is_not():
-    log = frozenset({"wal", "shard", "channel", "full", "dropped", "messages", "warning"})
-    hits = [
-        ("window-1", "excerpt", log),
-        ("window-2", "excerpt", log | {"lineprotocol"}),  # 7 of 8 words shared: still the same log
-        ("fact", "fact", log),  # a memory and its excerpt: two kinds, each kept
-        ("answer", "excerpt", frozenset({"no", "data", "is", "lost", "wal", "shard"})),
-        ("window-3", "excerpt", log),
-    ]
-
-    assert repeats(hits, 0.85) == {"window-2", "window-3"}
-    assert repeats(hits, 0.9) == {"window-3"}
-    assert repeats([("empty", "excerpt", frozenset()), ("again", "excerpt", frozenset())], 0.9) == set()

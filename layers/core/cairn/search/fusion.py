@@ -116,22 +116,3 @@ def later_first(hits: Sequence[tuple[str, float, str, int]], within: float) -> d
                     moved[hit_id] = place
             start = end
     return moved
-
-
-def repeats(hits: Sequence[tuple[str, str, frozenset[str]]], share: float) -> set[str]:
-    """The hits that repeat a better one: the ids of those whose words (a set) share at least `share`
-    of their union with a better hit's of the same kind (`kind` any label; Jaccard similarity).
-
-    `hits` holds each hit's (id, kind, words), best first. A console log pasted into a request fills
-    a transcript's excerpt windows with one set of words: ten of them ranked first hold one answer's
-    room ten times. A memory and the excerpt it came from are of two kinds and stay as they are: each
-    shows what the other's snippet leaves out.
-    """
-    kept: list[tuple[str, frozenset[str]]] = []
-    out: set[str] = set()
-    for hit_id, kind, words in hits:
-        if words and any(k == kind and len(words & w) >= share * len(words | w) for k, w in kept):
-            out.add(hit_id)
-        else:
-            kept.append((kind, words))
-    return out

@@ -9,8 +9,7 @@ Steps: embed the query; one `index.search` for both legs; reciprocal-rank fusion
 fused candidates from the repository (the source of truth: ids it no longer has or the filter rejects
 are dropped); pseudo-relevance feedback over that pool as a third ranking; query-independent priors
 (recency, use, pinning); each hit's relevance; for a question about the present, the newer session's
-hits first; one session's near-tied hits, its later lines first; 1-hop graph expansion; a hit that
-repeats a better one after the distinct ones; record access.
+hits first; one session's near-tied hits, its later lines first; 1-hop graph expansion; record access.
 If the index is unavailable, BM25 over the newest memories the filter admits stands in for both legs.
 """
 
@@ -53,7 +52,6 @@ from cairn.search.fusion import (
     later_first,
     recency_factor,
     reciprocal_rank_fusion,
-    repeats,
     session_recency,
 )
 from cairn.search.intent import asks_present_state
@@ -113,17 +111,6 @@ class RecallTuning:
     # they were; coding sets as they were. At 0.8 (below excerpts) cc-backend 0.596, but entire-cli's prompt
     # hook lost two answers its approved plan gives (0.724 -> 0.655).
     plan_factor: float = 0.9
-    # Text the store holds already ranks after what it repeats. A summary's section that retells the
-    # conversation (`Tag.RETOLD`: the person's messages, listed again) ranks at half: the excerpts hold
-    # those messages where they were said, and a compaction summary's "All user messages" matches any
-    # question in the person's language (fittoday: in the top ten of 42 of its 53 questions, the answer
-    # of none). A hit whose words are near all those of a better hit of its kind (`repeat_share`, Jaccard
-    # over the words that are not numbers) takes `repeat_factor` of its score: one pasted console log
-    # filled cc-backend's top ten with its windows. Four projects (kept stores): fittoday 0.453 -> 0.509,
-    # cc-backend 0.596 -> 0.615, safecast and session-bridge as they were; coding sets and LoCoMo too.
-    retold_factor: float = 0.5
-    repeat_share: float = 0.9
-    repeat_factor: float = 0.25
     # A question about the present ("is X still failing?", "which host do we deploy to now?"): the
     # sessions of the best `present_sessions_of` hits that bear on it are ranked newest first, and each
     # older one's hits are worth `present_decay` times the next newer one's (at least `present_floor`;
@@ -199,8 +186,7 @@ class RecallService:
 
         hits = self._score(pool, fused, candidates)
         judged = self._later_first(self._present(query, self._judge(query, hits, dict(candidates.semantic))))
-        distinct = self._after_repeats(self._expand(team_id, judged, flt))
-        return self._finish(team_id, distinct, limit, degraded, bool(hits))
+        return self._finish(team_id, self._expand(team_id, judged, flt), limit, degraded, bool(hits))
 
     def _finish(
         self, team_id: str, hits: list[RecallHit], limit: int, degraded: list[str], found: bool
@@ -267,19 +253,6 @@ class RecallService:
         )
         lowest = min(factors.values(), default=1.0)
         return [replace(h, score=h.score * factors.get(_source(h.memory), lowest)) for h in hits]
-
-    def _after_repeats(self, hits: list[RecallHit]) -> list[RecallHit]:
-        """A hit that repeats a better one of its kind ranks after it (`search.fusion.repeats`)."""
-        t = self._tuning
-        if t.repeat_factor >= 1.0 or len(hits) < 2:
-            return hits
-        ranked = sorted(hits, key=lambda h: (-h.score, h.memory.id))
-        words = [frozenset(w for w in _terms(h.memory.search_text()) if not w.isdigit()) for h in ranked]
-        again = repeats(
-            [(h.memory.id, h.memory.kind.value, w) for h, w in zip(ranked, words, strict=True)],
-            t.repeat_share,
-        )
-        return [replace(h, score=h.score * t.repeat_factor) if h.memory.id in again else h for h in hits]
 
     def _later_first(self, hits: list[RecallHit]) -> list[RecallHit]:
         """One session's near-tied hits, its later account first (`search.fusion.later_first`)."""
@@ -360,8 +333,7 @@ class RecallService:
 
     def _prior(self, memory: Memory, now: datetime) -> float:
         """Query-independent multiplier: recency of writing or use, frequency of use, pinning; an excerpt
-        and a plan's section rank below an extracted memory of what happened, a summary's retelling of
-        the conversation below both."""
+        and a plan's section rank below an extracted memory of what happened."""
         t = self._tuning
         factor = recency_factor(
             memory.created_at, memory.last_accessed_at, now, t.recency_half_life_days, t.recency_floor
@@ -371,8 +343,6 @@ class RecallService:
             factor *= t.pinned_boost
         if memory.kind is MemoryKind.EXCERPT:
             factor *= t.excerpt_factor
-        elif Tag.RETOLD in memory.tags:
-            factor *= t.retold_factor
         elif Tag.PLAN in memory.tags:
             factor *= t.plan_factor
         return factor
