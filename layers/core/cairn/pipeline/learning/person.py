@@ -21,39 +21,40 @@ from cairn.services.directives import OBLIGED_ELSEWHERE
 from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
 
 _I = re.I
-PREFERENCE = [
-    re.compile(p, _I)
-    for p in (
-        r"\b(?:i|we)\s+(?:always|usually|generally)\s+\w+",
-        r"\b(?:i|we)\s+(?:really\s+|strongly\s+)?prefer\b",
-        r"\b(?:i|we)\s+(?:don'?t|do not|never)\s+(?:want|like|use)\b",
-        r"^(?:please\s+)?(?:always|never)\s+\w+",
-        r"\bplease\s+(?:always\s+|don'?t\s+|do not\s+|never\s+)?(?:use|keep|run|write|avoid)\b",
-        r"^(?:don'?t|do not)\s+(?:ever\s+)?(?:use|add|commit|push|run|touch|change)\b",
-        r"\b(?:always|never)\s+(?:use|run|commit|push|write|add|call|put|mock)\b",
-        r"\bfrom now on\b",
-        # a rule stated in passing: "never force-push", "anything in the next tag can be removed"
-        r"\b(?:never|always)\s+(?!(?:been|was|were|had|did|worked|happened|seen)\b)[a-z][\w-]*",
-        r"\b(?:anything|everything|any \w+)\b[^.?!]{0,80}\b(?:can|must|should) (?:always |never )?be\b",
-    )
-]
+
+
+def _patterns(*patterns: str) -> list[re.Pattern[str]]:
+    """Each pattern compiled, case aside."""
+    return [re.compile(p, _I) for p in patterns]
+
+
+PREFERENCE = _patterns(
+    r"\b(?:i|we)\s+(?:always|usually|generally)\s+\w+",
+    r"\b(?:i|we)\s+(?:really\s+|strongly\s+)?prefer\b",
+    r"\b(?:i|we)\s+(?:don'?t|do not|never)\s+(?:want|like|use)\b",
+    r"^(?:please\s+)?(?:always|never)\s+\w+",
+    r"\bplease\s+(?:always\s+|don'?t\s+|do not\s+|never\s+)?(?:use|keep|run|write|avoid)\b",
+    r"^(?:don'?t|do not)\s+(?:ever\s+)?(?:use|add|commit|push|run|touch|change)\b",
+    r"\b(?:always|never)\s+(?:use|run|commit|push|write|add|call|put|mock)\b",
+    r"\bfrom now on\b",
+    # a rule stated in passing: "never force-push", "anything in the next tag can be removed"
+    r"\b(?:never|always)\s+(?!(?:been|was|were|had|did|worked|happened|seen)\b)[a-z][\w-]*",
+    r"\b(?:anything|everything|any \w+)\b[^.?!]{0,80}\b(?:can|must|should) (?:always |never )?be\b",
+)
 # An obligation, in the grammar of the person's language (English, Portuguese, Spanish, French, German):
 # how a person states a rule in passing, "the WAL journals have to be deleted before shutdown", "todas as
 # features tem que estar atrás de uma flag". A word of a language, not an idiom of one project.
 OBLIGATION = [
     OBLIGED_ELSEWHERE,  # the modals of Portuguese, Spanish, French and German, as tool text is read
-    *(
-        re.compile(p, _I)
-        for p in (
-            r"\b(?:must(?:n'?t| not)?|have to|has to|needs? to be|should(?:n'?t| not)?|shall)\b"
-            r"(?! have\b|'ve\b)",
-            # a rule as a negative order: "Also do not apply linting for the tests"
-            r"(?:^|[,;]\s*|\b(?:also|and|but|so|please|just)\s+)(?:do not|don'?t)\s+(?!know\b|think\b)[a-z]",
-            # a reminder states what holds beyond the task at hand: "lembrando que todas as features …"
-            r"\b(?:remember(?:ing)? that|keep(?:ing)? in mind|bear in mind|lembrando que"
-            r"|lembre(?:-se)? (?:que|de)"
-            r"|recuerd[ae] que|recordando que|ten(?:iendo)? en cuenta|n'oublie(?:z)? pas|denk(?:t)? daran)\b",
-        )
+    *_patterns(
+        r"\b(?:must(?:n'?t| not)?|have to|has to|needs? to be|should(?:n'?t| not)?|shall)\b"
+        r"(?! have\b|'ve\b)",
+        # a rule as a negative order: "Also do not apply linting for the tests"
+        r"(?:^|[,;]\s*|\b(?:also|and|but|so|please|just)\s+)(?:do not|don'?t)\s+(?!know\b|think\b)[a-z]",
+        # a reminder states what holds beyond the task at hand: "lembrando que todas as features …"
+        r"\b(?:remember(?:ing)? that|keep(?:ing)? in mind|bear in mind|lembrando que"
+        r"|lembre(?:-se)? (?:que|de)"
+        r"|recuerd[ae] que|recordando que|ten(?:iendo)? en cuenta|n'oublie(?:z)? pas|denk(?:t)? daran)\b",
     ),
 ]
 # ... unless it is hedged ("maybe we should…"), asks in passing ("analyse which directories should be
@@ -67,18 +68,15 @@ NOT_OBLIGATION = re.compile(
     r"|→|->|=>|\s[—–]\s",
     _I,
 )
-DECISION = [
-    re.compile(p, _I)
-    for p in (
-        r"\blet'?s\s+(?:go with|use|switch to|stick with|move to|adopt|keep)\b",
-        r"\bwe(?:'ve| have)?\s+decided\b",
-        r"\b(?:i|we)\s+(?:decided|chose|picked)\b",
-        r"\bwe(?:'ll| will| are going to|'re going to)\s+(?:go with|use|switch to|move to|stick with)\b",
-        r"\bswitch(?:ing|ed)?\s+(?:from\s+\S+(?:\s+\S+){0,3}?\s+)?to\b",
-        r"\binstead of\b",
-        r"\bgo(?:ing)? with\b",
-    )
-]
+DECISION = _patterns(
+    r"\blet'?s\s+(?:go with|use|switch to|stick with|move to|adopt|keep)\b",
+    r"\bwe(?:'ve| have)?\s+decided\b",
+    r"\b(?:i|we)\s+(?:decided|chose|picked)\b",
+    r"\bwe(?:'ll| will| are going to|'re going to)\s+(?:go with|use|switch to|move to|stick with)\b",
+    r"\bswitch(?:ing|ed)?\s+(?:from\s+\S+(?:\s+\S+){0,3}?\s+)?to\b",
+    r"\binstead of\b",
+    r"\bgo(?:ing)? with\b",
+)
 FACT_TOKEN = re.compile(
     r"(https?://\S+|\blocalhost:\d{2,5}\b|\bport\s+\d{2,5}\b|\bv?\d+\.\d+(?:\.\d+)?\b|(?:^|\s)/[\w.-]+/[\w./-]+)",
     _I,
