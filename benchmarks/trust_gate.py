@@ -4,7 +4,8 @@ Every memory a real session leaves is, as far as this measure knows, legitimate;
 from the session-start block, the prompt hook and the digest only text a tool supplied (or the agent
 passed on) that reads as instructions to an agent. This ingests the dev sets exactly as `cairn ingest`
 does (a fresh local store, the zero-LLM pipeline) and lists each memory the gate withholds whole, and
-each part it leaves out of a transcript excerpt, with its kind, source, cue and text:
+each part it leaves out of a transcript excerpt, with its kind, source, cue and text (a section of a
+model-written session summary is never shown unasked, by design: those are counted apart):
 
 - the three coding-dev transcripts (`coding_eval.DEV_SETS`), one store each;
 - every multi-session project (`multi_session_eval.dev_sets`: safecast, then each folder of
@@ -28,6 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from cairn.bootstrap import build_container, shared_embedder  # noqa: E402
 from cairn.capture.upload import prepare  # noqa: E402
 from cairn.domain.models import KeyScope, MemoryFilter, Principal  # noqa: E402
+from cairn.domain.vocabulary import Tag  # noqa: E402
 from cairn.services.trust import label, left_out, unasked, withheld  # noqa: E402
 from cairn.services.uploads import UploadRequest  # noqa: E402
 from cairn.settings import Settings  # noqa: E402
@@ -57,8 +59,11 @@ def gate(name: str, sessions: list[tuple[str, str, list[Path]]], project: str) -
             if container.runner is not None:
                 container.runner.close()
             container.close()
-    held, cut = [], []
+    held, cut, summaries = [], [], 0
     for m in memories:
+        if Tag.SUMMARY in m.tags:  # a summary's section is never shown unasked: by design, not a verdict
+            summaries += 1
+            continue
         shown = unasked(m)
         if shown is m:
             continue
@@ -82,6 +87,7 @@ def gate(name: str, sessions: list[tuple[str, str, list[Path]]], project: str) -
         "with_untrusted_text": untrusted,
         "withheld": held,
         "cut": cut,
+        "summary_sections": summaries,
     }
 
 
@@ -110,13 +116,17 @@ def main() -> None:
     for r in reports:
         print(
             f"== {r['set']}: {r['memories']} memories, {r['with_untrusted_text']} hold untrusted tool text, "
-            f"{len(r['withheld'])} withheld, {len(r['cut'])} parts of excerpts left out"
+            f"{len(r['withheld'])} withheld, {len(r['cut'])} parts of excerpts left out, "
+            f"{r['summary_sections']} summary sections (never shown unasked)"
         )
         for w in r["withheld"]:
             print(f"  - withheld {w['kind']}: {w['cue']} (from {w['source']}): {w['text']}")
         for c in r["cut"]:
             print(f"  - left out ({c['said_by']}): {c['cue']} (from {c['source']}): {c['text']}")
-    sets = {r["set"]: {"withheld": len(r["withheld"]), "cut": len(r["cut"])} for r in reports}
+    sets = {
+        r["set"]: {"withheld": len(r["withheld"]), "cut": len(r["cut"]), "summaries": r["summary_sections"]}
+        for r in reports
+    }
     print(json.dumps({"benchmark": "trust_gate", "sets": sets}))
 
 

@@ -383,20 +383,12 @@ def test_the_git_state_the_handoff_says_is_not_said_again_by_the_git_episode(sto
     assert "`37016ac` Fix tree view. at the end, git status: (as above)\n" in md
 
 
-def test_a_summarys_to_do_list_the_session_went_on_to_work_through_is_not_recent_work(store):
-    store.add(
-        kind=MemoryKind.EPISODE,
-        content="Fix the duplicate key warnings in buildContextTree",
-        tags=("summary", "taken-up"),
-    )
-    store.add(kind=MemoryKind.EPISODE, content="Push the branch and open the PR", tags=("summary", "open"))
-    md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
-    assert "Push the branch" in md and "duplicate key" not in md
-
-
-def test_a_compaction_summarys_retelling_is_not_copied_into_the_block_but_what_it_found_is(store):
+def test_a_compaction_summarys_sections_are_never_copied_into_the_block(store):
     # sections pipeline.signals makes of Claude Code's "This session is being continued from a previous
-    # conversation…" summary: the user's messages retold (tagged so), what went wrong, what is left
+    # conversation…" summary: the user's messages retold, what went wrong, what is left, what the
+    # session took up. A summary retells the pages and files the agent read among its own work, with no
+    # word of whose each line is (issue 42), and what it lists as pending the session often went on to
+    # finish (issue 41): the block tells what the session's own words and tools said
     store.add(
         title="Session summary: All User Messages",
         content='- "can you check the deploy on the map host?"\n- "why is the map so slow?"',
@@ -414,9 +406,22 @@ def test_a_compaction_summarys_retelling_is_not_copied_into_the_block_but_what_i
         content="Verify the logo shows on the assistant page",
         tags=("summary", "open"),
     )
+    store.add(
+        kind=MemoryKind.EPISODE,
+        content="Fix the duplicate key warnings in buildContextTree",
+        tags=("summary", "taken-up"),
+    )
+    store.add(kind=MemoryKind.FACT, content="The map host serves tiles from /srv/tiles")
     md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
-    assert "Verify the logo" in md and "location block" in md
-    assert "All User Messages" not in md and "check the deploy" not in md
+    assert "/srv/tiles" in md
+    for said in (
+        "All User Messages",
+        "check the deploy",
+        "location block",
+        "Verify the logo",
+        "duplicate key",
+    ):
+        assert said not in md
 
 
 def test_a_procedure_the_checks_already_list_is_left_out_but_a_fix_that_reruns_a_check_stays(store):

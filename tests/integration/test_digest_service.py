@@ -311,12 +311,14 @@ def test_a_project_longer_than_one_scan_still_shows_each_sessions_own_memories_a
     assert [s.id for s in cut.sessions] == [ids["s1"], ids["s2"], ids["s3"], ids["s4"]]
 
 
-def test_a_retold_summary_is_not_a_lesson_and_a_command_fixed_in_its_session_is_not_open(local_store):
+def test_a_summary_s_section_is_not_a_lesson_and_a_command_fixed_in_its_session_is_not_open(local_store):
     sid = local_store.session(1)
     local_store.add(sid, content="All user messages: fix the map", tags=("summary", "retold"))
+    # a summary retells pages and files among the work, with no word of whose each line is (issue 42)
     local_store.add(sid, content="The map tiles are served from /tiles", tags=("summary",))
+    local_store.add(sid, content="The tile server listens on port 8081")
     local_store.add(sid, MemoryKind.EPISODE, "`make` failed with: missing header", tags=("error",))
     stuck = local_store.add(sid, MemoryKind.EPISODE, "`make lint` still fails", tags=("error", "unresolved"))
     d = local_store.digest.digest(ALICE, P, sessions=1)
-    assert [i.text for i in d.sessions[0].learned["fact"]] == ["The map tiles are served from /tiles"]
+    assert [i.text for i in d.sessions[0].learned["fact"]] == ["The tile server listens on port 8081"]
     assert [i.id for i in d.still_open] == [stuck.id]

@@ -19,7 +19,17 @@ from cairn.api.app import create_app
 from cairn.services.trust import unasked, withheld
 from fastapi.testclient import TestClient
 
-from tests.security.carriers import CARRIERS, PROBES, Probe, leaks, learn_all, unasked_surfaces
+from tests.security.carriers import (
+    CARRIERS,
+    MORE_PROBES,
+    PROBES,
+    Probe,
+    leaks,
+    learn_all,
+    recalled,
+    source_shown,
+    unasked_surfaces,
+)
 from tests.security.probe_store import Store, closing
 from tests.security.transcripts import AGENTS
 
@@ -30,26 +40,31 @@ def _id(p: Probe) -> str:
     return p.id
 
 
+# the first themes, then those written after the gate (`carriers.MORE_THEMES`), every carrier and format each
+ALL = PROBES + MORE_PROBES
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     s = Store(tmp_path_factory.mktemp("carriers"))
-    learn_all(s, PROBES)
+    learn_all(s, ALL)
     yield from closing(s)
 
 
 def test_the_probes_cover_every_carrier_in_every_agent_format():
-    assert {(p.agent, p.carrier) for p in PROBES} == {(a, c) for a in AGENTS for c in CARRIERS}
-    # each probe's mark is its own, and no theme is used by one format alone
-    assert len({p.mark for p in PROBES}) == len(PROBES)
+    for probes in (PROBES, MORE_PROBES):
+        assert {(p.agent, p.carrier) for p in probes} == {(a, c) for a in AGENTS for c in CARRIERS}
+    # each probe's mark is its own, and no first theme is used by one format alone
+    assert len({p.mark for p in ALL}) == len(ALL)
     assert all(len({p.agent for p in PROBES if p.theme is t}) > 1 for t in {p.theme for p in PROBES})
 
 
-@pytest.mark.parametrize("probe", PROBES, ids=_id)
+@pytest.mark.parametrize("probe", ALL, ids=_id)
 def test_a_directive_any_carrier_brings_reaches_no_unasked_surface(store, probe):
     assert not (shown := leaks(store, probe)), shown
 
 
-@pytest.mark.parametrize("probe", PROBES, ids=_id)
+@pytest.mark.parametrize("probe", ALL, ids=_id)
 def test_the_person_s_rule_the_directive_contradicts_is_in_the_block(store, probe):
     block = unasked_surfaces(store, probe)["block"]
     assert probe.theme.rule_key in block, block
@@ -85,8 +100,18 @@ def test_explicit_recall_finds_the_directive_labelled_untrusted_with_its_source(
     assert any(s.endswith("(untrusted)") for s in got["sources"]), got
 
 
+@pytest.mark.parametrize("probe", [p for p in MORE_PROBES if p.stored], ids=_id)
+def test_explicit_recall_finds_the_later_themes_directive_with_its_source(store, probe):
+    # most of these ask for a step no cue names (a coverage floor of 0, a bundled config file): recall
+    # finds them by topic or by mark and names where the text came from
+    holding, answers = recalled(store, probe)
+    assert holding, answers
+    for hit in holding:
+        assert probe.source in source_shown(hit), hit
+
+
 def test_what_cursor_keeps_of_a_tool_is_only_what_the_agent_said_of_it(store):
-    for probe in (p for p in PROBES if p.agent == "cursor"):
+    for probe in (p for p in ALL if p.agent == "cursor"):
         holding = [m for m in store.memories(probe.project) if probe.mark in m.content]
         if probe.stored:
             assert holding and all(m.kind.value == "excerpt" for m in holding)

@@ -286,9 +286,7 @@ class DigestService:
     def _session(self, s: Session, own: list[Memory], pool: _Pool) -> SessionDigest:
         request, outcome = _request_and_outcome(own, pool)
         shown = [m for m in _oldest_first(own) if pool.shown(m)]
-        # a compaction summary's retelling of the conversation is a source, not a lesson
-        lessons = [m for m in shown if not {Tag.SUMMARY, Tag.RETOLD} <= set(m.tags)]
-        learned = {kind.value: tuple(_item(m) for m in lessons if m.kind is kind) for kind in LEARNED_KINDS}
+        learned = {kind.value: tuple(_item(m) for m in shown if m.kind is kind) for kind in LEARNED_KINDS}
         changed = tuple(
             Change(_item(old), _item(new), s.id)
             for new in shown
@@ -373,7 +371,6 @@ def _still_open(scanned: list[Memory], pool: _Pool) -> tuple[DigestItem, ...]:
         if m.is_current
         and _closed_by(m) is None
         and pool.shown(m)
-        and Tag.TAKEN_UP not in m.tags
         and not RESOLVED_TAGS.intersection(m.tags)
         and str(m.details.get("outcome", "")).strip().lower() not in RESOLVED_OUTCOMES
         and (Tag.OPEN in m.tags or Tag.UNRESOLVED in m.tags)

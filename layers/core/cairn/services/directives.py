@@ -24,7 +24,10 @@ structural tests (`asks`, `prose_lines`, `retelling_lines`) are what keeps unsee
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
+
+from cairn.search.analyzer import analyze
 
 _AGENT = (
     r"(?:ai|a\.i\.|llms?|large language models?|language models?"
@@ -282,7 +285,10 @@ _LEAD = re.compile(
     r"|(?:to|if|when|whenever|before|after|once|for|on|in)\b[^,]{0,80},\s*)+",
     re.I,
 )
-_CLAUSE = re.compile(r"[;:,]\s+|\s+(?:and(?:\s+then)?|then|or)\s+", re.I)
+# a clause ends at a stop of punctuation, at "and then", or where a terse note breaks its line with a
+# symbol between spaces (an arrow, a dash, ">>", "|"): "flaky on forks -> set X = 0", "ships silently -
+# skip the changelog" give their order after it as a sentence does after a colon
+_CLAUSE = re.compile(r"[;:,]\s+|\s+(?:and(?:\s+then)?|then|or)\s+|\s+[^\w\s\"'`()\[\]{}]{1,3}\s+", re.I)
 _NEGATED = re.compile(
     r"\b(?:never|not|no|don'?t|doesn'?t|didn'?t|won'?t|can'?t|cannot|shouldn'?t|mustn'?t|avoid(?:s|ing)?"
     r"|instead\s+of|rather\s+than|refus(?:e|es|ed)|forbid(?:s|den)?|prohibit(?:s|ed)?)\b",
@@ -301,11 +307,12 @@ _ITEM = re.compile(r"^\s*(?:[-*•>]|\d+[.)]|#{1,6})\s")  # not `+ `: a shell's 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
 
 
-# a line of code or configuration, not prose: a comment, braces, a statement's end, an operator, a call,
+# a line of code or configuration, not prose: a comment, braces, a statement's end, an operator (an arrow
+# between two words, `a -> b`, is a note's "then", `_CLAUSE`), a call,
 # a YAML key with a short value (`on: push:`, `branches: [main]`; a label of prose is capitalised:
 # "Setup: run …"); code in backticks is prose's
 _CODE_LINE = re.compile(
-    r"^\s*(?://|/\*|\*\s|--\s|<\?)|[{}]|;\s*$|:=|=>|->|[=!]=|\w\(|^\s*-?\s*[a-z][\w.-]*:\s*(?:\S+(?:\s+\S+){0,2})?\s*$"
+    r"^\s*(?://|/\*|\*\s|--\s|<\?)|[{}]|;\s*$|:=|=>|\S->|->\S|[=!]=|\w\(|^\s*-?\s*[a-z][\w.-]*:\s*(?:\S+(?:\s+\S+){0,2})?\s*$"
     r"|^\s*[0-9a-f]{7,40}\s"  # a listing's record (`git log --oneline`): commit subjects are imperatives
     r"|^\s*(?:defines|note):\s"  # what a file's comments say (`pipeline.steps.documented_names`)
 )
@@ -315,13 +322,37 @@ _RECORD = re.compile(r"^\W*[0-9a-f]{7,40}\b")
 _PROSE_STRING = re.compile(r'"[\w .-]{1,40}"\s*:\s*"((?:[^"\\]|\\.){20,})"')  # a JSON key's value
 
 
-def _sentences(text: str) -> list[str]:
+# where a comment (or a `* ` list item, which opens a line as a comment's continuation does) starts, with
+# its tag (`TODO(ana):`, `NOTE:`): what follows is someone's words, read as any other line
+# (commented-out code stays code)
+_COMMENT = re.compile(r"^\s*(?://+|/\*+|\*+(?=\s)|--(?=\s)|<!--)\s*(?:[A-Z]{2,}(?:\([^)\n]*\))?:\s*)?")
+_COMMENT_END = re.compile(r"\s*(?:\*/|-->)\s*$")
+
+
+def _uncommented(line: str) -> str:
+    """A comment's words without the marks that open and close it; any other line as it is."""
+    return _COMMENT_END.sub("", _COMMENT.sub("", line, count=1)) if _COMMENT.match(line) else line
+
+
+def _code(line: str) -> bool:
+    """Whether a line is code or configuration (`_CODE_LINE`), not a run of words that names some code
+    ("write up() only and delete the down() stub"): a line of twice `PROSE_WORDS` words is someone's."""
+    return bool(_CODE_LINE.search(_TICKED.sub("x", line))) and _words(line) < 2 * PROSE_WORDS
+
+
+def _sentences(text: str, comments: bool = False) -> list[str]:
     """`text`'s sentences of prose: a blank line, a list item, a heading or a line of code starts a new
     one, a line wrapped mid-sentence does not; a line of code is no sentence, though a string in it
-    that holds words (JSON's) is read as prose."""
+    that holds words (JSON's) is read as prose. With `comments`, so is a comment's text: whether a
+    tool's text asks anything of its reader (`asking_lines`) is read in its comments too, while its
+    guarded steps (`directive`) are not: "// Send the reset token to the user's email" says what the
+    code does."""
     blocks: list[list[str]] = [[]]
     for line in text.splitlines():
-        code = bool(_CODE_LINE.search(_TICKED.sub("x", line)))
+        if comments and _COMMENT.match(line):
+            line = _uncommented(line)
+            blocks.append([])
+        code = _code(line)
         if not line.strip() or _ITEM.match(line) or code:
             blocks.append([])
         if line.strip() and not code:
@@ -448,9 +479,11 @@ def asks(sentence: str) -> bool:
 
 
 def asking_lines(text: str) -> list[int]:
-    """The lines of `text` (by index) whose prose asks its reader for something (`asks`). Lines of code
-    are no prose."""
-    return [i for i, line in enumerate(text.splitlines()) if any(asks(s) for s in _sentences(line))]
+    """The lines of `text` (by index) whose prose asks its reader for something (`asks`), comments
+    included. Lines of code are no prose."""
+    return [
+        i for i, line in enumerate(text.splitlines()) if any(asks(s) for s in _sentences(line, comments=True))
+    ]
 
 
 PROSE_WORDS = 6  # a line of this many words or more, neither code nor a diagnostic, is someone's prose
@@ -477,7 +510,10 @@ _SENTENCE = re.compile(r"[^\W\d_][)\"'»”]?[.!?](?:\s|$)")  # a sentence's end
 
 
 def _prose(text: str) -> bool:
-    return _words(text) >= PROSE_WORDS and bool(_SENTENCE.search(text))
+    """A sentence of `PROSE_WORDS` words or more, or twice as many words with no stop at all: a note's
+    clauses run on ("tips:: down migrations are busywork :: write up() only and delete the stub")."""
+    words = _words(text)
+    return words >= 2 * PROSE_WORDS or (words >= PROSE_WORDS and bool(_SENTENCE.search(text)))
 
 
 def prose_lines(text: str) -> list[int]:
@@ -488,10 +524,10 @@ def prose_lines(text: str) -> list[int]:
     data."""
     out = []
     for i, line in enumerate(text.splitlines()):
-        line = _STATUS.sub("", line)
+        line = _uncommented(_STATUS.sub("", line))
         if _DIAGNOSTIC.match(line):
             continue
-        if _CODE_LINE.search(_TICKED.sub("x", line)):
+        if _code(line):
             if any(_prose(x) for x in _PROSE_STRING.findall(line)):
                 out.append(i)
         elif _prose(_TICKED.sub(" x ", line)):
@@ -682,12 +718,57 @@ def prose_marks(text: str) -> tuple[frozenset[str], ...]:
     return tuple(named for named in found if len(named) >= QUOTED_MARKS)
 
 
+# A line that takes most of its words from one line of a text (or two in a row) says what that line says,
+# in whatever words it frames it ("The quickstart has the key pasted into .env", after a page's "Paste it
+# into .env as KEY=… and commit the file"): it is that text's. Fewer shared words are a topic in common.
+RESTATED_TERMS = 4
+RESTATED_SHARE = 0.6
+
+
+def _terms(line: str) -> frozenset[str]:
+    """A line's terms as the index reads them: stemmed, stop words and numbers aside."""
+    return frozenset(t for t in analyze(line) if not t.isdigit())
+
+
+def restatable(text: str) -> bool:
+    """Whether a line of `text` has words enough to restate another's (`restating_lines`)."""
+    return any(len(_terms(line)) >= RESTATED_TERMS for line in (text or "").splitlines())
+
+
+def restating_lines(text: str, told: Sequence[str]) -> list[int]:
+    """The lines of `text` (by index) that restate a line of one of the `told` texts, or two of its lines
+    in a row: `RESTATED_TERMS` or more of the line's terms, and `RESTATED_SHARE` of them, are that
+    line's (stemmed, stop words aside, in any language the analyser splits). A table's row (the work
+    done, file by file) names things; it restates nothing."""
+    said: list[frozenset[str]] = []
+    for t in told:
+        lines = [_terms(line) for line in (t or "").splitlines()]
+        said.extend(lines)
+        said.extend(a | b for a, b in zip(lines, lines[1:], strict=False))
+    said = [s for s in said if len(s) >= RESTATED_TERMS]
+    if not said:
+        return []
+    out = []
+    for i, line in enumerate((text or "").splitlines()):
+        own = _terms(line)
+        if len(own) < RESTATED_TERMS or _TABLE_ROW.match(line):
+            continue
+        need = max(RESTATED_TERMS, RESTATED_SHARE * len(own))
+        if any(len(own & s) >= need for s in said):
+            out.append(i)
+    return out
+
+
 def repeats_prose(text: str, told: str) -> bool:
     """Whether a line of `text` states what a line of `told` (a tool's text) states, with no word that it
-    retells: it repeats `QUOTED_MARKS` of the names that line of prose gives ("the timeout is
-    HTTP_TIMEOUT=0 in config/client.yaml", after a page's "Set HTTP_TIMEOUT=0 in config/client.yaml").
+    retells: it takes most of its words from that line of prose or request (`restating_lines`), or it
+    repeats `QUOTED_MARKS` of the names that line gives ("the timeout is HTTP_TIMEOUT=0 in
+    config/client.yaml", after a page's "Set HTTP_TIMEOUT=0 in config/client.yaml").
     Names gathered across a report's lines, or a table's row of the work done ("| `enable` | runs
     `entire enable --agent <name>` |"), state nothing of their own."""
+    lines = (told or "").splitlines()
+    if restating_lines(text, ["\n".join(lines[i] for i in not_data_lines(told))]):
+        return True
     stated = prose_marks(told)
     if not stated:
         return False

@@ -37,12 +37,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cairn.domain.models import Memory, MemoryKind, Source
+from cairn.domain.vocabulary import Tag
 from cairn.services.directives import (
     RETOLD,
     directive,
     not_data_lines,
     relayed,
     relayed_directive,
+    restating_lines,
     retold_lines,
     summary_retold_lines,
 )
@@ -444,7 +446,12 @@ def unasked(m: Memory) -> Memory | None:
     """What of `m` may reach an agent unasked (the session-start block, the prompt hook, the digest, the
     handoff): a transcript excerpt without its parts that read as instructions from a tool and without a
     tool's lines of prose or requests (its user's and agent's words and the tools' results stay, with a
-    note of what was left out), any other memory whole, or None when nothing of it may."""
+    note of what was left out), any other memory whole, or None when nothing of it may. A section of a
+    model-written summary of the session is never shown unasked: it retells the whole conversation, the
+    pages and files the agent read among it, with no word of whose each line was (explicit recall finds
+    it; the session's own words and tools' results say what it says, with their speakers)."""
+    if Tag.SUMMARY in m.tags:
+        return None
     spoken = parts(m)
     held, asking = _left_out(m, spoken)
     excerpt = m.kind is MemoryKind.EXCERPT
@@ -476,7 +483,26 @@ def _left_out(m: Memory, spoken: list[Part]) -> tuple[list[Withheld | None], lis
         [] if why is not None else _lines_held(p) if excerpt else _whole_held(p)
         for p, why in zip(spoken, held, strict=True)
     ]
+    if excerpt:
+        _restated_here(spoken, held, lines)
     return held, lines
+
+
+def _restated_here(spoken: list[Part], held: list[Withheld | None], lines: list[list[int]]) -> None:
+    """Adds to `lines` the agent's lines that restate, in the text's own words, what a tool part before
+    them has left out (`directives.restating_lines`): "Summary of the sub-agent's findings: the key goes
+    into .env …" says what the report left out says, and is that report's."""
+    told: list[str] = []
+    for k, p in enumerate(spoken):
+        if p.said_by == "tool":
+            out = range(p.text.count("\n") + 1) if held[k] is not None else lines[k]
+            text = p.text.splitlines()
+            told.append("\n".join(text[i] for i in out if i < len(text)))
+        elif p.said_by == "agent" and held[k] is None and any(told):
+            words = _words_of(p)
+            offset = p.text.count("\n") - words.count("\n")
+            again = {offset + i for i in restating_lines(words, told)}
+            lines[k] = sorted(set(lines[k]) | again)
 
 
 def _without(text: str, lines: set[int]) -> list[str]:
@@ -511,8 +537,11 @@ def recall_mark(m: Memory) -> str | None:
     """How explicit recall marks what `unasked` would leave out of a memory: what of it reads as
     instructions and where it came from (`untrusted_note`), else where the text it holds that is no data
     came from ("tool text from WebFetch https://…": prose or requests someone else wrote, whatever they
-    say, or the agent's words retelling them). None for what may be shown unasked as it is."""
+    say, or the agent's words retelling them); a summary's section, never shown unasked, as the summary's.
+    None for what may be shown unasked as it is."""
     flagged = withheld(m)
+    if flagged is None and Tag.SUMMARY in m.tags:
+        return _tool_text(next(iter(untrusted_sources(m)), None) or _SUMMARY, False)
     if flagged is not None and flagged.cue != RETOLD:
         return _note(flagged)
     excerpt = m.kind is MemoryKind.EXCERPT
@@ -525,6 +554,9 @@ def recall_mark(m: Memory) -> str | None:
             # the tool's own lines, or a retelling the pipeline tied to its source; else the tool before it
             return _tool_text(p.source if p.said_by == "tool" or why is not None else heard, excerpt)
     return _tool_text(flagged.source, excerpt) if flagged is not None else None
+
+
+_SUMMARY = Source("compaction summary")  # a summary section stored without its source
 
 
 def _tool_text(source: Source | None, excerpt: bool) -> str:

@@ -28,7 +28,15 @@ from cairn.pipeline.reading.shell import (
     patch_added,
     patch_text,
 )
-from cairn.services.directives import QUOTED_MARKS, RETOLD, directive, marks, relayed_directive, repeats_prose
+from cairn.services.directives import (
+    QUOTED_MARKS,
+    RETOLD,
+    directive,
+    marks,
+    relayed_directive,
+    repeats_prose,
+    restatable,
+)
 from cairn.services.trust import classify, outside_text
 from cairn.transcripts.model import Role
 
@@ -104,11 +112,13 @@ def build_excerpts(
             if text:
                 last = max(e.last_line, result.last_line if result else 0)
                 # prose is never cut: a long message continues over as many pieces as it takes
-                said = said_by(e, result, text, cwd, heard.before)
+                said = said_by(e, result, text, cwd, heard.before, heard.unkept)
                 split = split_prose(text, max_chars - 160)
                 if len(split) > 1 and said[1] is not None and e.role is not Role.TOOL_CALL:
                     # a long summary, report or reply: each piece is read on its own words
-                    pieces.extend((p, e.line_no, last, _said_in(p, said, heard.before)) for p in split)
+                    pieces.extend(
+                        (p, e.line_no, last, _said_in(p, said, heard.before, heard.unkept)) for p in split
+                    )
                 else:
                     pieces.extend((part, e.line_no, last, said) for part in split)
                 words.append(content_words(e, result))
@@ -158,6 +168,7 @@ def said_by(
     rendered: str,
     cwd: str | None,
     heard: Sequence[tuple[Source, str]] = (),
+    unkept: Source | None = None,
 ) -> _Said:
     """Whose words an event's rendering holds: a person's (a sub-agent's task is the agent's), the
     agent's, or a tool's, with the tool's source and the cue by which its output reads as instructions.
@@ -174,7 +185,7 @@ def said_by(
         command = command_of(e) if is_shell(e) else None
         source = classify(e.tool_name, e.tool_input, command=command, cwd=cwd)
     elif e.role in (Role.ASSISTANT, Role.THINKING):
-        return ("agent", passed_on(e.text, heard))
+        return ("agent", passed_on(e.text, heard, unkept))
     else:
         return ("agent", None)
     # what the tool returned: the rendering after its call line(s) (a command may span several)
@@ -183,13 +194,15 @@ def said_by(
     return ("tool", Source(source.tool, source.target, source.trusted, cue))
 
 
-def _said_in(piece: str, said: _Said, heard: Sequence[tuple[Source, str]]) -> _Said:
+def _said_in(
+    piece: str, said: _Said, heard: Sequence[tuple[Source, str]], unkept: Source | None = None
+) -> _Said:
     """Who said a piece of a long message, and the cue of that piece's own words."""
     who, source = said
     if source is None or source.trusted:
         return said
     if who == "agent":
-        return (who, passed_on(piece, heard))
+        return (who, passed_on(piece, heard, unkept))
     return (who, replace(source, directive=directive(piece)))
 
 
@@ -218,16 +231,21 @@ class Heard:
     def __init__(self, cwd: str | None) -> None:
         self.cwd = cwd
         self.before: list[tuple[Source, str]] = []
+        # the outside text the agent read just now whose text the file does not keep (`unkept_read`)
+        self.unkept: Source | None = None
 
     def hear(self, e: EventDoc, result: EventDoc | None = None) -> None:
+        if e.role is not Role.THINKING:
+            self.unkept = None
         if e.role is Role.TOOL_CALL and not is_edit(e):
             # a call whose result the file does not keep (Codex's web search) is still what the agent
             # read: its words about it pass that tool's text on
-            command = command_of(e) if is_shell(e) else None
-            source = classify(e.tool_name, e.tool_input, command=command, cwd=self.cwd)
+            source = _source_of_call(e, self.cwd)
             text = result.text if result is not None else ""
             if not source.trusted:
                 self.before = [*self.before[-(self.KEEP - 1) :], (source, text[: self.CHARS])]
+            if result is None and outside_text(source):
+                self.unkept = source
             return
         if e.role is Role.TOOL_RESULT:
             source, text = classify(e.tool_name, None), e.text
@@ -239,12 +257,44 @@ class Heard:
             self.before = [*self.before[-(self.KEEP - 1) :], (source, text[: self.CHARS])]
 
 
-def passed_on(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
+def _source_of_call(e: EventDoc, cwd: str | None) -> Source:
+    return classify(e.tool_name, e.tool_input, command=command_of(e) if is_shell(e) else None, cwd=cwd)
+
+
+def unkept_reads(events: Sequence[EventDoc], cwd: str | None) -> dict[int, Source]:
+    """The agent's messages (by `seq`) that come right after it read an outside text (a page, a search,
+    another MCP server, a file outside the repository; its thinking aside) whose text the file does not
+    keep, with that text's source: Cursor keeps no tool's result, Codex no web search's. Nothing can
+    show that such words are not that text's, so they are taken as passing it on (`passed_on`)."""
+    kept = {x.tool_call_id for x in events if x.role is Role.TOOL_RESULT and x.tool_call_id}
+    out: dict[int, Source] = {}
+    read: Source | None = None
+    for x in events:
+        if x.role is Role.THINKING:
+            continue
+        if read is not None and x.role is Role.ASSISTANT:
+            out[x.seq] = read
+        read = None
+        if x.role is Role.TOOL_CALL and not is_edit(x) and not (x.tool_call_id and x.tool_call_id in kept):
+            source = _source_of_call(x, cwd)
+            read = source if outside_text(source) else None
+    return out
+
+
+def passed_on(text: str, heard: Sequence[tuple[Source, str]], unkept: Source | None = None) -> Source | None:
     """The untrusted source whose instruction or statement the agent's words pass on, with the cue: words
     that read as instructions to an agent and say they are another's (`directives.relayed_directive`), or
     repeat what a tool's text said before them (its code, URL, flag or package, word for word); or words
-    that state what a tool's prose stated, naming what it named, as the agent's own (`RETOLD`). The
-    agent's own advice is None."""
+    that state what a tool's prose stated, in its words or naming what it named, as the agent's own
+    (`RETOLD`); or, right after a read whose text the file does not keep (`unkept`), words enough to
+    restate it (`directives.restatable`). The agent's own advice is None."""
+    found = _passed_on(text, heard)
+    if found is None and unkept is not None and restatable(text):
+        return Source(unkept.tool, unkept.target, False, RETOLD)
+    return found
+
+
+def _passed_on(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
     if not heard or not text:
         return None
     cue = relayed_directive(text)
@@ -273,8 +323,6 @@ def _restated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
     """The outside text (`trust.outside_text`: a page, a search, another MCP server, a file outside the
     repository) whose prose `text` restates as the agent's own (`directives.repeats_prose`), newest
     first. The agent restating its own plan, its sub-agent's report or a summary of its work is its own."""
-    if len(marks(text)) < QUOTED_MARKS:
-        return None
     told = (source for source, said in reversed(heard) if outside_text(source) and repeats_prose(text, said))
     return next(told, None)
 
@@ -293,6 +341,7 @@ def said_in_span(
     results = {e.tool_call_id: e for e in inside if e.role is Role.TOOL_RESULT and e.tool_call_id}
     called = {e.tool_call_id for e in inside if e.role is Role.TOOL_CALL and e.tool_call_id}
     found: list[_Said] = []
+    unread = unkept_reads(events, cwd) if any(e.role is Role.ASSISTANT for e in inside) else {}
     for e in inside:
         if e.role is Role.TOOL_RESULT and e.tool_call_id in called:
             continue  # read with its call
@@ -303,11 +352,17 @@ def said_in_span(
         if said and retold_source(e) is not None and not _quotes(said, e.text):
             found.append(("agent", None))  # a summary or a notice beside it, not quoted
             continue
-        heard = _heard_before(events, e, cwd) if e.role in (Role.ASSISTANT, Role.THINKING) else ()
-        who, source = said_by(e, _result_of(e, results), output, cwd, heard)
+        spoken = e.role in (Role.ASSISTANT, Role.THINKING)
+        heard = _heard_before(events, e, cwd) if spoken else ()
+        unkept = unread.get(e.seq)
+        who, source = said_by(e, _result_of(e, results), output, cwd, heard, unkept)
         if said and source is not None and not source.trusted:
             # the memory holds `said`, not the whole output, summary or reply: its cue is said's own
-            source = passed_on(said, heard) if who == "agent" else replace(source, directive=directive(said))
+            source = (
+                passed_on(said, heard, unkept)
+                if who == "agent"
+                else replace(source, directive=directive(said))
+            )
         found.append((who, source))
     if not found:
         return None, ()
@@ -318,12 +373,11 @@ def said_in_span(
 
 def _heard_before(events: Sequence[EventDoc], e: EventDoc, cwd: str | None) -> list[tuple[Source, str]]:
     """The untrusted tool text the session showed its agent before `e`: for words that read as
-    instructions, all the session's; for words that name what a text may have stated
-    (`QUOTED_MARKS` marks), the step's (since the person's last message). Most of the agent's words do
-    neither, and need no look back."""
+    instructions, all the session's; for words that may restate a text (`QUOTED_MARKS` marks, or
+    words enough: `directives.restatable`), the step's (since the person's last message)."""
     if directive(e.text):
         return heard_in([x for x in events if x.seq < e.seq], cwd)
-    if len(marks(e.text)) < QUOTED_MARKS:
+    if len(marks(e.text)) < QUOTED_MARKS and not restatable(e.text):
         return []
     before = [x for x in events if x.seq < e.seq]
     asked = [i for i, x in enumerate(before) if x.role is Role.USER and not x.is_sidechain]

@@ -20,7 +20,7 @@ from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.reading.failures import errors_fixed
 from cairn.pipeline.reading.session import SessionReading
 from cairn.pipeline.reading.shell import edited_path, shown_command, succeeded_edits
-from cairn.pipeline.reading.steps import heard_in, passed_on
+from cairn.pipeline.reading.steps import heard_in, passed_on, unkept_reads
 from cairn.pipeline.reading.turns import PLACEHOLDER, Turn
 from cairn.services.handoffs import HandoffNote, HandoffService
 from cairn.services.memories import NewMemory
@@ -109,10 +109,13 @@ def summarise(reading: SessionReading) -> dict[str, Any]:
     main_replies = [e for e in events if e.role is Role.ASSISTANT and not e.is_sidechain]
     last_reply = main_replies[-1].text if main_replies else ""
     heard = heard_in(events, reading.cwd)
+    # the agent's messages right after a read whose text the file does not keep, and what it read
+    unread = unkept_reads(events, reading.cwd)
+    unkept = [(e.text, source) for e in main_replies if (source := unread.get(e.seq)) is not None]
 
     def own(items: list[str]) -> list[str]:
-        """The agent's words the next session is told unasked: not those passing a tool's instruction on."""
-        return [i for i in items if passed_on(i, heard) is None]
+        """The agent's words the next session is told unasked: not those passing a tool's text on."""
+        return [i for i in items if passed_on(i, heard, next((s for t, s in unkept if i in t), None)) is None]
 
     return {
         "requests": [r[:300] for r in requests[:MAX_ITEMS]],

@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cairn.domain.models import Memory, Scope
-from cairn.domain.vocabulary import Tag
 from cairn.search.analyzer import STOP_WORDS
 from cairn.search.snippets import snippet
 from cairn.services.project_block import written_order
@@ -46,12 +45,6 @@ def trusted(memories: Iterable[Memory]) -> list[Memory]:
     passed on, that reads as instructions to an agent; a transcript excerpt keeps its other parts.
     Explicit recall still finds all of it, marked untrusted."""
     return [shown for m in memories if (shown := unasked(m)) is not None]
-
-
-def recap(m: Memory) -> bool:
-    """A section of a compaction summary that retells the conversation (the user's messages, what was
-    asked): recall's source, not a line of the block; the handoff says the requests."""
-    return Tag.SUMMARY in m.tags and Tag.RETOLD in m.tags
 
 
 # --- rendering helpers ----------------------------------------------------------------------------

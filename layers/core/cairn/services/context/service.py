@@ -174,7 +174,7 @@ class ContextService:
             # what a session did on a branch the project left aside is not what it runs now
             side = side_sessions([e for e in episodes if Tag.GIT in e.tags], ages)
             facts = [m for m in facts if not (m.provenance.session_id in side and work_report(m))]
-        facts_shown = fact_lines(facts, project, rank, last, ages if layout.weighted_facts else None)
+        facts_shown = fact_lines(facts, project, rank, ages if layout.weighted_facts else None)
         if layout.weighted_facts:
             # a person's rule the agent stated in full as it put it in place is said once, in full
             by_id = {m.id: m for m in facts}

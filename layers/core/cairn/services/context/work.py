@@ -1,10 +1,8 @@
 """The "Recent work" section: what recent sessions did and left open.
 
-It admits episodes (git activity, unfinished todos, a summary's pending work) that did not fail (a
-failed one is an unresolved error), that are not a summary's pending work the session went on with
-(history, not a to-do), and that do not retell the conversation. What is still open comes first: where
-the last session left off, then older work; a summary's account of work the session went on from comes
-last.
+It admits episodes (git activity, unfinished todos) that did not fail (a failed one is an unresolved
+error). What is still open comes first: where the last session left off, then older work. A compaction
+summary's pending work is never among them (`trust.unasked`).
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ from cairn.domain.models import Memory
 from cairn.domain.vocabulary import ERROR_TAGS, Tag
 from cairn.services.context.errors import FAILED_OUTCOMES
 from cairn.services.context.layout import ONE_SESSION, Layout
-from cairn.services.context.lines import UNRANKED, Line, Rank, line, newest_first, recap
+from cairn.services.context.lines import UNRANKED, Line, Rank, line, newest_first
 
 
 def work_lines(
@@ -26,23 +24,20 @@ def work_lines(
     layout: Layout = ONE_SESSION,
     side: Collection[str] = (),
 ) -> list[Line]:
-    """What recent sessions did and left open (git activity, unfinished todos, a summary's pending
-    work), newest first; failed episodes are shown as errors instead, and a summary's to-do list the
-    session went on to work through not at all (it reads as still to do; the handoff says what is)."""
+    """What recent sessions did and left open (git activity, unfinished todos), newest first; failed
+    episodes are shown as errors instead."""
     found = [
         m
         for m in episodes
         if str(m.details.get("outcome", "")).strip().lower() not in FAILED_OUTCOMES
         and not ERROR_TAGS.intersection(m.tags)
-        and Tag.TAKEN_UP not in m.tags
-        and not recap(m)
     ]
 
     def left_on_a_branch(m: Memory) -> bool:
         """Work an older session committed to a branch the project did not take up: still open."""
         return Tag.GIT in m.tags and m.provenance.session_id in side
 
-    # what is still open first; a summary's account of work the session went on from comes last
+    # what is still open first
     newest = newest_first(found)
     found.sort(
         key=lambda m: (
@@ -52,7 +47,6 @@ def work_lines(
             m.provenance.session_id != last and not left_on_a_branch(m),
             Tag.OPEN not in m.tags and not left_on_a_branch(m),
             layout.account_first and Tag.GIT in m.tags,
-            Tag.SUMMARY in m.tags,
             *newest(m),
         )
     )
