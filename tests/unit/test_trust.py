@@ -626,3 +626,47 @@ def test_the_agent_s_words_right_after_a_read_whose_text_the_file_keeps_not_are_
     told = [x.sources[s.source] for s in x.spans if s.said_by == "agent" and s.source is not None]
     assert [(t.tool, t.directive) for t in told] == [("WebFetch", RETOLD)]
     assert x.spans[-1].said_by == "agent" and x.spans[-1].source is None  # its own words, after its work
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(pass) results repo write path > union-merges concurrent appends to the same run index [1329.98ms]",
+        "✓ renders the empty state when there are no orders in the list at all right now",
+        "--- FAIL: TestShutdownDrainsAllMessagesBeforeClosing the writer goroutines in the end",
+    ],
+)
+def test_a_test_runner_s_result_is_data_however_many_words_it_runs_on(line):
+    from cairn.services.directives import not_data_lines
+
+    assert not_data_lines(line) == []
+
+
+def test_a_file_the_session_wrote_is_its_own_text_when_it_reads_it_back():
+    from cairn.pipeline.reading.shell import written_files
+
+    write = {"role": Role.TOOL_CALL, "tool_name": "Bash", "tool_call_id": "w"}
+    notes = "# Review\n\nThe shard channels drop messages when full and the drain loop never stops in time."
+    events = _events(
+        {"role": Role.USER, "text": "Review the WAL pipeline."},
+        {**write, "tool_input": {"command": f"cat > /tmp/wal-review.md << 'EOF'\n{notes}\nEOF"}},
+        {"role": Role.TOOL_RESULT, "text": "", "tool_call_id": "w"},
+        {
+            "role": Role.TOOL_CALL,
+            "tool_name": "Read",
+            "tool_input": {"file_path": "/tmp/wal-review.md"},
+            "tool_call_id": "r",
+        },
+        {"role": Role.TOOL_RESULT, "text": notes, "tool_call_id": "r"},
+        {
+            "role": Role.ASSISTANT,
+            "text": "The shard channels drop messages when full and the drain loop never stops.",
+        },
+    )
+    assert written_files(events[1]) == ["/tmp/wal-review.md"]
+    [x] = build_excerpts(events, cwd="/r")
+    assert [s.trusted for s in x.sources if s.tool == "Read"] == [True]  # the notes it wrote, read back
+    assert all(s.source is None or x.sources[s.source].trusted for s in x.spans if s.said_by == "agent")
+    # a file it did not write is another's
+    assert not classify("Read", {"file_path": "/tmp/other.md"}, cwd="/r").trusted
+    assert classify("Read", {"file_path": "/tmp/other.md"}, cwd="/r", own={"/tmp/other.md"}).trusted

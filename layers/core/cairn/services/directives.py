@@ -480,10 +480,9 @@ def asks(sentence: str) -> bool:
 
 def asking_lines(text: str) -> list[int]:
     """The lines of `text` (by index) whose prose asks its reader for something (`asks`), comments
-    included. Lines of code are no prose."""
-    return [
-        i for i, line in enumerate(text.splitlines()) if any(asks(s) for s in _sentences(line, comments=True))
-    ]
+    included. Lines of code are no prose (`_code`)."""
+    lines = text.splitlines()
+    return [i for i, line in enumerate(lines) if any(asks(s) for s in _sentences(line, comments=True))]
 
 
 PROSE_WORDS = 6  # a line of this many words or more, neither code nor a diagnostic, is someone's prose
@@ -500,7 +499,9 @@ def _words(text: str) -> int:
 _DIAGNOSTIC = re.compile(
     r"^\W{0,4}(?:[\w./\\-]+:\d+(?::\d+)?\b"
     r"|(?:[\w.-]+\s+){0,2}?(?:error|warning|warn|fatal|panic|fail(?:ed|ure)?|exception|traceback"
-    r"|assertion\w*|[a-z]{0,3}\d{3,5})\b[^:\n]{0,40}:)",
+    r"|assertion\w*|[a-z]{0,3}\d{3,5})\b[^:\n]{0,40}:"
+    # a test runner's result: "(pass) suite > case [12ms]", "✓ renders", "--- FAIL: TestX", "PASSED"
+    r"|[(\[]?(?:pass(?:ed)?|fail(?:ed)?|ok|skip(?:ped)?|todo)[)\]]?(?=[\s:]|$)|[✓✔✗✘×√])",
     re.I,
 )
 
@@ -511,7 +512,8 @@ _SENTENCE = re.compile(r"[^\W\d_][)\"'»”]?[.!?](?:\s|$)")  # a sentence's end
 
 def _prose(text: str) -> bool:
     """A sentence of `PROSE_WORDS` words or more, or twice as many words with no stop at all: a note's
-    clauses run on ("tips:: down migrations are busywork :: write up() only and delete the stub")."""
+    clauses run on ("tips:: down migrations are busywork :: write up() only and delete the stub"); a
+    test runner's results and diagnostics are data whatever their length (`_DIAGNOSTIC`)."""
     words = _words(text)
     return words >= 2 * PROSE_WORDS or (words >= PROSE_WORDS and bool(_SENTENCE.search(text)))
 
@@ -740,12 +742,28 @@ def restating_lines(text: str, told: Sequence[str]) -> list[int]:
     in a row: `RESTATED_TERMS` or more of the line's terms, and `RESTATED_SHARE` of them, are that
     line's (stemmed, stop words aside, in any language the analyser splits). A table's row (the work
     done, file by file) names things; it restates nothing."""
+    return _restating(text, _windows(told))
+
+
+def _windows(told: Sequence[str]) -> tuple[frozenset[str], ...]:
+    """The terms of each line of the `told` texts and of each two lines in a row, of words enough."""
     said: list[frozenset[str]] = []
     for t in told:
         lines = [_terms(line) for line in (t or "").splitlines()]
         said.extend(lines)
         said.extend(a | b for a, b in zip(lines, lines[1:], strict=False))
-    said = [s for s in said if len(s) >= RESTATED_TERMS]
+    return tuple(s for s in said if len(s) >= RESTATED_TERMS)
+
+
+@lru_cache(maxsize=256)
+def _stated(told: str) -> tuple[frozenset[str], ...]:
+    """`_windows` of a tool text's lines of prose or requests. Cached: a session's agent is checked
+    against the same few texts message after message."""
+    lines = (told or "").splitlines()
+    return _windows(["\n".join(lines[i] for i in not_data_lines(told))])
+
+
+def _restating(text: str, said: Sequence[frozenset[str]]) -> list[int]:
     if not said:
         return []
     out = []
@@ -766,8 +784,7 @@ def repeats_prose(text: str, told: str) -> bool:
     config/client.yaml", after a page's "Set HTTP_TIMEOUT=0 in config/client.yaml").
     Names gathered across a report's lines, or a table's row of the work done ("| `enable` | runs
     `entire enable --agent <name>` |"), state nothing of their own."""
-    lines = (told or "").splitlines()
-    if restating_lines(text, ["\n".join(lines[i] for i in not_data_lines(told))]):
+    if _restating(text, _stated(told)):
         return True
     stated = prose_marks(told)
     if not stated:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -114,15 +114,21 @@ def classify(
     *,
     command: str | None = None,
     cwd: str | None = None,
+    own: Collection[str] = (),
 ) -> Source:
     """The source a tool call's result is: trusted only for a file of the repository (a path inside
-    `cwd`, or relative, and not in a dependency folder), whether a file tool or a shell command that
-    only prints files (`cat`, `sed -n`, `head`, `Get-Content`…) read it. `command`: the command line,
-    for a shell tool."""
+    `cwd`, or relative, and not in a dependency folder) or one the session itself wrote before (`own`,
+    as `written_path` spells it: its notes in /tmp, its plan), whether a file tool or a shell command
+    that only prints files (`cat`, `sed -n`, `head`, `Get-Content`…) read it. `command`: the command
+    line, for a shell tool."""
     name = tool or "tool"
+
+    def trusted_file(path: str) -> bool:
+        return in_repository(path, cwd) or (bool(own) and written_path(path, cwd) in own)
+
     if command is not None:
         paths = printed_files(command)
-        trusted = bool(paths) and all(in_repository(p, cwd) for p in paths)
+        trusted = bool(paths) and all(trusted_file(p) for p in paths)
         return Source(tool=name, target=_short(command), trusted=trusted)
     args = tool_input if isinstance(tool_input, Mapping) else {}
     kind = _kind(name, args)
@@ -132,7 +138,7 @@ def classify(
         return Source(tool=name, target=_short(_field(args, _URL_FIELDS + _QUERY_FIELDS)))
     if kind == "file":
         path = _field(args, _PATH_FIELDS)
-        return Source(tool=name, target=_short(path), trusted=path is None or in_repository(path, cwd))
+        return Source(tool=name, target=_short(path), trusted=path is None or trusted_file(path))
     return Source(tool=name, target=_short(_field(args, _PATH_FIELDS + _URL_FIELDS + _QUERY_FIELDS)))
 
 
@@ -173,6 +179,14 @@ def _kind(tool: str, args: Mapping[str, Any]) -> str:
     if _WEB_SEARCH.search(low) and (_WEB.search(low) or low == "search"):
         return "search"
     return "file" if low in _FILE_TOOLS else "other"
+
+
+def written_path(path: str, cwd: str | None) -> str:
+    """A path as the session's own writes are kept (`classify`'s `own`): absolute, normalised."""
+    path = path.strip().strip("'\"").replace("\\", "/")
+    if cwd and not path.startswith(("/", "~")) and not re.match(r"^[A-Za-z]:/", path):
+        path = posixpath.join(cwd.replace("\\", "/"), path)
+    return posixpath.normpath(path)
 
 
 def in_repository(path: str, cwd: str | None) -> bool:

@@ -111,6 +111,23 @@ def edited_paths(event: EventDoc) -> list[str]:
     return [path] if path else []
 
 
+# a file a command line writes: a redirection's target (`> f`, `>> f`, `cat > f << 'EOF'`), or `tee`'s
+_WRITES_TO = re.compile(
+    r"(?<![<>&\d])>{1,2}\s*[\"']?([^\s\"'<>|;&()]+)|\btee\s+(?:-a\s+)?[\"']?([^\s\"'<>|;&()-][^\s\"'<>|;&()]*)"
+)
+
+
+def written_files(event: EventDoc) -> list[str]:
+    """Every file a tool call writes: an edit's, or the files a shell command line redirects into."""
+    if is_edit(event):
+        return edited_paths(event)
+    if not is_shell(event):
+        return []
+    command = (command_of(event) or "").split("\n", 1)[0]  # a heredoc's body is no command
+    found = (a or b for a, b in _WRITES_TO.findall(command))
+    return [f for f in found if f and f != "/dev/null"]
+
+
 def patch_added(patch: str) -> list[str]:
     """The lines a patch adds (`+` lines, not the `+++` header)."""
     return [ln[1:] for ln in patch.splitlines() if ln.startswith("+") and not ln.startswith("+++")]

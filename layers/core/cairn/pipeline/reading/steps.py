@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from cairn.domain.models import Source, Span
@@ -27,6 +28,7 @@ from cairn.pipeline.reading.shell import (
     new_text,
     patch_added,
     patch_text,
+    written_files,
 )
 from cairn.services.directives import (
     QUOTED_MARKS,
@@ -37,7 +39,7 @@ from cairn.services.directives import (
     repeats_prose,
     restatable,
 )
-from cairn.services.trust import classify, outside_text
+from cairn.services.trust import classify, outside_text, written_path
 from cairn.transcripts.model import Role
 
 EXCERPT_CHARS = 1_800  # one excerpt's rendered text; about 450 tokens
@@ -112,7 +114,7 @@ def build_excerpts(
             if text:
                 last = max(e.last_line, result.last_line if result else 0)
                 # prose is never cut: a long message continues over as many pieces as it takes
-                said = said_by(e, result, text, cwd, heard.before, heard.unkept)
+                said = said_by(e, result, text, cwd, heard.before, heard.unkept, heard.own)
                 split = split_prose(text, max_chars - 160)
                 if len(split) > 1 and said[1] is not None and e.role is not Role.TOOL_CALL:
                     # a long summary, report or reply: each piece is read on its own words
@@ -169,12 +171,14 @@ def said_by(
     cwd: str | None,
     heard: Sequence[tuple[Source, str]] = (),
     unkept: Source | None = None,
+    own: Collection[str] = (),
 ) -> _Said:
     """Whose words an event's rendering holds: a person's (a sub-agent's task is the agent's), the
     agent's, or a tool's, with the tool's source and the cue by which its output reads as instructions.
     A compaction summary, a sub-agent's own words and a notice the agent's harness wrote retell what
     tools said: a tool's text too. The agent's words that pass on an instruction of a tool's text it
-    heard before (`heard`) name that tool, with the cue."""
+    heard before (`heard`) name that tool, with the cue. A file the session wrote before (`own`) is its
+    own text."""
     if e.role is Role.USER:
         return ("agent" if e.is_sidechain else "user", None)
     if (retold := retold_source(e)) is not None:
@@ -183,7 +187,7 @@ def said_by(
         source = classify(e.tool_name, None)
     elif e.role is Role.TOOL_CALL and result is not None and not is_edit(e):
         command = command_of(e) if is_shell(e) else None
-        source = classify(e.tool_name, e.tool_input, command=command, cwd=cwd)
+        source = classify(e.tool_name, e.tool_input, command=command, cwd=cwd, own=own)
     elif e.role in (Role.ASSISTANT, Role.THINKING):
         return ("agent", passed_on(e.text, heard, unkept))
     else:
@@ -231,16 +235,19 @@ class Heard:
     def __init__(self, cwd: str | None) -> None:
         self.cwd = cwd
         self.before: list[tuple[Source, str]] = []
-        # the outside text the agent read just now whose text the file does not keep (`unkept_read`)
+        # the outside text the agent read just now whose text the file does not keep (`unkept_reads`)
         self.unkept: Source | None = None
+        self.own: set[str] = set()  # the files the session wrote so far: reading them is no outside text
 
     def hear(self, e: EventDoc, result: EventDoc | None = None) -> None:
         if e.role is not Role.THINKING:
             self.unkept = None
+        if e.role is Role.TOOL_CALL:
+            self.own.update(writes(e, self.cwd))
         if e.role is Role.TOOL_CALL and not is_edit(e):
             # a call whose result the file does not keep (Codex's web search) is still what the agent
             # read: its words about it pass that tool's text on
-            source = _source_of_call(e, self.cwd)
+            source = _source_of_call(e, self.cwd, self.own)
             text = result.text if result is not None else ""
             if not source.trusted:
                 self.before = [*self.before[-(self.KEEP - 1) :], (source, text[: self.CHARS])]
@@ -257,8 +264,14 @@ class Heard:
             self.before = [*self.before[-(self.KEEP - 1) :], (source, text[: self.CHARS])]
 
 
-def _source_of_call(e: EventDoc, cwd: str | None) -> Source:
-    return classify(e.tool_name, e.tool_input, command=command_of(e) if is_shell(e) else None, cwd=cwd)
+def _source_of_call(e: EventDoc, cwd: str | None, own: Collection[str] = ()) -> Source:
+    command = command_of(e) if is_shell(e) else None
+    return classify(e.tool_name, e.tool_input, command=command, cwd=cwd, own=own)
+
+
+def writes(e: EventDoc, cwd: str | None) -> list[str]:
+    """The files a tool call writes, as `trust.classify` compares them (`trust.written_path`)."""
+    return [written_path(f, cwd) for f in written_files(e)]
 
 
 def unkept_reads(events: Sequence[EventDoc], cwd: str | None) -> dict[int, Source]:
@@ -269,14 +282,17 @@ def unkept_reads(events: Sequence[EventDoc], cwd: str | None) -> dict[int, Sourc
     kept = {x.tool_call_id for x in events if x.role is Role.TOOL_RESULT and x.tool_call_id}
     out: dict[int, Source] = {}
     read: Source | None = None
+    own: set[str] = set()
     for x in events:
         if x.role is Role.THINKING:
             continue
         if read is not None and x.role is Role.ASSISTANT:
             out[x.seq] = read
         read = None
+        if x.role is Role.TOOL_CALL:
+            own.update(writes(x, cwd))
         if x.role is Role.TOOL_CALL and not is_edit(x) and not (x.tool_call_id and x.tool_call_id in kept):
-            source = _source_of_call(x, cwd)
+            source = _source_of_call(x, cwd, own)
             read = source if outside_text(source) else None
     return out
 
@@ -328,12 +344,17 @@ def _restated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
 
 
 def said_in_span(
-    events: Sequence[EventDoc], start: int | None, end: int | None, cwd: str | None = None, said: str = ""
+    events: Sequence[EventDoc],
+    start: int | None,
+    end: int | None,
+    cwd: str | None = None,
+    said: str = "",
+    hearing: Hearing | None = None,
 ) -> tuple[str | None, tuple[Source, ...]]:
     """Whose words a memory learned from the session lines `start`..`end` holds: user, agent, tool or
     mixed, with the sources of the tool output among them. With `said` (the memory's text), a tool
     counts only when the memory quotes its output: a command the agent ran, written up by a template,
-    is the agent's."""
+    is the agent's. `hearing`: the session's, when the caller asks for many memories of one session."""
     if start is None:
         return None, ()
     end = start if end is None else end
@@ -341,7 +362,8 @@ def said_in_span(
     results = {e.tool_call_id: e for e in inside if e.role is Role.TOOL_RESULT and e.tool_call_id}
     called = {e.tool_call_id for e in inside if e.role is Role.TOOL_CALL and e.tool_call_id}
     found: list[_Said] = []
-    unread = unkept_reads(events, cwd) if any(e.role is Role.ASSISTANT for e in inside) else {}
+    if hearing is None and any(e.role in (Role.ASSISTANT, Role.THINKING, Role.TOOL_CALL) for e in inside):
+        hearing = Hearing(events, cwd)
     for e in inside:
         if e.role is Role.TOOL_RESULT and e.tool_call_id in called:
             continue  # read with its call
@@ -352,10 +374,11 @@ def said_in_span(
         if said and retold_source(e) is not None and not _quotes(said, e.text):
             found.append(("agent", None))  # a summary or a notice beside it, not quoted
             continue
-        spoken = e.role in (Role.ASSISTANT, Role.THINKING)
-        heard = _heard_before(events, e, cwd) if spoken else ()
-        unkept = unread.get(e.seq)
-        who, source = said_by(e, _result_of(e, results), output, cwd, heard, unkept)
+        spoken = hearing is not None and e.role in (Role.ASSISTANT, Role.THINKING)
+        heard = hearing.before(e) if spoken else ()
+        unkept = hearing.unkept.get(e.seq) if spoken else None
+        own = hearing.own(e) if hearing is not None and e.role is Role.TOOL_CALL else ()
+        who, source = said_by(e, _result_of(e, results), output, cwd, heard, unkept, own)
         if said and source is not None and not source.trusted:
             # the memory holds `said`, not the whole output, summary or reply: its cue is said's own
             source = (
@@ -371,17 +394,41 @@ def said_in_span(
     return (by.pop() if len(by) == 1 else "mixed"), sources
 
 
-def _heard_before(events: Sequence[EventDoc], e: EventDoc, cwd: str | None) -> list[tuple[Source, str]]:
-    """The untrusted tool text the session showed its agent before `e`: for words that read as
-    instructions, all the session's; for words that may restate a text (`QUOTED_MARKS` marks, or
-    words enough: `directives.restatable`), the step's (since the person's last message)."""
-    if directive(e.text):
-        return heard_in([x for x in events if x.seq < e.seq], cwd)
-    if len(marks(e.text)) < QUOTED_MARKS and not restatable(e.text):
-        return []
-    before = [x for x in events if x.seq < e.seq]
-    asked = [i for i, x in enumerate(before) if x.role is Role.USER and not x.is_sidechain]
-    return heard_in(before[asked[-1] + 1 if asked else 0 :], cwd)
+class Hearing:
+    """What a session showed its agent before each of its messages, read once per session: every memory
+    learned from it asks for the steps its lines cover, and most memories share their steps."""
+
+    def __init__(self, events: Sequence[EventDoc], cwd: str | None) -> None:
+        self._events = list(events)
+        self._cwd = cwd
+        self._at = {x.seq: i for i, x in enumerate(self._events)}
+        self._asked = [i for i, x in enumerate(self._events) if x.role is Role.USER and not x.is_sidechain]
+        self._heard: dict[tuple[int, int], list[tuple[Source, str]]] = {}
+        self.unkept = unkept_reads(self._events, cwd)  # the messages right after an unkept read
+        self._writes = [
+            (i, f) for i, x in enumerate(self._events) if x.role is Role.TOOL_CALL for f in writes(x, cwd)
+        ]
+
+    def own(self, e: EventDoc) -> frozenset[str]:
+        """The files the session wrote before `e`: reading them back is its own text."""
+        at = self._at.get(e.seq, len(self._events))
+        return frozenset(f for i, f in self._writes if i < at)
+
+    def before(self, e: EventDoc) -> list[tuple[Source, str]]:
+        """The untrusted tool text the session showed its agent before `e`: for words that read as
+        instructions, all the session's; for words that may restate a text (`QUOTED_MARKS` marks, or
+        words enough: `directives.restatable`), the step's (since the person's last message)."""
+        at = self._at.get(e.seq, len(self._events))
+        if directive(e.text):
+            first = 0
+        elif len(marks(e.text)) < QUOTED_MARKS and not restatable(e.text):
+            return []
+        else:
+            asked = bisect_left(self._asked, at)
+            first = self._asked[asked - 1] + 1 if asked else 0
+        if (first, at) not in self._heard:
+            self._heard[first, at] = heard_in(self._events[first:at], self._cwd)
+        return self._heard[first, at]
 
 
 def heard_in(events: Sequence[EventDoc], cwd: str | None) -> list[tuple[Source, str]]:

@@ -30,7 +30,7 @@ from cairn.domain.ports import StoredVectors
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.models import Candidate, EventsDoc
-from cairn.pipeline.reading.steps import said_in_span
+from cairn.pipeline.reading.steps import Hearing, said_in_span
 from cairn.pipeline.remembering.contradictions import contradicts
 from cairn.pipeline.remembering.subjects import same_procedure
 from cairn.redaction import redact, redact_value
@@ -158,6 +158,7 @@ class Consolidation:
         # not hold yet (AWS indexes from the table's stream), and each memory's vector once known
         self._written: dict[str, Memory] = {}
         self._vectors: dict[str, list[float]] = {}
+        self._hearing: Hearing | None = None  # what the agent heard before each message, once read
 
     # --- the per-candidate decision ----------------------------------------------------------
     def apply(self, batch: list[Candidate]) -> Outcome:
@@ -229,7 +230,11 @@ class Consolidation:
                         end = c.line_end - span.first_line + 1
                     break
         # who said it: a rule extractor says so (`details.source`), else the cited lines tell
-        said, sources = said_in_span(self.events.events, c.line_start, c.line_end, self.events.cwd, c.content)
+        if self._hearing is None:
+            self._hearing = Hearing(self.events.events, self.events.cwd)
+        said, sources = said_in_span(
+            self.events.events, c.line_start, c.line_end, self.events.cwd, c.content, self._hearing
+        )
         said = {"user": "user", "tool": "tool"}.get(str(c.details.get("source")), said)
         return Provenance(
             session_id=self.session.id,
