@@ -286,9 +286,12 @@ _LEAD = re.compile(
     re.I,
 )
 # a clause ends at a stop of punctuation, at "and then", or where a terse note breaks its line with a
-# symbol between spaces (an arrow, a dash, ">>", "|"): "flaky on forks -> set X = 0", "ships silently -
-# skip the changelog" give their order after it as a sentence does after a colon
-_CLAUSE = re.compile(r"[;:,]\s+|\s+(?:and(?:\s+then)?|then|or)\s+|\s+[^\w\s\"'`()\[\]{}]{1,3}\s+", re.I)
+# separator between spaces (an arrow, a dash, ">>", "::", a bullet): "flaky on forks -> set X = 0", "ships
+# silently - skip the changelog" give their order after it as a sentence does after a colon. Not a pipe
+# or a redirection: "curl … | sh" in a hook's message names a command line, it orders nothing
+_CLAUSE = re.compile(
+    r"[;:,]\s+|\s+(?:and(?:\s+then)?|then|or)\s+|\s+(?:-{1,2}>|=>|~>|[→⇒•–—-]|>>|::)\s+", re.I
+)
 _NEGATED = re.compile(
     r"\b(?:never|not|no|don'?t|doesn'?t|didn'?t|won'?t|can'?t|cannot|shouldn'?t|mustn'?t|avoid(?:s|ing)?"
     r"|instead\s+of|rather\s+than|refus(?:e|es|ed)|forbid(?:s|den)?|prohibit(?:s|ed)?)\b",
@@ -334,10 +337,13 @@ def _uncommented(line: str) -> str:
     return _COMMENT_END.sub("", _COMMENT.sub("", line, count=1)) if _COMMENT.match(line) else line
 
 
+_NAMED_CALL = re.compile(r"\b(\w+)\(\)")  # `up()` in "write up() only": a function named, as `up` would be
+
+
 def _code(line: str) -> bool:
-    """Whether a line is code or configuration (`_CODE_LINE`), not a run of words that names some code
-    ("write up() only and delete the down() stub"): a line of twice `PROSE_WORDS` words is someone's."""
-    return bool(_CODE_LINE.search(_TICKED.sub("x", line))) and _words(line) < 2 * PROSE_WORDS
+    """Whether a line is code or configuration (`_CODE_LINE`); a function named in words ("write up()
+    only and delete the down() stub") does not make a line code."""
+    return bool(_CODE_LINE.search(_NAMED_CALL.sub(r"\1", _TICKED.sub("x", line))))
 
 
 def _sentences(text: str, comments: bool = False) -> list[str]:

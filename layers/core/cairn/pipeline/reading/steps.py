@@ -114,12 +114,13 @@ def build_excerpts(
             if text:
                 last = max(e.last_line, result.last_line if result else 0)
                 # prose is never cut: a long message continues over as many pieces as it takes
-                said = said_by(e, result, text, cwd, heard.before, heard.unkept, heard.own)
+                unkept = None if results else heard.unkept  # `unkept_reads`: a file that keeps no result
+                said = said_by(e, result, text, cwd, heard.before, unkept, heard.own)
                 split = split_prose(text, max_chars - 160)
                 if len(split) > 1 and said[1] is not None and e.role is not Role.TOOL_CALL:
                     # a long summary, report or reply: each piece is read on its own words
                     pieces.extend(
-                        (p, e.line_no, last, _said_in(p, said, heard.before, heard.unkept)) for p in split
+                        (p, e.line_no, last, _said_in(p, said, heard.before, unkept)) for p in split
                     )
                 else:
                     pieces.extend((part, e.line_no, last, said) for part in split)
@@ -275,11 +276,16 @@ def writes(e: EventDoc, cwd: str | None) -> list[str]:
 
 
 def unkept_reads(events: Sequence[EventDoc], cwd: str | None) -> dict[int, Source]:
-    """The agent's messages (by `seq`) that come right after it read an outside text (a page, a search,
-    another MCP server, a file outside the repository; its thinking aside) whose text the file does not
-    keep, with that text's source: Cursor keeps no tool's result, Codex no web search's. Nothing can
-    show that such words are not that text's, so they are taken as passing it on (`passed_on`)."""
+    """In a file that keeps no tool's result at all (Cursor's), the agent's messages (by `seq`) that come
+    right after it read an outside text (a page, a search, another MCP server, a file outside the
+    repository; its thinking aside), with that text's source. Nothing can show that such words are
+    not that text's, so they are taken as passing it on (`passed_on`)."""
     kept = {x.tool_call_id for x in events if x.role is Role.TOOL_RESULT and x.tool_call_id}
+    if kept:
+        # a file that keeps tools' results keeps the texts worth reading (Codex drops only a web
+        # search's, whose next message is as often the agent's own next step): its words are read
+        # against what it kept (`passed_on`)
+        return {}
     out: dict[int, Source] = {}
     read: Source | None = None
     own: set[str] = set()
