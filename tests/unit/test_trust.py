@@ -670,3 +670,31 @@ def test_a_file_the_session_wrote_is_its_own_text_when_it_reads_it_back():
     # a file it did not write is another's
     assert not classify("Read", {"file_path": "/tmp/other.md"}, cwd="/r").trusted
     assert classify("Read", {"file_path": "/tmp/other.md"}, cwd="/r", own={"/tmp/other.md"}).trusted
+
+
+def test_an_output_the_harness_saved_to_a_file_is_read_back_as_the_session_s_own():
+    # Claude Code saves a tool's output too large to show to a file, then the agent reads that file
+    saved = "/Users/dev/.claude/projects/x/tool-results/abc.txt"
+    events = _events(
+        {"role": Role.USER, "text": "List the exercises in the library."},
+        {
+            "role": Role.TOOL_CALL,
+            "tool_name": "Bash",
+            "tool_input": {"command": "cat data/library.json"},
+            "tool_call_id": "c",
+        },
+        {
+            "role": Role.TOOL_RESULT,
+            "text": f"<persisted-output>\nOutput too large (67.6KB). Full output saved to: {saved}\n",
+            "tool_call_id": "c",
+        },
+        {
+            "role": Role.TOOL_CALL,
+            "tool_name": "Read",
+            "tool_input": {"file_path": saved},
+            "tool_call_id": "r",
+        },
+        {"role": Role.TOOL_RESULT, "text": '[{"id": "push_day"}]', "tool_call_id": "r"},
+    )
+    [x] = build_excerpts(events, cwd="/r")
+    assert [s.trusted for s in x.sources if s.tool == "Read"] == [True]

@@ -245,6 +245,10 @@ class Heard:
             self.unkept = None
         if e.role is Role.TOOL_CALL:
             self.own.update(writes(e, self.cwd))
+            if result is not None:
+                self.own.update(writes(result, self.cwd))
+        elif e.role is Role.TOOL_RESULT:
+            self.own.update(writes(e, self.cwd))
         if e.role is Role.TOOL_CALL and not is_edit(e):
             # a call whose result the file does not keep (Codex's web search) is still what the agent
             # read: its words about it pass that tool's text on
@@ -270,8 +274,16 @@ def _source_of_call(e: EventDoc, cwd: str | None, own: Collection[str] = ()) -> 
     return classify(e.tool_name, e.tool_input, command=command, cwd=cwd, own=own)
 
 
+# where Claude Code puts a tool's output too large to show ("<persisted-output> Output too large (67.6KB).
+# Full output saved to: /Users/x/.claude/…"): reading it back is reading that tool's output again
+_PERSISTED = re.compile(r"<persisted-output>.*?saved to:\s*(\S+)", re.S)
+
+
 def writes(e: EventDoc, cwd: str | None) -> list[str]:
-    """The files a tool call writes, as `trust.classify` compares them (`trust.written_path`)."""
+    """The files a tool call writes, or a harness saved a tool's output to, as `trust.classify` compares
+    them (`trust.written_path`): read back, they are the session's own text."""
+    if e.role is Role.TOOL_RESULT:
+        return [written_path(f, cwd) for f in _PERSISTED.findall((e.text or "")[:2000])]
     return [written_path(f, cwd) for f in written_files(e)]
 
 
@@ -295,7 +307,7 @@ def unkept_reads(events: Sequence[EventDoc], cwd: str | None) -> dict[int, Sourc
         if read is not None and x.role is Role.ASSISTANT:
             out[x.seq] = read
         read = None
-        if x.role is Role.TOOL_CALL:
+        if x.role in (Role.TOOL_CALL, Role.TOOL_RESULT):
             own.update(writes(x, cwd))
         if x.role is Role.TOOL_CALL and not is_edit(x) and not (x.tool_call_id and x.tool_call_id in kept):
             source = _source_of_call(x, cwd, own)
@@ -412,7 +424,10 @@ class Hearing:
         self._heard: dict[tuple[int, int], list[tuple[Source, str]]] = {}
         self.unkept = unkept_reads(self._events, cwd)  # the messages right after an unkept read
         self._writes = [
-            (i, f) for i, x in enumerate(self._events) if x.role is Role.TOOL_CALL for f in writes(x, cwd)
+            (i, f)
+            for i, x in enumerate(self._events)
+            if x.role in (Role.TOOL_CALL, Role.TOOL_RESULT)
+            for f in writes(x, cwd)
         ]
 
     def own(self, e: EventDoc) -> frozenset[str]:
