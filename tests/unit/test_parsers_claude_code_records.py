@@ -51,3 +51,29 @@ def test_each_change_of_the_checkouts_branch_is_kept_with_its_line():
     parsed = parse_transcript(("\n".join(lines) + "\n").encode(), "claude-code")
     assert parsed.git_branch == "main"
     assert parsed.branches == ((1, "main"), (3, "ollama-chat"))
+
+
+def test_a_sub_agent_s_tool_calls_in_its_progress_are_kept_apart_with_only_where_they_wrote():
+    # captured shape of Claude Code's agent_progress (cc-backend): the sub-agent writes its review to /tmp
+    write = {
+        "type": "tool_use",
+        "id": "toolu_01",
+        "name": "Bash",
+        "input": {
+            "command": "cat > /tmp/wal-review.md << 'EOF'\n# Review\nEOF",
+            "description": "Write review",
+        },
+    }
+    progress = {
+        "type": "agent_progress",
+        "message": {"type": "assistant", "message": {"role": "assistant", "content": [write]}},
+    }
+    lines = [
+        _line(type="user", uuid="u1", parentUuid=None, message={"role": "user", "content": "review the WAL"}),
+        _line(type="progress", uuid="p1", parentUuid="u1", data=progress),
+    ]
+    parsed = parse_transcript(("\n".join(lines) + "\n").encode(), "claude-code")
+    assert [e.role for e in parsed.events] == [Role.USER]  # none of the session's own events
+    [call] = parsed.subagent_calls
+    assert call.tool_name == "Bash" and call.is_sidechain
+    assert call.tool_input == {"command": "cat > /tmp/wal-review.md << 'EOF'\n# Review\nEOF"}

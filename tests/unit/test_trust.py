@@ -698,3 +698,34 @@ def test_an_output_the_harness_saved_to_a_file_is_read_back_as_the_session_s_own
     )
     [x] = build_excerpts(events, cwd="/r")
     assert [s.trusted for s in x.sources if s.tool == "Read"] == [True]
+
+
+def test_a_file_a_sub_agent_wrote_is_the_session_s_own_when_read_back():
+    from cairn.pipeline.reading.steps import written_by
+
+    notes = "The shard channels drop messages when full and the drain loop never stops in time."
+    events = _events(
+        {"role": Role.USER, "text": "Review the WAL pipeline."},
+        {
+            "role": Role.TOOL_CALL,
+            "tool_name": "Read",
+            "tool_input": {"file_path": "/tmp/review.md"},
+            "tool_call_id": "r",
+        },
+        {"role": Role.TOOL_RESULT, "text": notes, "tool_call_id": "r"},
+        {"role": Role.ASSISTANT, "text": notes},
+    )
+    # what the sub-agent's progress records keep of its call (`ParsedTranscript.subagent_calls`)
+    by_sub_agent = EventDoc(
+        seq=0,
+        line_no=1,
+        role=Role.TOOL_CALL,
+        tool_name="Bash",
+        tool_input={"command": "cat > /tmp/review.md << 'EOF'"},
+        is_sidechain=True,
+    )
+    [mine] = build_excerpts(events, cwd="/r", own=written_by([by_sub_agent], "/r"))
+    [theirs] = build_excerpts(events, cwd="/r")
+    assert [(s.trusted, s.directive) for s in mine.sources] == [(True, None)]
+    # a stranger's file: the agent saying it again in its words is that file's text retold
+    assert sorted((s.trusted, s.directive or "") for s in theirs.sources) == [(False, ""), (False, RETOLD)]

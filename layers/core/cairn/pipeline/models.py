@@ -132,6 +132,8 @@ class EventsDoc(BaseModel):
     stats: dict[str, Any] = Field(default_factory=dict)
     events: list[EventDoc]
     project_files: list[ProjectFile] = Field(default_factory=list)  # manifests the capture hook sent
+    # a sub-agent's tool calls its progress records keep, with only where they wrote (`ParsedTranscript`)
+    subagent_calls: list[EventDoc] = Field(default_factory=list)
 
     def switched_branch(self, line: int | None) -> str | None:
         """The branch the session had moved to by this line, when it is not the one the session began

@@ -58,6 +58,7 @@ class Collector:
     version: str | None = None
     model: str | None = None
     started_at: str | None = None
+    subagent_calls: list[TranscriptEvent] = field(default_factory=list)
 
     def add(self, event: TranscriptEvent) -> None:
         self.events.append(event)
@@ -103,6 +104,7 @@ class Collector:
             version=self.version,
             model=self.model,
             started_at=self.started_at,
+            subagent_calls=tuple(self.subagent_calls),
         )
 
 

@@ -39,6 +39,8 @@ from cairn.transcripts.noise import clean_text, is_harness_message, is_housekeep
 AGENT = "claude-code"
 
 # Line types with nothing to learn from (undo snapshots, hook progress, titles)
+# what of a sub-agent's tool call is kept: where it wrote (a file tool's path, a shell command's line)
+_WHERE = frozenset({"file_path", "filePath", "path", "notebook_path", "command"})
 _IGNORED_TYPES = frozenset({"file-history-snapshot", "progress", "custom-title", "agent-name", "tag"})
 _DROPPED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 # Claude Code ends a compaction summary with its own words to the model (where the full transcript is,
@@ -158,6 +160,8 @@ class _Parser:
         Tool progress and in-process callbacks say nothing."""
         self._remember_node(line_no, record, prompt=False)
         data = record.get("data")
+        if isinstance(data, Mapping) and data.get("type") == "agent_progress":
+            self._subagent_calls(line_no, data)
         if not isinstance(data, Mapping) or data.get("type") != "hook_progress":
             self.out.ignored["progress"] += 1
             return
@@ -167,6 +171,36 @@ class _Parser:
             return
         self.hooks_seen.add((event, command))
         self.out.add(self._event(line_no, record, Role.SYSTEM, text=f"{event} hook runs: {command}"))
+
+    def _subagent_calls(self, line_no: int, data: Mapping[str, Any]) -> None:
+        """A sub-agent's tool calls as its progress records show them, kept apart from the session's
+        events and with only where they wrote (`_WHERE`): a file it wrote (`cat > /tmp/review.md << EOF`)
+        and the main agent read back is the session's own text, not a stranger's."""
+        outer = data.get("message")
+        inner = outer.get("message") if isinstance(outer, Mapping) else None
+        content = inner.get("content") if isinstance(inner, Mapping) else None
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, Mapping) or block.get("type") != "tool_use":
+                continue
+            given = block.get("input")
+            where = (
+                {k: v for k, v in given.items() if k in _WHERE and isinstance(v, str)}
+                if isinstance(given, Mapping)
+                else {}
+            )
+            name = _str(block.get("name"))
+            if name and where:
+                self.out.subagent_calls.append(
+                    TranscriptEvent(
+                        seq=len(self.out.subagent_calls),
+                        line_no=line_no,
+                        role=Role.TOOL_CALL,
+                        tool_name=name,
+                        tool_input=where,
+                        tool_call_id=_str(block.get("id")),
+                        is_sidechain=True,
+                    )
+                )
 
     def _queue(self, line_no: int, record: dict[str, Any]) -> None:
         """The input queue: only an `enqueue` carries text; `dequeue` and `remove` say nothing of which

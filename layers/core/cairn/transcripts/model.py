@@ -91,6 +91,9 @@ class ParsedTranscript:
     started_at: str | None = None
     # the repository's manifests the capture hook sent with the session (not the agent's events)
     project_files: tuple[ProjectFile, ...] = ()
+    # a sub-agent's tool calls that the file keeps only as progress (Claude Code's agent_progress), with
+    # no more of their input than where they wrote: what the session wrote is its own text when read back
+    subagent_calls: tuple[TranscriptEvent, ...] = ()
 
     def by_role(self, role: Role) -> tuple[TranscriptEvent, ...]:
         return tuple(e for e in self.events if e.role is role)

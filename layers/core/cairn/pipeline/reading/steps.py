@@ -89,15 +89,20 @@ class Excerpt:
 
 
 def build_excerpts(
-    events: Sequence[EventDoc], max_chars: int = EXCERPT_CHARS, cwd: str | None = None
+    events: Sequence[EventDoc],
+    max_chars: int = EXCERPT_CHARS,
+    cwd: str | None = None,
+    own: Collection[str] = (),
 ) -> list[Excerpt]:
     """Steps of the session, rendered and cut into excerpts of at most `max_chars` characters each.
-    `cwd`: the session's working directory, which tells the repository's files from others."""
+    `cwd`: the session's working directory, which tells the repository's files from others; `own`: files
+    the session wrote that its events do not show (its sub-agents', `written_by`)."""
     results = {e.tool_call_id: e for e in events if e.role is Role.TOOL_RESULT and e.tool_call_id}
     paired = {e.tool_call_id for e in events if e.role is Role.TOOL_CALL and e.tool_call_id}
     out: list[Excerpt] = []
     main_request = ""
     heard = Heard(cwd)
+    heard.own.update(own)
     for step in _steps(events):
         request = _request_of(step)
         if step[0].role is Role.USER and not step[0].is_sidechain:
@@ -279,6 +284,12 @@ def _source_of_call(e: EventDoc, cwd: str | None, own: Collection[str] = ()) -> 
 _PERSISTED = re.compile(r"<persisted-output>.*?saved to:\s*(\S+)", re.S)
 
 
+def written_by(calls: Iterable[EventDoc], cwd: str | None) -> frozenset[str]:
+    """The files `calls` wrote (a sub-agent's, kept apart from the session's events): read back, they are
+    the session's own text."""
+    return frozenset(f for e in calls for f in writes(e, cwd))
+
+
 def writes(e: EventDoc, cwd: str | None) -> list[str]:
     """The files a tool call writes, or a harness saved a tool's output to, as `trust.classify` compares
     them (`trust.written_path`): read back, they are the session's own text."""
@@ -416,8 +427,9 @@ class Hearing:
     """What a session showed its agent before each of its messages, read once per session: every memory
     learned from it asks for the steps its lines cover, and most memories share their steps."""
 
-    def __init__(self, events: Sequence[EventDoc], cwd: str | None) -> None:
+    def __init__(self, events: Sequence[EventDoc], cwd: str | None, own: Collection[str] = ()) -> None:
         self._events = list(events)
+        self._seeded = frozenset(own)  # files it wrote that its events do not show (`written_by`)
         self._cwd = cwd
         self._at = {x.seq: i for i, x in enumerate(self._events)}
         self._asked = [i for i, x in enumerate(self._events) if x.role is Role.USER and not x.is_sidechain]
@@ -433,7 +445,7 @@ class Hearing:
     def own(self, e: EventDoc) -> frozenset[str]:
         """The files the session wrote before `e`: reading them back is its own text."""
         at = self._at.get(e.seq, len(self._events))
-        return frozenset(f for i, f in self._writes if i < at)
+        return self._seeded | {f for i, f in self._writes if i < at}
 
     def before(self, e: EventDoc) -> list[tuple[Source, str]]:
         """The untrusted tool text the session showed its agent before `e`: for words that read as
@@ -448,13 +460,17 @@ class Hearing:
             asked = bisect_left(self._asked, at)
             first = self._asked[asked - 1] + 1 if asked else 0
         if (first, at) not in self._heard:
-            self._heard[first, at] = heard_in(self._events[first:at], self._cwd)
+            self._heard[first, at] = heard_in(self._events[first:at], self._cwd, self.own(e))
         return self._heard[first, at]
 
 
-def heard_in(events: Sequence[EventDoc], cwd: str | None) -> list[tuple[Source, str]]:
-    """The untrusted tool text `events` showed the agent, newest last (`Heard`)."""
+def heard_in(
+    events: Sequence[EventDoc], cwd: str | None, own: Collection[str] = ()
+) -> list[tuple[Source, str]]:
+    """The untrusted tool text `events` showed the agent, newest last (`Heard`); `own`: files the session
+    wrote that `events` do not show."""
     heard = Heard(cwd)
+    heard.own.update(own)
     results = {x.tool_call_id: x for x in events if x.role is Role.TOOL_RESULT and x.tool_call_id}
     called = {x.tool_call_id for x in events if x.role is Role.TOOL_CALL and x.tool_call_id}
     for x in events:

@@ -30,7 +30,7 @@ from cairn.domain.ports import StoredVectors
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.models import Candidate, EventsDoc
-from cairn.pipeline.reading.steps import Hearing, said_in_span
+from cairn.pipeline.reading.steps import Hearing, said_in_span, written_by
 from cairn.pipeline.remembering.contradictions import contradicts
 from cairn.pipeline.remembering.subjects import same_procedure
 from cairn.redaction import redact, redact_value
@@ -231,7 +231,8 @@ class Consolidation:
                     break
         # who said it: a rule extractor says so (`details.source`), else the cited lines tell
         if self._hearing is None:
-            self._hearing = Hearing(self.events.events, self.events.cwd)
+            own = written_by(self.events.subagent_calls, self.events.cwd)
+            self._hearing = Hearing(self.events.events, self.events.cwd, own)
         said, sources = said_in_span(
             self.events.events, c.line_start, c.line_end, self.events.cwd, c.content, self._hearing
         )

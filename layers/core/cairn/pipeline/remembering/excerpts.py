@@ -18,7 +18,7 @@ from cairn.domain.models import MemoryFilter, MemoryKind, Provenance, Session, c
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.models import EventsDoc
-from cairn.pipeline.reading.steps import Excerpt, build_excerpts
+from cairn.pipeline.reading.steps import Excerpt, build_excerpts, written_by
 from cairn.services.memories import NewMemory
 
 EXCERPT_CONFIDENCE = 0.3  # what was said, not what was learned: below every extracted memory
@@ -34,7 +34,8 @@ class ExcerptCounts:
 
 
 def store_excerpts(deps: PipelineDeps, session: Session, events: EventsDoc) -> ExcerptCounts:
-    excerpts = build_excerpts(events.events, cwd=events.cwd)
+    own = written_by(events.subagent_calls, events.cwd)
+    excerpts = build_excerpts(events.events, cwd=events.cwd, own=own)
     caller = pipeline_principal(session)
     wanted = [_new_memory(session, events, x) for x in excerpts]
     wanted_hashes = {content_hash(MemoryKind.EXCERPT, n.content) for n in wanted}

@@ -62,6 +62,7 @@ def parse(deps: PipelineDeps, ref: SessionRef) -> ParseResult:
         stats=_stats(parsed.stats),
         events=[_redacted(EventDoc.of(e)) for e in parsed.events],
         project_files=[replace(f, text=redact(f.text).text) for f in parsed.project_files],
+        subagent_calls=[_redacted(EventDoc.of(e)) for e in parsed.subagent_calls],
     )
     deps.write(key, doc)
     return ParseResult(**ref.model_dump(), events_key=key, parts=len(parts), events=len(doc.events))
