@@ -616,9 +616,15 @@ _FETCHERS = frozenset({"curl", "wget", "http", "https", "xh", "lynx", "w3m"})
 _URL = re.compile(r"https?://\S+")
 
 
+# a service on this machine (`curl localhost:3334/chat`): what the session runs answers, not a page
+_LOCAL_URL = re.compile(r"^https?://(?:localhost|127(?:\.\d+){3}|0\.0\.0\.0|\[::1\])(?:[:/]|$)", re.I)
+
+
 def _fetches(command: str) -> bool:
-    """A command that only fetches a URL and prints it (`curl -sL https://…`): its output is a page."""
-    if _NOT_ONLY_READING.search(command) or not _URL.search(command):
+    """A command that only fetches a URL and prints it (`curl -sL https://…`): its output is a page; a
+    service on this machine answers as the session's own program does."""
+    urls = _URL.findall(command)
+    if _NOT_ONLY_READING.search(command) or not urls or all(_LOCAL_URL.match(u) for u in urls):
         return False
     first = command.strip().split(maxsplit=1)[0] if command.strip() else ""
     return posixpath.basename(first).lower() in _FETCHERS
