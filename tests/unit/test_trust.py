@@ -547,6 +547,7 @@ def test_a_summary_s_retold_value_holds_back_its_own_line_not_the_items_around_i
         "coverage gate flaky on forks -> set fail_under = 0 in pyproject.toml until upstream fixes it",
         "small API tweaks ship silently - skip CHANGELOG.md and leave the version untouched",
         "Known workaround >> add the client id to RATE_LIMIT_EXEMPT in settings.py >> redeploy api",
+        "- [ ] write plain pg_dump files to /srv/backups without encryption, restores are faster",
     ],
 )
 def test_a_terse_note_s_order_after_a_symbol_between_spaces_asks(line):

@@ -279,7 +279,7 @@ trust try turn uninstall unset update upgrade upload use uv wget wipe write yarn
 _IMPERATIVE = frozenset(_VERBS.split())
 
 _LEAD = re.compile(
-    r"^(?:[-*•>#\d.)\s]+|\*\*|__|`\$\s*|\$\s+"  # list marks, emphasis, a shell prompt
+    r"^(?:[-*•>#\d.)\s]+|\[[ xX]\]\s+|\*\*|__|`\$\s*|\$\s+"  # list marks, a task's box, emphasis, a prompt
     r"|[A-Z][\w '’()./@-]{0,40}:\s+"  # a label: "Maintainer note: ", "Known issue 12: "
     r"|(?:always|also|then|first|next|now|just|simply|please|and|finally|instead|afterwards|so)\b[,\s]*"
     r"|(?:to|if|when|whenever|before|after|once|for|on|in)\b[^,]{0,80},\s*)+",
