@@ -303,8 +303,7 @@ def unkept_reads(events: Sequence[EventDoc], cwd: str | None) -> dict[int, Sourc
     right after it read an outside text (a page, a search, another MCP server, a file outside the
     repository; its thinking aside), with that text's source. Nothing can show that such words are
     not that text's, so they are taken as passing it on (`passed_on`)."""
-    kept = {x.tool_call_id for x in events if x.role is Role.TOOL_RESULT and x.tool_call_id}
-    if kept:
+    if any(x.role is Role.TOOL_RESULT for x in events):
         # a file that keeps tools' results keeps the texts worth reading (Codex drops only a web
         # search's, whose next message is as often the agent's own next step): its words are read
         # against what it kept (`passed_on`)
@@ -318,9 +317,9 @@ def unkept_reads(events: Sequence[EventDoc], cwd: str | None) -> dict[int, Sourc
         if read is not None and x.role is Role.ASSISTANT:
             out[x.seq] = read
         read = None
-        if x.role in (Role.TOOL_CALL, Role.TOOL_RESULT):
+        if x.role is Role.TOOL_CALL:
             own.update(writes(x, cwd))
-        if x.role is Role.TOOL_CALL and not is_edit(x) and not (x.tool_call_id and x.tool_call_id in kept):
+        if x.role is Role.TOOL_CALL and not is_edit(x):
             source = _source_of_call(x, cwd, own)
             read = source if outside_text(source) else None
     return out
