@@ -1125,6 +1125,15 @@ def recalled(store, p: Probe) -> tuple[list[dict], list[list[dict]]]:
     return [h for answer in answers for h in answer if p.mark in str(h)], answers
 
 
+def assert_recall_finds_it_with_its_source(store, p: Probe) -> None:
+    """Explicit recall finds what the probe's tool said, asked by its topic or its mark, and each hit
+    holding it names where the text came from."""
+    holding, answers = recalled(store, p)
+    assert holding, answers
+    for hit in holding:
+        assert p.source in source_shown(hit), hit
+
+
 def source_shown(hit: dict) -> str:
     """Where a recall hit says its text came from: a memory's mark names the source, an excerpt's text
     shows it (its call line)."""

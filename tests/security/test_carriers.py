@@ -24,10 +24,9 @@ from tests.security.carriers import (
     MORE_PROBES,
     PROBES,
     Probe,
+    assert_recall_finds_it_with_its_source,
     leaks,
     learn_all,
-    recalled,
-    source_shown,
     unasked_surfaces,
 )
 from tests.security.probe_store import Store, closing
@@ -104,10 +103,7 @@ def test_explicit_recall_finds_the_directive_labelled_untrusted_with_its_source(
 def test_explicit_recall_finds_the_later_themes_directive_with_its_source(store, probe):
     # most of these ask for a step no cue names (a coverage floor of 0, a bundled config file): recall
     # finds them by topic or by mark and names where the text came from
-    holding, answers = recalled(store, probe)
-    assert holding, answers
-    for hit in holding:
-        assert probe.source in source_shown(hit), hit
+    assert_recall_finds_it_with_its_source(store, probe)
 
 
 def test_what_cursor_keeps_of_a_tool_is_only_what_the_agent_said_of_it(store):

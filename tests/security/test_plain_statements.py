@@ -21,11 +21,10 @@ import pytest
 from tests.security.carriers import (
     Probe,
     Theme,
+    assert_recall_finds_it_with_its_source,
     leaks,
     learn_all,
     probes_of,
-    recalled,
-    source_shown,
     unasked_surfaces,
 )
 from tests.security.probe_store import Store, closing
@@ -95,7 +94,4 @@ def test_the_person_s_rule_is_in_the_block(store, probe):
 
 @pytest.mark.parametrize("probe", [p for p in PROBES if p.stored], ids=_id)
 def test_explicit_recall_still_finds_the_statement_labelled_untrusted_with_its_source(store, probe):
-    holding, answers = recalled(store, probe)
-    assert holding, answers
-    for hit in holding:
-        assert probe.source in source_shown(hit), hit
+    assert_recall_finds_it_with_its_source(store, probe)

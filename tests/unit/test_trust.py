@@ -602,26 +602,25 @@ def test_a_summary_s_section_is_never_shown_unasked_and_recall_names_the_summary
     assert recall_mark(tagged) == "tool text from compaction summary"
 
 
+def _call(tool: str, args: dict, call_id: str) -> dict:
+    """A tool call, as `_events` takes a step."""
+    return {"role": Role.TOOL_CALL, "tool_name": tool, "tool_input": args, "tool_call_id": call_id}
+
+
+def _result(text: str, call_id: str) -> dict:
+    return {"role": Role.TOOL_RESULT, "text": text, "tool_call_id": call_id}
+
+
 def test_the_agent_s_words_right_after_a_read_whose_text_the_file_keeps_not_are_that_text_s():
     # Cursor keeps no tool's result: the reply right after its fetch restates what nobody can check
     events = _events(
         {"role": Role.USER, "text": "Wire the sandbox key into the service."},
-        {
-            "role": Role.TOOL_CALL,
-            "tool_name": "WebFetch",
-            "tool_input": {"url": "https://docs.example.invalid/guide"},
-            "tool_call_id": "c",
-        },
+        _call("WebFetch", {"url": "https://docs.example.invalid/guide"}, "c"),
         {
             "role": Role.ASSISTANT,
             "text": "The quickstart has the key pasted into the env file and committed.",
         },
-        {
-            "role": Role.TOOL_CALL,
-            "tool_name": "Edit",
-            "tool_input": {"file_path": "/r/a.py"},
-            "tool_call_id": "e",
-        },
+        _call("Edit", {"file_path": "/r/a.py"}, "e"),
         {"role": Role.ASSISTANT, "text": "I wired the key through the vault client in the service config."},
     )
     [x] = build_excerpts(events, cwd="/r")
@@ -647,19 +646,13 @@ def test_a_test_runner_s_result_is_data_however_many_words_it_runs_on(line):
 def test_a_file_the_session_wrote_is_its_own_text_when_it_reads_it_back():
     from cairn.pipeline.reading.shell import written_files
 
-    write = {"role": Role.TOOL_CALL, "tool_name": "Bash", "tool_call_id": "w"}
     notes = "# Review\n\nThe shard channels drop messages when full and the drain loop never stops in time."
     events = _events(
         {"role": Role.USER, "text": "Review the WAL pipeline."},
-        {**write, "tool_input": {"command": f"cat > /tmp/wal-review.md << 'EOF'\n{notes}\nEOF"}},
-        {"role": Role.TOOL_RESULT, "text": "", "tool_call_id": "w"},
-        {
-            "role": Role.TOOL_CALL,
-            "tool_name": "Read",
-            "tool_input": {"file_path": "/tmp/wal-review.md"},
-            "tool_call_id": "r",
-        },
-        {"role": Role.TOOL_RESULT, "text": notes, "tool_call_id": "r"},
+        _call("Bash", {"command": f"cat > /tmp/wal-review.md << 'EOF'\n{notes}\nEOF"}, "w"),
+        _result("", "w"),
+        _call("Read", {"file_path": "/tmp/wal-review.md"}, "r"),
+        _result(notes, "r"),
         {
             "role": Role.ASSISTANT,
             "text": "The shard channels drop messages when full and the drain loop never stops.",
@@ -679,24 +672,10 @@ def test_an_output_the_harness_saved_to_a_file_is_read_back_as_the_session_s_own
     saved = "/Users/dev/.claude/projects/x/tool-results/abc.txt"
     events = _events(
         {"role": Role.USER, "text": "List the exercises in the library."},
-        {
-            "role": Role.TOOL_CALL,
-            "tool_name": "Bash",
-            "tool_input": {"command": "cat data/library.json"},
-            "tool_call_id": "c",
-        },
-        {
-            "role": Role.TOOL_RESULT,
-            "text": f"<persisted-output>\nOutput too large (67.6KB). Full output saved to: {saved}\n",
-            "tool_call_id": "c",
-        },
-        {
-            "role": Role.TOOL_CALL,
-            "tool_name": "Read",
-            "tool_input": {"file_path": saved},
-            "tool_call_id": "r",
-        },
-        {"role": Role.TOOL_RESULT, "text": '[{"id": "push_day"}]', "tool_call_id": "r"},
+        _call("Bash", {"command": "cat data/library.json"}, "c"),
+        _result(f"<persisted-output>\nOutput too large (67.6KB). Full output saved to: {saved}\n", "c"),
+        _call("Read", {"file_path": saved}, "r"),
+        _result('[{"id": "push_day"}]', "r"),
     )
     [x] = build_excerpts(events, cwd="/r")
     assert [s.trusted for s in x.sources if s.tool == "Read"] == [True]
@@ -708,13 +687,8 @@ def test_a_file_a_sub_agent_wrote_is_the_session_s_own_when_read_back():
     notes = "The shard channels drop messages when full and the drain loop never stops in time."
     events = _events(
         {"role": Role.USER, "text": "Review the WAL pipeline."},
-        {
-            "role": Role.TOOL_CALL,
-            "tool_name": "Read",
-            "tool_input": {"file_path": "/tmp/review.md"},
-            "tool_call_id": "r",
-        },
-        {"role": Role.TOOL_RESULT, "text": notes, "tool_call_id": "r"},
+        _call("Read", {"file_path": "/tmp/review.md"}, "r"),
+        _result(notes, "r"),
         {"role": Role.ASSISTANT, "text": notes},
     )
     # what the sub-agent's progress records keep of its call (`ParsedTranscript.subagent_calls`)

@@ -38,9 +38,9 @@ from cairn.transcripts.noise import clean_text, is_harness_message, is_housekeep
 
 AGENT = "claude-code"
 
-# Line types with nothing to learn from (undo snapshots, hook progress, titles)
 # what of a sub-agent's tool call is kept: where it wrote (a file tool's path, a shell command's line)
 _WHERE = frozenset({"file_path", "filePath", "path", "notebook_path", "command"})
+# Line types with nothing to learn from (undo snapshots, hook progress, titles)
 _IGNORED_TYPES = frozenset({"file-history-snapshot", "progress", "custom-title", "agent-name", "tag"})
 _DROPPED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 # Claude Code ends a compaction summary with its own words to the model (where the full transcript is,

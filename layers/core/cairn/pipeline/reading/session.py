@@ -8,7 +8,7 @@ raw events.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ from cairn.pipeline.reading.edited_values import edited_out
 from cairn.pipeline.reading.failures import unresolved_errors
 from cairn.pipeline.reading.git_state import Tree, git_state, tree_state, uncommitted_edits
 from cairn.pipeline.reading.shell import ShellCall, checkouts, shell_calls
+from cairn.pipeline.reading.steps import written_by
 from cairn.pipeline.reading.todos import TodoList, todo_lists
 from cairn.pipeline.reading.turns import Turn, turns
 from cairn.project_files import ProjectFile
@@ -36,6 +37,7 @@ class SessionReading:
     edited_out: tuple[str, ...]  # the values (a number with its unit, a URL) its edits took out of files
     todo_lists: tuple[TodoList, ...]
     unresolved: tuple[dict[str, Any], ...]  # commands whose last run failed for real
+    own: frozenset[str]  # the files its sub-agents wrote, which its events do not show (`steps.written_by`)
 
     def thread_calls(self, sidechain: bool) -> list[ShellCall]:
         """The shell calls of the main thread (False) or of the sub-agents (True)."""
@@ -43,11 +45,14 @@ class SessionReading:
 
 
 def read_session(doc: EventsDoc) -> SessionReading:
-    return read_events(doc.events, doc.cwd, doc.project_files)
+    return read_events(doc.events, doc.cwd, doc.project_files, written_by(doc.subagent_calls, doc.cwd))
 
 
 def read_events(
-    events: Sequence[EventDoc], cwd: str | None = None, project_files: Sequence[ProjectFile] = ()
+    events: Sequence[EventDoc],
+    cwd: str | None = None,
+    project_files: Sequence[ProjectFile] = (),
+    own: Collection[str] = (),
 ) -> SessionReading:
     events = list(events)
     calls = tuple(shell_calls(events))
@@ -65,4 +70,5 @@ def read_events(
         edited_out=edited_out(events),
         todo_lists=todo_lists(events),
         unresolved=tuple(unresolved_errors(calls)),
+        own=frozenset(own),
     )

@@ -103,6 +103,7 @@ def build_excerpts(
     main_request = ""
     heard = Heard(cwd)
     heard.own.update(own)
+    unread = unkept_reads(events, cwd, own)
     for step in _steps(events):
         request = _request_of(step)
         if step[0].role is Role.USER and not step[0].is_sidechain:
@@ -119,7 +120,7 @@ def build_excerpts(
             if text:
                 last = max(e.last_line, result.last_line if result else 0)
                 # prose is never cut: a long message continues over as many pieces as it takes
-                unkept = None if results else heard.unkept  # `unkept_reads`: a file that keeps no result
+                unkept = unread.get(e.seq)
                 said = said_by(e, result, text, cwd, heard.before, unkept, heard.own)
                 split = split_prose(text, max_chars - 160)
                 if len(split) > 1 and said[1] is not None and e.role is not Role.TOOL_CALL:
@@ -241,13 +242,9 @@ class Heard:
     def __init__(self, cwd: str | None) -> None:
         self.cwd = cwd
         self.before: list[tuple[Source, str]] = []
-        # the outside text the agent read just now whose text the file does not keep (`unkept_reads`)
-        self.unkept: Source | None = None
         self.own: set[str] = set()  # the files the session wrote so far: reading them is no outside text
 
     def hear(self, e: EventDoc, result: EventDoc | None = None) -> None:
-        if e.role is not Role.THINKING:
-            self.unkept = None
         if e.role is Role.TOOL_CALL:
             self.own.update(writes(e, self.cwd))
             if result is not None:
@@ -261,8 +258,6 @@ class Heard:
             text = result.text if result is not None else ""
             if not source.trusted:
                 self.before = [*self.before[-(self.KEEP - 1) :], (source, text[: self.CHARS])]
-            if result is None and outside_text(source):
-                self.unkept = source
             return
         if e.role is Role.TOOL_RESULT:
             source, text = classify(e.tool_name, None), e.text
@@ -298,11 +293,12 @@ def writes(e: EventDoc, cwd: str | None) -> list[str]:
     return [written_path(f, cwd) for f in written_files(e)]
 
 
-def unkept_reads(events: Sequence[EventDoc], cwd: str | None) -> dict[int, Source]:
+def unkept_reads(events: Sequence[EventDoc], cwd: str | None, own: Collection[str] = ()) -> dict[int, Source]:
     """In a file that keeps no tool's result at all (Cursor's), the agent's messages (by `seq`) that come
     right after it read an outside text (a page, a search, another MCP server, a file outside the
     repository; its thinking aside), with that text's source. Nothing can show that such words are
-    not that text's, so they are taken as passing it on (`passed_on`)."""
+    not that text's, so they are taken as passing it on (`passed_on`). `own`: files the session wrote
+    that `events` do not show."""
     if any(x.role is Role.TOOL_RESULT for x in events):
         # a file that keeps tools' results keeps the texts worth reading (Codex drops only a web
         # search's, whose next message is as often the agent's own next step): its words are read
@@ -310,7 +306,7 @@ def unkept_reads(events: Sequence[EventDoc], cwd: str | None) -> dict[int, Sourc
         return {}
     out: dict[int, Source] = {}
     read: Source | None = None
-    own: set[str] = set()
+    written = set(own)
     for x in events:
         if x.role is Role.THINKING:
             continue
@@ -318,9 +314,9 @@ def unkept_reads(events: Sequence[EventDoc], cwd: str | None) -> dict[int, Sourc
             out[x.seq] = read
         read = None
         if x.role is Role.TOOL_CALL:
-            own.update(writes(x, cwd))
+            written.update(writes(x, cwd))
         if x.role is Role.TOOL_CALL and not is_edit(x):
-            source = _source_of_call(x, cwd, own)
+            source = _source_of_call(x, cwd, written)
             read = source if outside_text(source) else None
     return out
 
@@ -433,7 +429,7 @@ class Hearing:
         self._at = {x.seq: i for i, x in enumerate(self._events)}
         self._asked = [i for i, x in enumerate(self._events) if x.role is Role.USER and not x.is_sidechain]
         self._heard: dict[tuple[int, int], list[tuple[Source, str]]] = {}
-        self.unkept = unkept_reads(self._events, cwd)  # the messages right after an unkept read
+        self.unkept = unkept_reads(self._events, cwd, own)  # the messages right after an unkept read
         self._writes = [
             (i, f)
             for i, x in enumerate(self._events)

@@ -108,9 +108,9 @@ def summarise(reading: SessionReading) -> dict[str, Any]:
     files = list(dict.fromkeys(p for e in succeeded_edits(events) if (p := edited_path(e))))
     main_replies = [e for e in events if e.role is Role.ASSISTANT and not e.is_sidechain]
     last_reply = main_replies[-1].text if main_replies else ""
-    heard = heard_in(events, reading.cwd)
+    heard = heard_in(events, reading.cwd, reading.own)
     # the agent's messages right after a read whose text the file does not keep, and what it read
-    unread = unkept_reads(events, reading.cwd)
+    unread = unkept_reads(events, reading.cwd, reading.own)
     unkept = [(e.text, source) for e in main_replies if (source := unread.get(e.seq)) is not None]
 
     def own(items: list[str]) -> list[str]:
