@@ -33,7 +33,7 @@ from cairn.domain.ports import (
     TransferLauncher,
     VectorCache,
 )
-from cairn.search import vocabulary
+from cairn.search import language, vocabulary
 from cairn.services.audit import AuditTrail
 from cairn.services.history import RedactionService
 from cairn.services.indexing import CarriedVectorsOnly, MemoryIndexer
@@ -328,6 +328,7 @@ def prime_at_init(container: Container) -> bool:
         return False
     shared_embedder().embed_query("warm up")  # creates the session and runs the graph once
     vocabulary.load()  # the word list recall's abstention reads
+    language.load()  # and the model that says which language a question is in
     return True
 
 
@@ -339,6 +340,7 @@ def _warm_local(container: Container, index: SqliteSearchIndex) -> None:
     except LookupError:  # the served vectors' model is not loadable here: recall is by keywords
         log.warning("the search index serves a model this process cannot load; run `cairn reindex`")
     vocabulary.load()
+    language.load()
     for team in container.teams.list_teams():
         index.warm(team.id)
 

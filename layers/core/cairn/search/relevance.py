@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from cairn.search.analyzer import analyze, query_terms
+from cairn.search.language import CAPITALISES_NOUNS, ENGLISH, written_in
 from cairn.search.vocabulary import misspells, uncommon_words
 
 FLOOR = 0.5
@@ -44,6 +45,7 @@ _NAMED = re.compile(
 )
 
 
+_CAPITALISED = re.compile(r"[A-Z][a-z]+")  # a word that is only capitalised, no other shape of a name
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 # Common ground only: no leading passage holds this share of the query's weighted words ...
 COMMON_COVERAGE = 0.17
@@ -83,10 +85,17 @@ _WHEN = re.compile(
 def _named(query: str) -> list[_Name]:
     """Each named thing as its whole-word term and its parts (`strategy.OpenRepository` is both
     `strategyopenrepositori` and `strategi` + `openrepositori`, as a text would be analysed).
-    A word general English does not hold (`vocabulary.uncommon_words`) names a thing too."""
+    In an English question a word general English does not hold (`vocabulary.uncommon_words`) names a
+    thing too; in another language most words are not English ones, and in one that capitalises its
+    nouns a capital letter names nothing (`search.language`): there only a name's shape counts
+    (`OpenRepository`, `PRO-91`, `deploy.sh`)."""
     out: dict[str, _Name] = {}
     shaped = _NAMED.findall(query or "")
-    for word, lowercase in [*((w, False) for w in shaped), *((w, True) for w in uncommon_words(query))]:
+    language = written_in(query or "")
+    if language in CAPITALISES_NOUNS:
+        shaped = [w for w in shaped if not _CAPITALISED.fullmatch(w)]
+    rare = uncommon_words(query) if language in (None, ENGLISH) else []
+    for word, lowercase in [*((w, False) for w in shaped), *((w, True) for w in rare)]:
         if _WHEN.fullmatch(word):
             continue
         whole = analyze(word.lower().replace(".", ""))

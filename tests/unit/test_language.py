@@ -1,0 +1,63 @@
+"""Which language a question is written in (search.language), and what recall's abstention reads off it."""
+
+from __future__ import annotations
+
+import pytest
+from cairn.search.analyzer import analyze
+from cairn.search.language import reads_as_english, written_in
+from cairn.search.relevance import named_terms, never_discussed
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("Onde guardamos as credenciais do banco de dados de produção?", "pt"),
+        ("¿Dónde guardamos las credenciales de la base de datos de producción?", "es"),
+        ("Wie haben wir die Datenbankmigrationen für die Produktionsumgebung eingerichtet?", "de"),
+        ("Comment avons-nous configuré le déploiement continu pour la branche principale ?", "fr"),
+        ("Quali comandi usiamo per eseguire i test di integrazione in locale?", "it"),
+        ("Hoe hebben we de afhankelijkheden van het project bijgewerkt?", "nl"),
+        ("Which linter runs the naming check in our golangci config?", "en"),
+    ],
+)
+def test_a_question_is_read_in_the_language_it_is_written_in(question, language):
+    assert written_in(question) == language
+
+
+@pytest.mark.parametrize("keywords", ["dependabot config", "autovacuum settings", "WAL shard flush", ""])
+def test_a_short_run_of_identifiers_is_no_language_and_stays_english(keywords):
+    assert written_in(keywords) is None
+    assert reads_as_english(keywords)
+
+
+def test_in_another_language_its_own_words_are_no_names_a_store_must_hold():
+    # the store speaks of the feature in other forms of the same words: nothing the question names is absent
+    pool = [set(analyze("A sincronização com a nuvem foi removida: o recurso não é oferecido no plano Pro"))]
+    question = "Podemos anunciar a sincronização na nuvem como vantagem do plano Pro?"
+    assert never_discussed(question, pool) == []
+    # read as English, "anunciar" and "vantagem" would have been names no memory holds
+    assert named_terms(question) == ["pro"]
+
+
+def test_a_name_by_its_shape_still_counts_in_another_language():
+    # "configuramos" and "identificador" are Portuguese, not names; the CamelCase one is
+    pool = [set(analyze("Os pagamentos usam o StoreKit e o plano Pro"))]
+    question = "Onde configuramos o identificador do comerciante para o PKPaymentRequest?"
+    assert never_discussed(question, pool) == ["pkpaymentrequest"]
+
+
+def test_in_a_language_that_capitalises_its_nouns_a_capital_letter_names_nothing():
+    pool = [set(analyze("Die Migrationen laufen beim Deploy in der Produktion"))]
+    question = "Wie haben wir die Datenbankmigrationen für die Produktionsumgebung eingerichtet?"
+    assert never_discussed(question, pool) == []
+    # a name's other shapes still name it: CamelCase, acronyms, versions
+    assert never_discussed("Wie haben wir PagerDuty für die Produktion eingerichtet?", pool) == ["pagerduti"]
+
+
+def test_an_english_question_keeps_its_rare_lowercase_words_as_names():
+    pool = [set(analyze("We added an index on the markers table"))]
+    assert never_discussed("What autovacuum settings did we tune on the markers table?", pool) == [
+        "autovacuum"
+    ]
