@@ -61,3 +61,19 @@ def test_an_english_question_keeps_its_rare_lowercase_words_as_names():
     assert never_discussed("What autovacuum settings did we tune on the markers table?", pool) == [
         "autovacuum"
     ]
+
+
+def test_words_are_counted_in_a_script_written_without_spaces_by_its_letters():
+    from cairn.domain.text import word_count
+
+    assert word_count("Use the read replica for reports") == 6
+    assert word_count("集計には必ず読み取り専用のレプリカを使います。") == 11  # one run, no spaces
+    assert word_count("テスト") == 1 and word_count("") == 0
+
+
+def test_a_tool_s_json_escaped_letters_are_read_as_letters_and_its_escaped_quotes_stay():
+    from cairn.pipeline.reading.steps import strip_headers
+
+    word = "".join(f"\\u{ord(c):04x}" for c in "Локальный")
+    escaped = '{"body": "' + word + ' \\u0022x\\u0022 \\ud83d\\ude00"}'
+    assert strip_headers(escaped) == '{"body": "Локальный \\u0022x\\u0022 😀"}'

@@ -23,10 +23,12 @@ structural tests (`asks`, `prose_lines`, `retelling_lines`) are what keeps unsee
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from cairn.domain.text import UNSPACED, token_words
 from cairn.search.analyzer import analyze
 
 _AGENT = (
@@ -307,7 +309,8 @@ def _negated(before: str) -> bool:
 
 
 _ITEM = re.compile(r"^\s*(?:[-*•>]|\d+[.)]|#{1,6})\s")  # not `+ `: a shell's trace of a command
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)")
+# a sentence ends at a stop and a space, or at a full stop of a script written without spaces (。！？)
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)|(?<=[。！？])[」』）]*(?=\S)")
 
 
 # a line of code or configuration, not prose: a comment, braces, a statement's end, an operator (an arrow
@@ -323,6 +326,27 @@ _TICKED = re.compile(r"`[^`\n]*`")
 _RECORD = re.compile(r"^\W*[0-9a-f]{7,40}\b")
 # a string in code or JSON that holds prose (an issue's body, a report an API returned)
 _PROSE_STRING = re.compile(r'"[\w .-]{1,40}"\s*:\s*"((?:[^"\\]|\\.){20,})"')  # a JSON key's value
+
+
+def _decoded(literal: str) -> str:
+    """A JSON string's text, its escapes read (`\\u904b` is 運, `\\"` a quote); as it is when it is no
+    valid JSON string."""
+    try:
+        return json.loads(f'"{literal}"')
+    except ValueError:
+        return literal
+
+
+def _prose_strings(line: str, depth: int = 3) -> list[str]:
+    """The JSON string values of a line that hold words (`_PROSE_STRING`), a document held in such a
+    string included: an API often returns JSON whose field is JSON again (`"description":
+    "{\\"guidance\\": \\"set X in production …\\"}"`), and its words are someone's as much."""
+    found: list[str] = []
+    for literal in _PROSE_STRING.findall(line):
+        text = _decoded(literal)
+        inner = _prose_strings(text, depth - 1) if depth and '"' in text else []
+        found.extend(inner or [text])
+    return found
 
 
 # where a comment (or a `* ` list item, which opens a line as a comment's continuation does) starts, with
@@ -364,9 +388,9 @@ def _sentences(text: str, comments: bool = False) -> list[str]:
         if line.strip() and not code:
             blocks[-1].append(line.strip())
         elif code:
-            for literal in _PROSE_STRING.findall(line):
+            for literal in _prose_strings(line):
                 if len(literal.split()) >= 4:
-                    blocks.extend([piece.strip()] for piece in re.split(r"\\n", literal) if piece.strip())
+                    blocks.extend([piece.strip()] for piece in literal.splitlines() if piece.strip())
                     blocks.append([])
     sentences = (s for b in blocks if b for s in _SENTENCE_END.split(" ".join(b)))
     # a list of commits in a line ("`573f7d14` Update notes; `43807ae1` feat: submit …") is records
@@ -498,7 +522,9 @@ _WORD = re.compile(r"^[(\"'«“]?[^\W\d_]{2,}(?:['’-][^\W\d_]+)*[)\"'»”]?[
 
 
 def _words(text: str) -> int:
-    return sum(1 for token in text.split() if _WORD.match(token))
+    """The words of prose in `text`: letters between spaces, and the words of a run of a script written
+    without spaces (`domain.text`)."""
+    return sum(token_words(token) for token in text.split() if _WORD.match(token) or UNSPACED.search(token))
 
 
 # a tool's diagnostic: a file and line (`main.go:12:`), or a level or failure before a colon
@@ -513,7 +539,7 @@ _DIAGNOSTIC = re.compile(
 
 
 _STATUS = re.compile(r"^(?:exit -?\d+|ok|error)(?::\s|$)")  # how an excerpt starts a tool's output
-_SENTENCE = re.compile(r"[^\W\d_][)\"'»”]?[.!?](?:\s|$)")  # a sentence's end, after a word
+_SENTENCE = re.compile(r"[^\W\d_][)\"'»”]?[.!?](?:\s|$)|[。！？]")  # a sentence's end, after a word
 
 
 def _prose(text: str) -> bool:
@@ -536,7 +562,7 @@ def prose_lines(text: str) -> list[int]:
         if _DIAGNOSTIC.match(line):
             continue
         if _code(line):
-            if any(_prose(x) for x in _PROSE_STRING.findall(line)):
+            if any(_prose(x) for x in _prose_strings(line)):
                 out.append(i)
         elif _prose(_TICKED.sub(" x ", line)):
             out.append(i)
@@ -733,9 +759,23 @@ RESTATED_TERMS = 4
 RESTATED_SHARE = 0.6
 
 
+RESTATED_PREFIX = 5  # the letters a word keeps when two lines' words are compared
+
+
 def _terms(line: str) -> frozenset[str]:
-    """A line's terms as the index reads them: stemmed, stop words and numbers aside."""
-    return frozenset(t for t in analyze(line) if not t.isdigit())
+    """A line's terms as the index reads them (stemmed, stop words and numbers aside), each cut to its
+    first RESTATED_PREFIX letters: the stemmer is English's, and a page in Russian or Polish that says
+    "закоммитьте" is retold as "закоммитить" (the same word, another ending). A run of a script written
+    without spaces is read as its pairs of letters (as a CJK index reads it): its words have no bounds."""
+    out: set[str] = set()
+    for term in analyze(line):
+        if term.isdigit():
+            continue
+        if UNSPACED.search(term):
+            out.update(term[i : i + 2] for i in range(max(1, len(term) - 1)))
+        else:
+            out.add(term[:RESTATED_PREFIX])
+    return frozenset(out)
 
 
 def restatable(text: str) -> bool:

@@ -604,11 +604,33 @@ def exit_code(result: EventDoc) -> int | None:
 
 
 def strip_headers(text: str) -> str:
-    """A tool's output without its runner's framing: Codex's header lines, Claude Code's line numbers."""
-    lines = text.splitlines()
+    """A tool's output without its runner's framing (Codex's header lines, Claude Code's line numbers),
+    its JSON's escaped letters read as letters (`_letters`)."""
+    lines = _letters(text).splitlines()
     if lines and lines[0].startswith("Chunk ID"):
         lines = [ln for ln in lines[:6] if not _CODEX_HEADER.match(ln)] + lines[6:]
     return "\n".join(_LINE_NUMBER.sub("", ln) for ln in lines)
+
+
+# a JSON escape of a letter beyond ASCII, or of a pair of surrogates (an emoji, a rarer ideograph)
+_ESCAPED_LETTER = re.compile(r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|\\u([0-9a-f]{4})", re.I)
+
+
+def _letters(text: str) -> str:
+    """`text` with JSON's escapes of letters beyond ASCII read as the letters: an MCP server's JSON, as
+    Codex keeps it, spells "Положите" as "\\u041f\\u043e…", six characters a letter that no one can
+    read or search for. An escape of an ASCII character (a quote, a control) stays as it is."""
+    if "\\u" not in text:
+        return text
+
+    def letter(m: re.Match[str]) -> str:
+        if m.group(1):
+            high, low = int(m.group(1), 16), int(m.group(2), 16)
+            return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+        point = int(m.group(3), 16)
+        return chr(point) if point >= 0xA0 and not 0xD800 <= point <= 0xDFFF else m.group(0)
+
+    return _ESCAPED_LETTER.sub(letter, text)
 
 
 def informative(text: str, limit: int) -> str:

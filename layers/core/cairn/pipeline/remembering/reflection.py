@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Scope, content_hash
+from cairn.domain.text import word_count
 from cairn.domain.vocabulary import STILL_FAILING, TITLE_CHARS
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.reading.failures import errors_fixed
@@ -122,7 +123,7 @@ def summarise(reading: SessionReading) -> dict[str, Any]:
         "last_request": requests[-1][:500] if requests else None,
         # what led up to the last request: the next session resumes a thread, not one message
         # ("continue", "yes, do it" say nothing on their own)
-        "asked_before": [r[:200] for r in requests[:-1] if len(r.split()) >= 3][-MAX_ITEMS:],
+        "asked_before": [r[:200] for r in requests[:-1] if word_count(r) >= 3][-MAX_ITEMS:],
         "reported": own(reported(reading.turns))[-MAX_ITEMS:],
         "tools": dict(sorted(tools.items(), key=lambda kv: -kv[1])[:12]),
         "files_edited": files[:20],
