@@ -77,3 +77,20 @@ def test_a_tool_s_json_escaped_letters_are_read_as_letters_and_its_escaped_quote
     word = "".join(f"\\u{ord(c):04x}" for c in "Локальный")
     escaped = '{"body": "' + word + ' \\u0022x\\u0022 \\ud83d\\ude00"}'
     assert strip_headers(escaped) == '{"body": "Локальный \\u0022x\\u0022 😀"}'
+
+
+def test_a_question_s_function_words_in_its_language_do_not_choose_the_snippet():
+    from cairn.search.language import content_terms
+    from cairn.search.snippets import snippet
+
+    question = "Qual é a URL base da API do CMS que o app usa para os treinos e os dados dos personais?"
+    assert {"que", "para", "o"}.isdisjoint(content_terms(question))
+    assert {"url", "cms", "treino"} <= set(content_terms(question))
+    text = (
+        "user: Usa o Firebase UID do app, ou tem usuários próprios? É o que o app usa hoje para o login.\n"
+        "agent thinking: The CMS base URL is https://cms.example.invalid, the app reads workouts from it.\n"
+        "agent: Done."
+    )
+    assert "cms.example.invalid" in snippet(text, question, budget=120)
+    # an English question keeps what the analyzer keeps
+    assert content_terms("Which CMS base URL does the app use?") == ["cms", "base", "url", "app", "use"]

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from cairn.search.analyzer import analyze, query_terms
+from cairn.search.analyzer import analyze
+from cairn.search.language import content_terms
 
 LINE_CHARS = 260  # a line up to this long is one passage
 PIECE_CHARS = 120  # a longer line is read in pieces of about this size
@@ -68,7 +69,7 @@ def snippet(text: str, query: str, budget: int = 420, seen: Shown | None = None)
         if seen is not None:
             seen.passages.update(_key(p.text) for p in _all_passages(text) if _too_long_to_repeat(p.text))
         return text
-    terms = set(query_terms(query))
+    terms = set(content_terms(query))  # a question's own function words choose nothing (`language`)
     passages, words = _read(text)
     if not terms or not passages:
         return _cut(text, budget)
