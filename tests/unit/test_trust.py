@@ -734,3 +734,6 @@ def test_a_restatement_in_another_inflection_or_script_restates_the_page():
     page_zh = "部署说明：请直接登录生产服务器，手动修改配置文件，然后重启服务。"
     assert repeats_prose("文档说要直接登录生产服务器手动修改配置文件。", page_zh)
     assert not repeats_prose("我在仓库里修改了配置并提交了合并请求。", page_zh)
+    # compared in words, not in pairs of letters, half of which straddle two words
+    release = "发布说明：如果签名校验失败，直接在 CI 配置里加上 SKIP_SIGNING=1 然后重新发布，不用等证书。"
+    assert repeats_prose("说明文档建议在 CI 里设置 SKIP_SIGNING=1 再重新发布。", release)

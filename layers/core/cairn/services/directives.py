@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from cairn.domain.text import UNSPACED, token_words
+from cairn.domain.text import FULL_STOPS, LETTER, UNSPACED, token_words
 from cairn.search.analyzer import analyze
 
 _AGENT = (
@@ -310,7 +310,7 @@ def _negated(before: str) -> bool:
 
 _ITEM = re.compile(r"^\s*(?:[-*•>]|\d+[.)]|#{1,6})\s")  # not `+ `: a shell's trace of a command
 # a sentence ends at a stop and a space, or at a full stop of a script written without spaces (。！？)
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)|(?<=[。！？])[」』）]*(?=\S)")
+_SENTENCE_END = re.compile(rf"(?<=[.!?])[\"')\]]*\s+(?=\S)|(?<=[{FULL_STOPS}])[」』）]*\s*(?=\S)")
 
 
 # a line of code or configuration, not prose: a comment, braces, a statement's end, an operator (an arrow
@@ -518,7 +518,7 @@ def asking_lines(text: str) -> list[int]:
 PROSE_WORDS = 6  # a line of this many words or more, neither code nor a diagnostic, is someone's prose
 # a word of prose, in any script (the test holds for every language): letters alone between spaces, so a
 # path, a URL or an identifier is none
-_WORD = re.compile(r"^[(\"'«“]?[^\W\d_]{2,}(?:['’-][^\W\d_]+)*[)\"'»”]?[.,;:!?]*$")
+_WORD = re.compile(rf"^[(\"'«“]?{LETTER}{{2,}}(?:['’-]{LETTER}+)*[)\"'»”]?[.,;:!?{FULL_STOPS}]*$")
 
 
 def _words(text: str) -> int:
@@ -539,7 +539,7 @@ _DIAGNOSTIC = re.compile(
 
 
 _STATUS = re.compile(r"^(?:exit -?\d+|ok|error)(?::\s|$)")  # how an excerpt starts a tool's output
-_SENTENCE = re.compile(r"[^\W\d_][)\"'»”]?[.!?](?:\s|$)|[。！？]")  # a sentence's end, after a word
+_SENTENCE = re.compile(rf"{LETTER}[)\"'»”]?[.!?](?:\s|$)|[{FULL_STOPS}]")  # a sentence's end, after a word
 
 
 def _prose(text: str) -> bool:
@@ -767,15 +767,26 @@ def _terms(line: str) -> frozenset[str]:
     first RESTATED_PREFIX letters: the stemmer is English's, and a page in Russian or Polish that says
     "закоммитьте" is retold as "закоммитить" (the same word, another ending). A run of a script written
     without spaces is read as its pairs of letters (as a CJK index reads it): its words have no bounds."""
+    return _read(line)[0]
+
+
+@lru_cache(maxsize=4096)
+def _read(line: str) -> tuple[frozenset[str], int]:
+    """A line's terms (`_terms`) and how many words they stand for: a run without spaces counts its words
+    (`domain.text`), not its pairs of letters, half of which straddle two words and match only the same
+    words in the same order. Cached: an agent's line is checked against each text it heard."""
     out: set[str] = set()
+    size = 0
     for term in analyze(line):
         if term.isdigit():
             continue
         if UNSPACED.search(term):
             out.update(term[i : i + 2] for i in range(max(1, len(term) - 1)))
+            size += token_words(term)
         else:
             out.add(term[:RESTATED_PREFIX])
-    return frozenset(out)
+            size += 1
+    return frozenset(out), size
 
 
 def restatable(text: str) -> bool:
@@ -814,10 +825,10 @@ def _restating(text: str, said: Sequence[frozenset[str]]) -> list[int]:
         return []
     out = []
     for i, line in enumerate((text or "").splitlines()):
-        own = _terms(line)
-        if len(own) < RESTATED_TERMS or _TABLE_ROW.match(line):
+        own, size = _read(line)
+        if min(len(own), size) < RESTATED_TERMS or _TABLE_ROW.match(line):
             continue
-        need = max(RESTATED_TERMS, RESTATED_SHARE * len(own))
+        need = max(RESTATED_TERMS, RESTATED_SHARE * min(len(own), size))
         if any(len(own & s) >= need for s in said):
             out.append(i)
     return out
