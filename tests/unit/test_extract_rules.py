@@ -600,6 +600,37 @@ def test_an_obligation_the_person_states_in_their_language_is_a_preference(said)
 @pytest.mark.parametrize(
     "said",
     [
+        "Vi kör alltid migreringar via verktyget, aldrig manuellt i produktion.",
+        "We committen nooit rechtstreeks op de main-branch.",
+        "Nigdy nie wrzucamy kluczy API do repozytorium.",
+        "Секреты никогда не храним в репозитории.",
+        "Kullanıcı verilerini asla loglara yazmıyoruz.",
+        "本番データベースには直接接続しないでください。",
+        "生产环境的配置文件不要手动修改。",
+        "O deploy sempre sai da branch main.",
+        "لا نضع كلمات المرور في الكود أبداً.",
+        "Δεν κάνουμε ποτέ push απευθείας στο main.",
+    ],
+)
+def test_always_and_never_in_the_person_s_language_state_a_rule(said):
+    found = Script().user(said).extract()
+    assert [c.kind.value for c in found] == ["preference"] and not found[0].tags
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Es funktioniert immer noch nicht nach dem Update.",
+        "Nie wiem, czy ten test działa poprawnie.",
+    ],
+)
+def test_still_is_no_always_and_a_plain_not_is_no_never(said):
+    assert [c for c in Script().user(said).extract() if c.kind.value == "preference"] == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
         "It must have been changes of the last 2 days.",
         "Maybe we should make a sub domain for it.",
         "Analyse which directories should be added to the exclusion paths.",

@@ -28,6 +28,31 @@ def _patterns(*patterns: str) -> list[re.Pattern[str]]:
     return [re.compile(p, _I) for p in patterns]
 
 
+# A standing rule in the other languages Cairn's users write, as "always …" and "never …" state one in
+# English (`PREFERENCE`): the words for always and never, and a prohibition (Portuguese, Spanish, French,
+# German, Italian, Dutch, the Scandinavian languages, Polish, Czech, Russian, Ukrainian, Greek, Turkish,
+# Arabic, Persian, Hebrew, Hindi, Indonesian, Vietnamese, Korean; Japanese and Chinese, whose words no
+# space bounds, match as they are).
+# Closed-class words of a language only, never its plain "not" (Polish "nie"); "still" is no "always"
+# (German "immer noch", Dutch "nog altijd").
+ALWAYS_NEVER_ELSEWHERE = re.compile(
+    r"\b(?:sempre|nunca|jamais|siempre|jam[aá]s|toujours|immer(?!\s+noch)|niemals|(?<!nog )altijd(?!\s+nog)"
+    r"|nooit|alltid|aldrig|altid|aldri|zawsze|nigdy|v[zž]dy|nikdy|всегда|никогда|завжди|ніколи|her zaman"
+    r"|asla|selalu|jangan|lu[ôo]n lu[ôo]n|kh[ôo]ng bao gi[ờo]|항상|절대|vietato|verboden|f[öo]rbjudet|forbudt"
+    r"|zabronione|zak[aá]z[aá]no|запрещено|нельзя|заборонено|не можна|yasak|dilarang|tidak boleh|c[ấa]m"
+    r"|금지|دائما|أبدا|ممنوع|همیشه|هرگز|תמיד|אף פעם|לעולם לא|אסור|हमेशा|कभी नहीं|πάντα|ποτέ|απαγορεύεται)\b"
+    r"|必ず|絶対に|常に|決して|しないでください|してはいけない|してはならない|禁止|永远不要|从不|从来不|决不|不要"
+    r"|始终|总是|不得|不許",
+    _I,
+)
+# ... and a must, as English's modals (`OBLIGATION`)
+MUST_ELSEWHERE = re.compile(
+    r"\b(?:bisogna|devono|moeten|moet|mag niet|mogen niet|m[åa]ste|f[åa]r inte|m[åa] ikke|musimy|musi"
+    r"|musz[aą]|nie wolno|nale[zż]y|mus[ií]|nesm[ií]|должн[ыао]?|должен|обязательно|повинн[іа]|повинен"
+    r"|обов'язково|mutlaka|kesinlikle|harus|반드시|يجب|باید|חייב|חייבים|चाहिए|πρέπει)\b|必须|一定要|务必|必須",
+    _I,
+)
+
 PREFERENCE = _patterns(
     r"\b(?:i|we)\s+(?:always|usually|generally)\s+\w+",
     r"\b(?:i|we)\s+(?:really\s+|strongly\s+)?prefer\b",
@@ -37,6 +62,7 @@ PREFERENCE = _patterns(
     r"^(?:don'?t|do not)\s+(?:ever\s+)?(?:use|add|commit|push|run|touch|change)\b",
     r"\b(?:always|never)\s+(?:use|run|commit|push|write|add|call|put|mock)\b",
     r"\bfrom now on\b",
+    ALWAYS_NEVER_ELSEWHERE.pattern,
     # a rule stated in passing: "never force-push", "anything in the next tag can be removed"
     r"\b(?:never|always)\s+(?!(?:been|was|were|had|did|worked|happened|seen)\b)[a-z][\w-]*",
     r"\b(?:anything|everything|any \w+)\b[^.?!]{0,80}\b(?:can|must|should) (?:always |never )?be\b",
@@ -46,6 +72,7 @@ PREFERENCE = _patterns(
 # features tem que estar atrás de uma flag". A word of a language, not an idiom of one project.
 OBLIGATION = [
     OBLIGED_ELSEWHERE,  # the modals of Portuguese, Spanish, French and German, as tool text is read
+    MUST_ELSEWHERE,
     *_patterns(
         r"\b(?:must(?:n'?t| not)?|have to|has to|needs? to be|should(?:n'?t| not)?|shall)\b"
         r"(?! have\b|'ve\b)",
@@ -99,7 +126,7 @@ ALTERNATIVE = re.compile(
 )
 RATIONALE = re.compile(r"\b(?:because|since|so that|as it|as they)\b\s*(.+)$", _I)
 
-SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")  # a CJK full stop needs no space
 _CLAUSE_SPLIT = re.compile(r"\s*(?:;|\s—\s|\s+[┃│|]\s+)\s*")
 _COMMA = re.compile(r",\s+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
