@@ -72,3 +72,16 @@ def test_match_queries_quote_every_term_so_nothing_is_an_operator():
 
 def test_an_empty_term_list_makes_an_empty_match_query():
     assert fts5_match_query([]) == ""
+
+
+def test_a_script_written_without_spaces_is_read_as_pairs_of_letters_so_a_question_meets_its_text():
+    document = set(analyze("ช่วยแก้บั๊กหน้าชำระเงินให้หน่อย"))  # Thai: "please fix the checkout page bug"
+    question = set(analyze("แก้บั๊กหน้าชำระเงิน"))
+    assert question <= document
+    assert analyze("本番DBの設定") == ["本番", "db", "の設", "設定"]
+    assert set(analyze("生产服务器的配置")) & set(analyze("修改生产服务器配置")) >= {"生产", "服务", "务器"}
+
+
+def test_a_word_keeps_its_vowel_signs():
+    # Hindi: Python's \w knows no combining mark, and "डेटाबेस" fell apart at each vowel sign
+    assert analyze("प्रोडक्शन डेटाबेस पर") == ["परोडकशन", "डेटाबेस", "पर"]

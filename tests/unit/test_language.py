@@ -94,3 +94,11 @@ def test_a_question_s_function_words_in_its_language_do_not_choose_the_snippet()
     assert "cms.example.invalid" in snippet(text, question, budget=120)
     # an English question keeps what the analyzer keeps
     assert content_terms("Which CMS base URL does the app use?") == ["cms", "base", "url", "app", "use"]
+
+
+def test_a_question_too_short_to_tell_is_read_in_the_language_of_its_candidates():
+    pool = [set(analyze("Der Hotfix für den Login muss heute noch raus, bitte direkt über die Pipeline."))]
+    question = "Login-Hotfix ausrollen"
+    assert written_in(question) is None
+    assert never_discussed(question, pool) == ["ausrollen"]  # read as English: a name no memory holds
+    assert never_discussed(question, pool, pool_language="de") == []

@@ -1,5 +1,8 @@
 """The English text analyzer: text in, index terms out, identical for documents and queries.
 
+A script written without spaces (Chinese, Japanese, Thai…) is read as overlapping pairs of letters, as a
+CJK index reads it: its words have no bounds to split at. A combining mark belongs to its word.
+
 Case and Unicode forms are folded and diacritics removed, code identifiers are split into their words
 (and kept whole too, so an exact identifier still matches best), stop words are dropped and the rest is
 reduced with the Snowball English stemmer. The output is plain ASCII-or-letter words joined by spaces,
@@ -15,6 +18,8 @@ import unicodedata
 from collections.abc import Iterable
 
 import Stemmer
+
+from cairn.domain.text import MARK, UNSPACED
 
 # The Snowball English stop list plus the contractions it spells without apostrophes: questions
 # ("what did ... do?") are mostly made of these, and they only add noise to BM25.
@@ -34,6 +39,11 @@ STOP_WORDS = frozenset(_STOP_LIST.split())
 
 # Words of letters or digits; an apostrophe inside a word is kept so contractions meet the stop list.
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+# The same with the combining marks a folded text keeps (a Hindi or Thai word's vowel signs: Python's \w
+# knows no mark, and a word fell apart at each), for text that is not ASCII
+_WORD_ANY = re.compile(rf"(?:[^\W_]|{MARK})+(?:'(?:[^\W_]|{MARK})+)*")
+# a run of a script written without spaces (Chinese, Japanese, Thai…), or a run of anything else in a word
+_SEGMENT = re.compile(rf"({UNSPACED.pattern}+)|((?:(?!{UNSPACED.pattern}).)+)")
 # A word with a lower-to-upper step (parseHttp) or capitals running into lower case (HTTPServer)
 _INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 _IDENTIFIER = re.compile(r"\b[^\W_]*(?:[a-z0-9][A-Z]|[A-Z]{2}[a-z])[^\W_]*")
@@ -69,11 +79,34 @@ def _words(text: str) -> list[str]:
     recall, and per-word Python calls were most of the analyzer's time.
     """
     folded = _fold(text)
-    words = _WORD.findall(_POSSESSIVE.sub("", folded.lower()))
+    lowered = _POSSESSIVE.sub("", folded.lower())
+    if folded.isascii():
+        words = _WORD.findall(lowered)
+    elif UNSPACED.search(lowered):
+        words = [piece for word in _WORD_ANY.findall(lowered) for piece in _pieces(word)]
+    else:
+        words = _WORD_ANY.findall(lowered)
     if _INNER_CAPITAL.search(folded):
         for identifier in _IDENTIFIER.findall(folded):
             words.extend(part.lower() for part in _CAMEL.findall(identifier))
     return words
+
+
+def _pieces(word: str) -> list[str]:
+    """A word with a run of a script written without spaces in it, as an index reads such a run: its
+    overlapping pairs of letters (a CJK index's bigrams; a lone letter stands for itself), and what is
+    between such runs as words of its own ("本番dbの設定" is 本番, db, の設, 設定)."""
+    if not UNSPACED.search(word):
+        return [word]
+    out: list[str] = []
+    for run, rest in _SEGMENT.findall(word):
+        if rest:
+            out.append(rest)
+        elif len(run) == 1:
+            out.append(run)
+        else:
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return out
 
 
 def analyze(text: str) -> list[str]:

@@ -82,16 +82,17 @@ _WHEN = re.compile(
 )
 
 
-def _named(query: str) -> list[_Name]:
+def _named(query: str, pool_language: str | None = None) -> list[_Name]:
     """Each named thing as its whole-word term and its parts (`strategy.OpenRepository` is both
     `strategyopenrepositori` and `strategi` + `openrepositori`, as a text would be analysed).
     In an English question a word general English does not hold (`vocabulary.uncommon_words`) names a
     thing too; in another language most words are not English ones, and in one that capitalises its
     nouns a capital letter names nothing (`search.language`): there only a name's shape counts
-    (`OpenRepository`, `PRO-91`, `deploy.sh`)."""
+    (`OpenRepository`, `PRO-91`, `deploy.sh`). A question too short to tell ("Login-Hotfix ausrollen")
+    is read in the language its candidates are written in (`pool_language`)."""
     out: dict[str, _Name] = {}
     shaped = _NAMED.findall(query or "")
-    language = written_in(query or "")
+    language = written_in(query or "") or pool_language
     if language in CAPITALISES_NOUNS:
         shaped = [w for w in shaped if not _CAPITALISED.fullmatch(w)]
     rare = uncommon_words(query) if language in (None, ENGLISH) else []
@@ -104,9 +105,12 @@ def _named(query: str) -> list[_Name]:
     return list(out.values())
 
 
-def never_discussed(query: str, pool_terms: Iterable[set[str]]) -> list[str]:
-    """Named terms of the query that appear in none of the candidate texts, whole or by all their parts."""
-    named = _named(query)
+def never_discussed(
+    query: str, pool_terms: Iterable[set[str]], pool_language: str | None = None
+) -> list[str]:
+    """Named terms of the query that appear in none of the candidate texts, whole or by all their parts.
+    `pool_language`: the language the candidates are written in, when that is clear."""
+    named = _named(query, pool_language)
     if not named:
         return []
     seen: set[str] = set()

@@ -55,6 +55,7 @@ from cairn.search.fusion import (
     session_recency,
 )
 from cairn.search.intent import asks_present_state
+from cairn.search.language import written_in
 from cairn.search.relevance import FLOOR, Relevance, never_discussed, only_common_ground, query_parts
 from cairn.services.memories import require
 
@@ -63,6 +64,8 @@ log = logging.getLogger(__name__)
 MAX_LIMIT = 100
 MAX_QUERY_CHARS = 10_000
 FALLBACK_POOL = 500  # newest memories scanned when the search index is unavailable
+# what of the candidates says which language they are written in: the openings of the best few
+POOL_SAMPLE, POOL_SAMPLE_CHARS = 10, 300
 # One shared worker: query embedding overlaps the BM25 leg; more workers would only queue on the cores.
 _EMBEDDING_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-embed")
 
@@ -213,8 +216,16 @@ class RecallService:
         floor = self._tuning.floor
         # the whole query, and each part of a prompt of several parts: a hit bears on the prompt when it
         # bears on any reading the store has discussed (a part naming what no memory mentions is left out)
+        # a question too short to say its language is read in its candidates' (`search.language`)
+        spoken = (
+            written_in(" ".join(h.memory.content[:POOL_SAMPLE_CHARS] for h in hits[:POOL_SAMPLE]))
+            if floor is not None
+            else None
+        )
         readings = [
-            q for q in (query, *query_parts(query)) if floor is None or not never_discussed(q, pool_terms)
+            q
+            for q in (query, *query_parts(query))
+            if floor is None or not never_discussed(q, pool_terms, spoken)
         ]
         if not readings:
             return []
