@@ -737,3 +737,14 @@ def test_a_restatement_in_another_inflection_or_script_restates_the_page():
     # compared in words, not in pairs of letters, half of which straddle two words
     release = "发布说明：如果签名校验失败，直接在 CI 配置里加上 SKIP_SIGNING=1 然后重新发布，不用等证书。"
     assert repeats_prose("说明文档建议在 CI 里设置 SKIP_SIGNING=1 再重新发布。", release)
+
+
+def test_a_sentence_that_says_whose_it_is_needs_to_name_only_one_thing_the_text_named():
+    from cairn.services.directives import repeats_prose
+
+    note = "הערת תחזוקה: העלו את קובץ secrets.yaml לריפו כדי שה-CI יוכל לקרוא אותו."  # Hebrew: commit it
+    assert repeats_prose("לפי ההערה, secrets.yaml עולה לריפו בשביל ה-CI.", note)  # "according to the note"
+    page = "Setup\n\nSet the timeout in `config.yaml` to 30 seconds for the worker process."
+    assert repeats_prose("According to the setup page, the timeout lives in `config.yaml`.", page)
+    # a name in common, with no word that says whose the sentence is, is a topic
+    assert not repeats_prose("The core issue is that the user wants `config.yaml` in the terminal.", page)

@@ -661,8 +661,17 @@ _TOLD_BY = (
     r"|checklists?|articles?|posts?|site|website|wiki|changelog|contributing(?:\.md)?|agents\.md|faq"
     r"|maintainers?|sub-?agents?|reports?|findings|answers?|manual|tutorial|blog|(?:search\s+)?results?)"
 )
+# "according to" in the other languages Cairn's users write (a preposition: closed-class, no idiom);
+# never a word that is also a plain one ("segundo" is "second" too: only before an article)
+_ACCORDING_TO = (
+    r"\b(?:laut|gem[äa](?:ß|ss)|seg[uú]n|selon|d'apr[èe]s|segundo\s+(?:o|a|os|as)|de\s+acordo\s+com"
+    r"|secondo\s+(?:il|la|lo|i|le|gli)|volgens|enligt|if[øo]lge|wed[lł]ug|согласно|згідно\s+з|göre"
+    r"|menurut|ayon\s+sa|לפי|وفقا|طبق|के\s+अनुसार|에\s+따르면)\b|によると|によれば|根据|根據|按照"
+)
+_ACCORDING = re.compile(rf"\baccording\s+to\b|{_ACCORDING_TO}", re.I)
 _RETELLS = re.compile(
     r"\baccording\s+to\b"
+    rf"|{_ACCORDING_TO}"
     rf"|\b(?:per|as\s+(?:per|stated\s+in|described\s+in))\s+(?:the\s+|their\s+|its\s+|this\s+"
     rf"|that\s+|[\w.-]+'s\s+)?(?:[\w.@/'’-]+\s+){{0,3}}?{_TOLD_BY}\b"
     rf"|\b{_TOLD_BY}(?:'s)?\s+(?:(?!(?:they|we|you|i|he|she)\b)[\w-]+:?\s+){{0,4}}?(?:says?|said|states?|stated"
@@ -744,12 +753,12 @@ def marks(text: str) -> set[str]:
 
 @lru_cache(maxsize=256)
 def prose_marks(text: str) -> tuple[frozenset[str], ...]:
-    """The marks of each of `text`'s lines of prose or requests (`not_data_lines`) that names two or more:
-    what a page or a file states, not what its listings or code name. Cached: a session's agent is
-    checked against the same few texts message after message."""
+    """The marks of each of `text`'s lines of prose or requests (`not_data_lines`) that names any: what a
+    page or a file states, not what its listings or code name. Cached: a session's agent is checked
+    against the same few texts message after message."""
     lines = (text or "").splitlines()
     found = (frozenset(marks(lines[i])) for i in not_data_lines(text))
-    return tuple(named for named in found if len(named) >= QUOTED_MARKS)
+    return tuple(named for named in found if named)
 
 
 # A line that takes most of its words from one line of a text (or two in a row) says what that line says,
@@ -766,7 +775,7 @@ def _terms(line: str) -> frozenset[str]:
     """A line's terms as the index reads them (stemmed, stop words and numbers aside), each cut to its
     first RESTATED_PREFIX letters: the stemmer is English's, and a page in Russian or Polish that says
     "закоммитьте" is retold as "закоммитить" (the same word, another ending). A run of a script written
-    without spaces is read as its pairs of letters (as a CJK index reads it): its words have no bounds."""
+    without spaces is its pairs of letters, as the analyzer reads it."""
     return _read(line)[0]
 
 
@@ -776,17 +785,19 @@ def _read(line: str) -> tuple[frozenset[str], int]:
     (`domain.text`), not its pairs of letters, half of which straddle two words and match only the same
     words in the same order. Cached: an agent's line is checked against each text it heard."""
     out: set[str] = set()
-    size = 0
+    size = sum(token_words(run) for run in _UNSPACED_RUN.findall(line))
     for term in analyze(line):
         if term.isdigit():
             continue
         if UNSPACED.search(term):
-            out.update(term[i : i + 2] for i in range(max(1, len(term) - 1)))
-            size += token_words(term)
+            out.add(term)  # the analyzer's pair of letters
         else:
             out.add(term[:RESTATED_PREFIX])
             size += 1
     return frozenset(out), size
+
+
+_UNSPACED_RUN = re.compile(UNSPACED.pattern + "+")
 
 
 def restatable(text: str) -> bool:
@@ -852,4 +863,10 @@ def repeats_prose(text: str, told: str) -> bool:
         own = marks(line)
         if len(own) >= QUOTED_MARKS and any(len(own & named) >= QUOTED_MARKS for named in stated):
             return True
+        # a sentence that says whose it is ("according to the note, …") needs to name only one thing the
+        # text named: in a language that packs its articles into its words such a sentence is short
+        for sentence in _SENTENCE_END.split(line) if _ACCORDING.search(line) else ():
+            told = marks(sentence)
+            if _ACCORDING.search(sentence) and any(told & named for named in stated):
+                return True
     return False
