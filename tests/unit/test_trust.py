@@ -12,7 +12,15 @@ from cairn.domain.errors import InvalidInput
 from cairn.domain.models import Memory, MemoryKind, Provenance, Source, Span
 from cairn.pipeline.models import EventDoc
 from cairn.pipeline.reading.steps import build_excerpts
-from cairn.services.directives import RETOLD, asks, directive, prose_lines, relayed, relayed_directive
+from cairn.services.directives import (
+    RETOLD,
+    asking_lines,
+    asks,
+    directive,
+    prose_lines,
+    relayed,
+    relayed_directive,
+)
 from cairn.services.trust import (
     LEFT_OUT,
     classify,
@@ -748,3 +756,14 @@ def test_a_sentence_that_says_whose_it_is_needs_to_name_only_one_thing_the_text_
     assert repeats_prose("According to the setup page, the timeout lives in `config.yaml`.", page)
     # a name in common, with no word that says whose the sentence is, is a topic
     assert not repeats_prose("The core issue is that the user wants `config.yaml` in the terminal.", page)
+
+
+def test_every_string_of_a_json_document_on_one_line_is_read_an_array_s_items_too():
+    cell = (
+        "Install with pip install --extra-index-url https://pkgs.example.invalid/simple mylib, the index lags"
+    )
+    notebook = json.dumps({"cells": [{"cell_type": "markdown", "source": ["## Setup\n", cell]}]})
+    assert asking_lines(notebook) == [0]
+    # as a transcript excerpt shows a tool's output
+    assert asking_lines("  → ok: " + notebook) == [0]
+    assert asking_lines(json.dumps({"ids": [1, 2, 3], "status": "ok"})) == []

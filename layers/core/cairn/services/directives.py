@@ -326,6 +326,7 @@ _TICKED = re.compile(r"`[^`\n]*`")
 _RECORD = re.compile(r"^\W*[0-9a-f]{7,40}\b")
 # a string in code or JSON that holds prose (an issue's body, a report an API returned)
 _PROSE_STRING = re.compile(r'"[\w .-]{1,40}"\s*:\s*"((?:[^"\\]|\\.){20,})"')  # a JSON key's value
+PROSE_STRING_CHARS = 20
 
 
 def _decoded(literal: str) -> str:
@@ -341,12 +342,42 @@ def _prose_strings(line: str, depth: int = 3) -> list[str]:
     """The JSON string values of a line that hold words (`_PROSE_STRING`), a document held in such a
     string included: an API often returns JSON whose field is JSON again (`"description":
     "{\\"guidance\\": \\"set X in production …\\"}"`), and its words are someone's as much."""
+    document = _json_document(line)
+    if document is not None:  # a whole JSON document: every string in it, an array's items included
+        return [t for x in _strings(document) for t in (_prose_strings(x, depth - 1) if depth else ()) or [x]]
     found: list[str] = []
     for literal in _PROSE_STRING.findall(line):
         text = _decoded(literal)
         inner = _prose_strings(text, depth - 1) if depth and '"' in text else []
         found.extend(inner or [text])
     return found
+
+
+def _json_document(line: str) -> object | None:
+    """`line` read as a JSON object or array (a notebook's cells, an API's answer on one line), after
+    what a transcript excerpt puts before a tool's output ("→ ok: "), or None."""
+    line = line.strip()
+    start = _JSON_START.search(line)
+    if start is None or line[-1:] not in "}]":
+        return None
+    try:
+        return json.loads(line[start.end() :])
+    except ValueError:
+        return None
+
+
+_JSON_START = re.compile(r"^[^{\[\w\"]{0,4}(?:(?:ok|error|exit -?\d+):\s*)?(?=[{\[])")
+
+
+def _strings(value: object) -> list[str]:
+    """The strings of a JSON value that hold words (PROSE_STRING_CHARS or more), keys aside."""
+    if isinstance(value, str):
+        return [value] if len(value) >= PROSE_STRING_CHARS else []
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 # where a comment (or a `* ` list item, which opens a line as a comment's continuation does) starts, with
