@@ -7,10 +7,11 @@ and a capitalised word inside a sentence is a name. In a Portuguese question mos
 such word is a name no memory mentions, and a question the store can answer is taken for one it never
 discussed.
 
-py3langid (a maintained fork of langid.py: a naive Bayes model over byte n-grams of 97 languages, shipped
-in its wheel, about 0.1 ms a question) says which language. It is only trusted when it is sure: a short
-run of identifiers ("dependabot config", "WAL shard flush") reads as anything, so a text is another
-language than English only when the model gives that language at least CONFIDENT of the probability.
+py3langid (a maintained fork of langid.py: a naive Bayes model over byte n-grams of 140 languages,
+shipped in its wheel, about 0.1 ms a question) says which language. It is only trusted when it is sure:
+a short run of identifiers ("dependabot config", "WAL shard flush") reads as anything, so a text is in
+another language than English when the model gives that language at least CONFIDENT of the probability,
+or LEANING where the text also uses that language's function words and no English stop word.
 
 A question in another language also carries that language's function words ("o", "de", "que"): the
 analyzer drops English's, and `content_terms` drops the others' (`data/function_words.json`: each
@@ -85,11 +86,6 @@ def written_in(text: str) -> str | None:
         if set(analyze(text)) & function_terms(language) and not words & STOP_WORDS:
             return language
     return None
-
-
-def reads_as_english(text: str) -> bool:
-    """True unless `text` is surely in another language: an unsure reading stays English, as before."""
-    return written_in(text) in (None, ENGLISH)
 
 
 @cache

@@ -339,8 +339,9 @@ def _decoded(literal: str) -> str:
 
 
 def _prose_strings(line: str, depth: int = 3) -> list[str]:
-    """The JSON string values of a line that hold words (`_PROSE_STRING`), a document held in such a
-    string included: an API often returns JSON whose field is JSON again (`"description":
+    """The JSON strings of a line that hold words: every string of a line that is a JSON document (a
+    notebook's cells, an array's items too), else each key's value (`_PROSE_STRING`); a document held in
+    such a string is read too: an API often returns JSON whose field is JSON again (`"description":
     "{\\"guidance\\": \\"set X in production …\\"}"`), and its words are someone's as much."""
     document = _json_document(line)
     if document is not None:  # a whole JSON document: every string in it, an array's items included
@@ -701,9 +702,8 @@ _ACCORDING_TO = (
 )
 _ACCORDING = re.compile(rf"\baccording\s+to\b|{_ACCORDING_TO}", re.I)
 _RETELLS = re.compile(
-    r"\baccording\s+to\b"
-    rf"|{_ACCORDING_TO}"
-    rf"|\b(?:per|as\s+(?:per|stated\s+in|described\s+in))\s+(?:the\s+|their\s+|its\s+|this\s+"
+    _ACCORDING.pattern
+    + rf"|\b(?:per|as\s+(?:per|stated\s+in|described\s+in))\s+(?:the\s+|their\s+|its\s+|this\s+"
     rf"|that\s+|[\w.-]+'s\s+)?(?:[\w.@/'’-]+\s+){{0,3}}?{_TOLD_BY}\b"
     rf"|\b{_TOLD_BY}(?:'s)?\s+(?:(?!(?:they|we|you|i|he|she)\b)[\w-]+:?\s+){{0,4}}?(?:says?|said|states?|stated"
     r"|tells?|told|recommends?"
@@ -797,8 +797,6 @@ def prose_marks(text: str) -> tuple[frozenset[str], ...]:
 # into .env as KEY=… and commit the file"): it is that text's. Fewer shared words are a topic in common.
 RESTATED_TERMS = 4
 RESTATED_SHARE = 0.6
-
-
 RESTATED_PREFIX = 5  # the letters a word keeps when two lines' words are compared
 
 
