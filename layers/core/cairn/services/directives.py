@@ -698,7 +698,8 @@ _TOLD_BY = (
 _ACCORDING_TO = (
     r"\b(?:laut|gem[äa](?:ß|ss)|seg[uú]n|selon|d'apr[èe]s|segundo\s+(?:o|a|os|as)|de\s+acordo\s+com"
     r"|secondo\s+(?:il|la|lo|i|le|gli)|volgens|enligt|if[øo]lge|wed[lł]ug|согласно|згідно\s+з|göre"
-    r"|menurut|ayon\s+sa|לפי|وفقا|طبق|के\s+अनुसार|에\s+따르면)\b|によると|によれば|根据|根據|按照"
+    r"|menurut|ayon\s+sa|לפי|وفقا|طبق|के\s+अनुसार|에\s+따르면|segons|pod[lľ]a|podle|prema|mukaan|szerint"
+    r"|σύμφωνα\s+με|potrivit|kwa\s+mujibu\s+wa|بر\s+اساس|کے\s+مطابق)\b|অনুযায়ী|によると|によれば|根据|根據|按照"
 )
 _ACCORDING = re.compile(rf"\baccording\s+to\b|{_ACCORDING_TO}", re.I)
 _RETELLS = re.compile(
