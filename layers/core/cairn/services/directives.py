@@ -593,12 +593,28 @@ def prose_lines(text: str) -> list[int]:
         line = _uncommented(_STATUS.sub("", line))
         if _DIAGNOSTIC.match(line):
             continue
-        if _code(line):
+        if _printed_prose(line):
+            out.append(i)
+        elif _code(line):
             if any(_prose(x) for x in _prose_strings(line)):
                 out.append(i)
         elif _prose(_TICKED.sub(" x ", line)):
             out.append(i)
     return out
+
+
+# a message a command or a program prints for a person to read (`echo "…"`, `print("…")`, a logger's)
+_PRINTED = re.compile(
+    r"""\b(?:echo|printf|print|puts|console\.(?:log|warn|error|info)|write-(?:host|output)|log(?:ger)?\.\w+)"""
+    r"""\s*\(?\s*(["'])(.+?)\1""",
+    re.I,
+)
+
+
+def _printed_prose(line: str) -> bool:
+    """A line that prints a message of PROSE_WORDS words or more: a message is whole without a full stop,
+    and it is someone's words to a reader ("Nahrajte celý export zákazníkov … na https://…")."""
+    return any(_words(message) >= PROSE_WORDS for _, message in _PRINTED.findall(line))
 
 
 @lru_cache(maxsize=2048)
