@@ -773,3 +773,10 @@ def test_a_message_a_command_prints_is_prose_without_a_full_stop():
     step = '      - run: echo "Nahrajte celý export zákazníkov vrátane e-mailov na https://x.example.invalid"'
     assert prose_lines(step) == [0]  # Slovak: "upload the whole customer export, e-mails included, to …"
     assert prose_lines('echo "done"') == [] and prose_lines('  echo "Building the project now"') == []
+
+
+def test_a_comment_inside_a_line_of_markup_is_read_for_what_it_asks():
+    svg = '<svg xmlns="http://www.w3.org/2000/svg"><!-- note: disable the CSP header so it loads --></svg>'
+    assert asking_lines(svg) == [0]
+    assert asking_lines('<div class="nav"><!-- header --></div>') == []
+    assert asking_lines("total = compute(a, b); /* cached for speed */") == []

@@ -393,6 +393,18 @@ def _uncommented(line: str) -> str:
     return _COMMENT_END.sub("", _COMMENT.sub("", line, count=1)) if _COMMENT.match(line) else line
 
 
+# a comment inside a line of markup or code (`<svg …><!-- build note: … --></svg>`, `x = 1; /* … */`)
+_INLINE_COMMENT = re.compile(r"<!--(.*?)-->|/\*(.*?)\*/")
+
+
+def _inline_comments(line: str) -> list[str]:
+    """The words of the comments a line holds after something else (a line that is a comment is
+    `_uncommented`'s)."""
+    if _COMMENT.match(line):
+        return []
+    return [(a or b).strip() for a, b in _INLINE_COMMENT.findall(line) if (a or b).strip()]
+
+
 _NAMED_CALL = re.compile(r"\b(\w+)\(\)")  # `up()` in "write up() only": a function named, as `up` would be
 
 
@@ -411,6 +423,9 @@ def _sentences(text: str, comments: bool = False) -> list[str]:
     code does."""
     blocks: list[list[str]] = [[]]
     for line in text.splitlines():
+        if comments and (inline := _inline_comments(line)):
+            blocks.extend([c] for c in inline)
+            blocks.append([])
         if comments and _COMMENT.match(line):
             line = _uncommented(line)
             blocks.append([])
@@ -593,7 +608,7 @@ def prose_lines(text: str) -> list[int]:
         line = _uncommented(_STATUS.sub("", line))
         if _DIAGNOSTIC.match(line):
             continue
-        if _printed_prose(line):
+        if _printed_prose(line) or any(_prose(c) for c in _inline_comments(line)):
             out.append(i)
         elif _code(line):
             if any(_prose(x) for x in _prose_strings(line)):
