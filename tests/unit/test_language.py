@@ -101,3 +101,18 @@ def test_a_question_too_short_to_tell_is_read_in_the_language_of_its_candidates(
     assert written_in(question) is None
     assert never_discussed(question, pool) == ["ausrollen"]  # read as English: a name no memory holds
     assert never_discussed(question, pool, pool_language="de") == []
+
+
+def test_the_written_out_combining_marks_are_marks_and_cover_the_scripts_that_use_them():
+    import re
+    import unicodedata
+
+    from cairn.domain.text import MARK
+
+    mark = re.compile(MARK)
+    listed = [c for c in range(0x300, 0x10000) if mark.fullmatch(chr(c))]
+    assert all(unicodedata.category(chr(c)).startswith("M") for c in listed)
+    # Latin's combining accents, Hebrew, Arabic, the Indic scripts, Thai, Lao, Tibetan, Myanmar, Khmer
+    spans = [(0x300, 0x36F), (0x591, 0x5C7), (0x610, 0x6ED), (0x900, 0xDFF), (0xE31, 0xF87), (0x102B, 0x17DD)]
+    wanted = [c for a, b in spans for c in range(a, b + 1) if unicodedata.category(chr(c)).startswith("M")]
+    assert set(wanted) <= set(listed)
