@@ -103,6 +103,19 @@ def test_sub_agent_prompts_and_assistant_prose_are_not_the_user_speaking():
     assert found == []
 
 
+def test_an_approved_plan_states_no_rule_of_the_persons():
+    # the plan the agent wrote, sent as the person's message when they approved it (captured wording)
+    plan = (
+        "Implement the following plan:\n\n# Fix the permission error\n\n## Context\n"
+        "**Root cause**: the service ALWAYS sends an `Authorization` header, even to public endpoints.\n\n"
+        "## Changes\n- `buildRequest()` must only send auth headers when `requiresAuth` is true\n"
+    )
+    approved = Script()._add(role=Role.USER, text=plan, is_plan=True)
+    assert [c for c in approved.extract() if c.kind.value == "preference"] == []
+    typed = Script().user(plan).extract()  # the same words typed are the person's
+    assert [c.kind.value for c in typed if c.kind.value == "preference"]
+
+
 def test_pasted_code_is_not_read_as_a_preference():
     assert Script().user("look:\n```\n# always use globals\nx = 1\n```").extract() == []
 

@@ -77,3 +77,23 @@ def test_a_sub_agent_s_tool_calls_in_its_progress_are_kept_apart_with_only_where
     [call] = parsed.subagent_calls
     assert call.tool_name == "Bash" and call.is_sidechain
     assert call.tool_input == {"command": "cat > /tmp/wal-review.md << 'EOF'\n# Review\nEOF"}
+
+
+def test_a_plan_approved_from_plan_mode_is_marked_as_the_agents_plan():
+    # as Claude Code starts a session from an approved plan: the plan is `planContent` and the message
+    plan = (
+        "# Fix WAL Channel Saturation\n\n## Context\nShards drop messages.\n\n## Changes\n- sharded writers"
+    )
+    lines = [
+        _line(
+            type="user",
+            uuid="u1",
+            parentUuid=None,
+            planContent=plan,
+            message={"role": "user", "content": "Implement the following plan:\n\n" + plan},
+        ),
+        _line(type="user", uuid="u2", parentUuid="u1", message={"role": "user", "content": "commit it"}),
+    ]
+    parsed = parse_transcript(("\n".join(lines) + "\n").encode(), "claude-code")
+    users = [(e.text.split("\n")[0], e.is_plan) for e in parsed.events if e.role is Role.USER]
+    assert users == [("Implement the following plan:", True), ("commit it", False)]

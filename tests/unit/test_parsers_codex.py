@@ -314,3 +314,44 @@ def test_after_a_worker_thread_a_further_part_of_the_session_itself_is_the_main_
         "Ship it": False,
         "Shipped.": False,
     }
+
+
+# As Codex's app sends a prompt with attachments (captured from a session-bridge rollout, paths shortened)
+ATTACHED = (
+    "\n# Files mentioned by the user:\n\n## Screenshot 2026-04-10 at 14.36.42.png: "
+    "/Users/dev/Documents/Screenshots/Screenshot 2026-04-10 at 14.36.42.png\n\n## My request for Codex:\n"
+    "Fix session details header text format. Should take up the space to the right \n"
+)
+IDE = (
+    "# Context from my IDE setup:\n\n## Open tabs:\n- launch.json: .vscode/launch.json\n\n"
+    "## My request for Codex:\n"
+)
+
+
+def test_what_the_person_typed_is_read_after_the_context_the_app_attached():
+    parsed = parse_transcript(
+        to_bytes(
+            [meta(), message("user", ATTACHED), user_event(ATTACHED)]
+            + [message("user", IDE + "Run the tests"), user_event("Run the tests")]
+        )
+    )
+    users = [e.text for e in parsed.events if e.role is Role.USER]
+    assert users == [
+        "Fix session details header text format. Should take up the space to the right",
+        "Run the tests",
+    ]
+
+
+def test_a_message_of_attachments_alone_keeps_its_text():
+    only = "# Files mentioned by the user:\n\n## shot.png: /tmp/shot.png\n\n## My request for Codex:\n"
+    parsed = parse_transcript(to_bytes([meta(), message("user", only), user_event(only)]))
+    assert [e.text for e in parsed.events if e.role is Role.USER] == [only]
+
+
+def test_a_plan_the_person_approved_in_plan_mode_is_marked_as_the_agents_plan():
+    plan = "PLEASE IMPLEMENT THIS PLAN:\n# Sync\n\n## Steps\n- add the remote\n\n## Tests\n- pnpm test"
+    parsed = parse_transcript(
+        to_bytes([meta(), message("user", plan), user_event(plan), message("user", "go"), user_event("go")])
+    )
+    users = [(e.text.split("\n")[0], e.is_plan) for e in parsed.events if e.role is Role.USER]
+    assert users == [("PLEASE IMPLEMENT THIS PLAN:", True), ("go", False)]

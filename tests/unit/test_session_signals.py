@@ -137,6 +137,20 @@ def test_a_plan_handed_over_is_kept_section_by_section():
     assert verify.kind is MemoryKind.PROCEDURE and "/tmp/test-empty" in verify.content
 
 
+def test_an_approved_plan_is_a_plan_however_short():
+    plan = (
+        "Implement the following plan:\n\n# Sync\n\n"
+        "## Steps\n- add the checkpoint remote and fetch it on refresh\n\n"
+        "## Tests\n- `pnpm test` with a repository that has the remote\n"
+    )
+    approved = ev(1, Role.USER, plan).model_copy(update={"is_plan": True})
+    titles = [c.title for c in session_signals([approved])]
+    assert "Plan «Sync»: Steps" in titles and "Plan «Sync»: Tests" in titles
+    assert not [
+        c for c in session_signals([ev(1, Role.USER, plan)]) if c.title and c.title.startswith("Plan")
+    ]
+
+
 def test_a_compaction_summary_is_split_into_its_sections_with_pending_work_tagged_open():
     summary = (
         "1. Primary Request and Intent:\n   Add a tree view to the Context tab, grouped by folder.\n"

@@ -88,6 +88,7 @@ class EventDoc(BaseModel):
     timestamp: str | None = None
     is_sidechain: bool = False
     line_end: int | None = None
+    is_plan: bool = False  # an approved plan the agent wrote (`TranscriptEvent.is_plan`)
 
     @classmethod
     def of(cls, e: TranscriptEvent) -> EventDoc:
@@ -106,6 +107,7 @@ class EventDoc(BaseModel):
             timestamp=e.timestamp,
             is_sidechain=e.is_sidechain,
             line_end=e.line_end,
+            is_plan=e.is_plan,
         )
 
     @property

@@ -12,6 +12,8 @@ line types are counted and skipped. What it understands:
 - sub-agent turns carry `isSidechain` (inline in 1.0.x files, separate `agent-*.jsonl` files later);
   their events are flagged, and the sub-agent's final answer, repeated verbatim as the Task tool's
   result on the main thread, is kept once.
+- a session started from an approved plan opens with a user line carrying `planContent`: its message
+  ("Implement the following plan: …") is the agent's plan the person approved (`is_plan`).
 - `summary` lines (session titles; only those whose `leafUuid` is in this file: Claude Code also
   writes other sessions' titles into a file) and `isCompactSummary` user messages become summaries.
 - `thinking` blocks are kept as THINKING events (a low-trust source: searchable in excerpts, never
@@ -265,7 +267,9 @@ class _Parser:
                 said = _str(block.get("text")) or ""
                 if compact:
                     said = _COMPACT_TAIL.sub("", said)
-                self.out.add(self._event(line_no, record, role, text=said))
+                # the plan the person approved, sent for them ("Implement the following plan:")
+                plan = role is Role.USER and isinstance(record.get("planContent"), str)
+                self.out.add(self._event(line_no, record, role, text=said, is_plan=plan))
                 if role is Role.USER and not has_result and not record.get("isSidechain"):
                     self.prompts.append((line_no, _said(said)))
             elif btype == "tool_result":

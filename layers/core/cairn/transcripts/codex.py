@@ -9,6 +9,10 @@ Each line is `{timestamp, type, payload}`:
   user_message...), so only `user_message` is used, as a signal: Codex records one for each prompt
   a person typed, so a user-role `response_item` NOT followed by one is injected context (AGENTS.md,
   environment context). Error events are kept as they may be unresolved.
+- the app and the IDE extension send the person's prompt after the context they attached ("# Files
+  mentioned by the user: …", "# Context from my IDE setup: …"), under "## My request for Codex:": the
+  person typed what follows it; a plan approved in plan mode comes as "PLEASE IMPLEMENT THIS PLAN:" and
+  the agent's plan (`is_plan`).
 - `turn_context`: per-turn settings (model, cwd); `compacted`: a compaction summary.
 A worker thread the session spawned (its own rollout, whose `session_meta.source` is
 `{subagent: {thread_spawn: {parent_thread_id}}}`) arrives as a further part of its parent's session, after
@@ -151,7 +155,9 @@ class _Parser:
                 )
             elif role == "user":
                 self.pending_user.append(len(self.out.events))
-                self.out.add(self._event(line_no, Role.USER, timestamp, text=text))
+                typed = _typed(text)
+                plan = typed.startswith(_IMPLEMENT_PLAN)
+                self.out.add(self._event(line_no, Role.USER, timestamp, text=typed, is_plan=plan))
             else:  # developer / system: the agent's own instructions
                 self.out.noise["system_prompt"] += 1
         elif itype in (
@@ -248,6 +254,21 @@ def worker_parent(meta: Mapping[str, Any]) -> str | None:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+# Codex's app and IDE extension send what the person typed after the context they attached (open tabs,
+# files mentioned, a selection): "# Context from my IDE setup: … ## My request for Codex:\n<typed>".
+_REQUEST = "## My request for Codex:"
+# ... and, when the person approves a plan in plan mode, the plan the agent wrote after this line
+_IMPLEMENT_PLAN = "PLEASE IMPLEMENT THIS PLAN:"
+
+
+def _typed(text: str) -> str:
+    """What the person typed: after the last request heading when the app put context before it (a
+    message of attachments alone keeps its text)."""
+    at = text.rfind(_REQUEST)
+    typed = text[at + len(_REQUEST) :].strip() if at >= 0 else text
+    return typed or text
 
 
 def _message_text(content: object) -> str:

@@ -39,6 +39,9 @@ class TranscriptEvent:
     is_sidechain: bool = False  # produced by a sub-agent (Claude Code Task), not the main thread
     message_id: str | None = None  # the model message this came from; streamed lines share it
     line_end: int | None = None  # last source line when several lines were merged into one event
+    # a plan the agent wrote, sent as the person's message when they approved it ("Implement the
+    # following plan: …"): the person asked for it, the agent said it
+    is_plan: bool = False
 
     @property
     def last_line(self) -> int:

@@ -185,7 +185,8 @@ def _own_lead(text: str) -> str:
 
 
 def from_user(event: EventDoc) -> list[Candidate]:
-    """The rules, decisions and facts one message of the person states."""
+    """The rules, decisions and facts one message of the person states. An approved plan (the agent's,
+    `EventDoc.is_plan`) states no rule of theirs: its "must"s are what its code is to do."""
     # pasted code says nothing about taste
     text = re.sub(r"```.*?(```|$)", " ", event.text, flags=re.S) if "```" in event.text else event.text
     text = _QUOTED.sub(" ", text)
@@ -203,7 +204,10 @@ def from_user(event: EventDoc) -> list[Candidate]:
         # a choice stated as one ("X should run in the terminal instead of through node") stays a
         # decision; an obligation that chooses nothing is a rule
         chosen = not stated and any(p.search(s) for p in DECISION) and not COUNTERFACTUAL.search(s)
-        if stated or (not chosen and _obligation(s)):
+        rule = stated or (not chosen and _obligation(s))
+        if rule and event.is_plan:
+            continue  # what an approved plan's code must do is no rule of the person's
+        if rule:
             found.append(
                 Candidate(
                     kind=MemoryKind.PREFERENCE,

@@ -296,7 +296,10 @@ def _plan_texts(events: list[EventDoc]) -> list[EventDoc]:
     for e in events:
         if e.is_sidechain:
             continue
-        if e.role is Role.USER and len(e.text) > 400 and len(sections(e.text)) >= 3:
+        # an approved plan (`EventDoc.is_plan`), or a long message of three sections or more
+        if e.role is Role.USER and (
+            sections(e.text) if e.is_plan else len(e.text) > 400 and len(sections(e.text)) >= 3
+        ):
             plans.append(e)
         elif e.role is Role.TOOL_CALL and (e.tool_name or "").lower() in PLAN_TOOLS:
             plan = e.tool_input.get("plan") if isinstance(e.tool_input, dict) else None
