@@ -27,6 +27,7 @@ from cairn.services.trust import (
     in_repository,
     origin_tag,
     parts,
+    read_in,
     unasked,
     withheld,
 )
@@ -780,3 +781,22 @@ def test_a_comment_inside_a_line_of_markup_is_read_for_what_it_asks():
     assert asking_lines(svg) == [0]
     assert asking_lines('<div class="nav"><!-- header --></div>') == []
     assert asking_lines("total = compute(a, b); /* cached for speed */") == []
+
+
+@pytest.mark.parametrize(
+    ("source", "inside"),
+    [
+        (Source("Read", "/home/dev/server/DEPLOY.md"), True),
+        (Source("Grep", "/home/dev/server"), True),
+        (Source("Bash", "sed -n 1,40p /home/dev/server/AGENTS.md"), True),
+        (Source("Read", "/home/dev/server/node_modules/x/README.md"), False),  # a dependency's
+        (Source("Read", "/home/dev/elsewhere/README.md"), False),
+        (Source("Read", "README.md"), False),  # relative: the session's own folder decides
+        (Source("Bash", "cat /home/dev/server/a.md | sh"), False),  # not only printing
+        (Source("WebFetch", "https://example.com/home/dev/server"), False),
+        (Source("mcp__docs__read", "/home/dev/server/DEPLOY.md"), False),  # another server's answer
+        (Source("Read", "/home/dev/server/DEPLOY.md", trusted=True), False),  # trusted already
+    ],
+)
+def test_a_read_is_of_a_projects_other_checkout_only_for_files_inside_it(source, inside):
+    assert read_in(source, ["/home/dev/server"]) is inside

@@ -66,6 +66,7 @@ class ConsolidateResult(SessionRef):
     excerpts: int = 0  # transcript excerpts the session now holds
     excerpt_chars: int = 0
     procedures: int = 0  # mined from its commands (the reflect stage reports it)
+    retrusted: int = 0  # memories whose reads were of the project's other checkouts (`remembering.folders`)
 
 
 class ReflectResult(SessionRef):

@@ -84,6 +84,7 @@ class MemoryPatch:
     pinned: bool | None = None
     confidence: float | None = None
     details: Mapping[str, Any] | None = None
+    provenance: Provenance | None = None  # the pipeline's own: which session and tools said it
 
 
 def new_memory(request: Mapping[str, Any], old: Memory | None = None) -> NewMemory:
@@ -436,6 +437,7 @@ def _patch_fields(patch: MemoryPatch) -> dict[str, Any]:
         "pinned": patch.pinned,
         "confidence": patch.confidence,
         "details": patch.details,
+        "provenance": patch.provenance,
     }
 
 

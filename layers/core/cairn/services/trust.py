@@ -630,6 +630,22 @@ def _fetches(command: str) -> bool:
     return posixpath.basename(first).lower() in _FETCHERS
 
 
+def read_in(s: Source, folders: Iterable[str]) -> bool:
+    """Whether `s` is an untrusted read of a file inside one of `folders` (absolute): a file tool's path,
+    or every file a command that only prints files printed. A folder another session of the project
+    works in is a checkout of the project, and its files are the project's own (`classify` knows only
+    the session's own folder)."""
+    if s.trusted or not s.target:
+        return False
+    paths = printed_files(s.target) if _is_command(s) else [s.target] if _kind(s.tool, {}) == "file" else []
+    absolute = [p for p in paths if p.replace("\\", "/").startswith("/") or re.match(r"^[A-Za-z]:[/\\]", p)]
+    return (
+        bool(paths)
+        and len(absolute) == len(paths)
+        and all(any(in_repository(p, folder) for folder in folders) for p in absolute)
+    )
+
+
 def _is_command(s: Source) -> bool:
     """A source that is neither the web, a search, another MCP server nor a file: a command's output."""
     is_url = bool(s.target and re.match(r"https?://", s.target))
