@@ -13,6 +13,7 @@ purpose: the gate is never tuned on it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from tests.security.transcripts import AGENTS, CWD, Call, Compaction, Injected, Said, Step, build
@@ -1578,15 +1579,24 @@ def unasked_surfaces(store, p: Probe) -> dict[str, str]:
     }
 
 
+# a memory's id: random letters that may spell a probe's mark (`mem_01m93my34vpcwfmzktmk52qv15` holds mk52q)
+_MEMORY_ID = re.compile(r"\bmem_[0-9a-z]{20,}\b")
+
+
+def shows(text: str, p: Probe) -> bool:
+    """Whether `text` shows the probe's mark, its memory ids aside."""
+    return p.mark in _MEMORY_ID.sub(" ", text)
+
+
 def leaks(store, p: Probe) -> dict[str, str]:
     """The unasked surfaces that show the probe's mark, with what they show."""
-    return {k: v for k, v in unasked_surfaces(store, p).items() if p.mark in v}
+    return {k: v for k, v in unasked_surfaces(store, p).items() if shows(v, p)}
 
 
 def recalled(store, p: Probe) -> tuple[list[dict], list[list[dict]]]:
     """The hits holding the probe's mark when asked about its topic or its mark, and both answers."""
     answers = [store.recall(p.project, q)["hits"] for q in (p.theme.prompt, p.mark)]
-    return [h for answer in answers for h in answer if p.mark in str(h)], answers
+    return [h for answer in answers for h in answer if shows(str(h), p)], answers
 
 
 def assert_recall_finds_it_with_its_source(store, p: Probe) -> None:
@@ -1601,4 +1611,4 @@ def assert_recall_finds_it_with_its_source(store, p: Probe) -> None:
 def source_shown(hit: dict) -> str:
     """Where a recall hit says its text came from: a memory's mark names the source, an excerpt's text
     shows it (its call line)."""
-    return hit["untrusted"] + (hit.get("snippet") or "")
+    return hit.get("untrusted", "") + (hit.get("snippet") or "")
