@@ -3,11 +3,10 @@
 The session is read once (`reading.session`); the chunks' candidates and what the whole session shows
 (`learning.learners.WHOLE_SESSION`) are consolidated as one batch, the transcript excerpts are stored,
 then what the session's commands came to over its whole length (`learning.learners.OVER_ITS_LENGTH`:
-procedures, errors and their fixes, errors never fixed) is consolidated as a second batch. Last, the
-folder the session ran in joins the project's (`remembering.folders`): reads of files in the project's
-other checkouts are its own. Two batches
+procedures, errors and their fixes, errors never fixed) is consolidated as a second batch. Two batches
 keep the order memories are written in, and the links between them, as they have always been (the
-second batch used to be consolidated by the reflect stage).
+second batch used to be consolidated by the reflect stage). Last, the folder the session ran in joins
+the project's (`remembering.folders`): reads of files in the project's other checkouts are its own.
 """
 
 from __future__ import annotations
