@@ -927,7 +927,6 @@ def repeats_prose(text: str, told: str) -> bool:
         # a sentence that says whose it is ("according to the note, …") needs to name only one thing the
         # text named: in a language that packs its articles into its words such a sentence is short
         for sentence in _SENTENCE_END.split(line) if _ACCORDING.search(line) else ():
-            told = marks(sentence)
-            if _ACCORDING.search(sentence) and any(told & named for named in stated):
+            if _ACCORDING.search(sentence) and any(marks(sentence) & named for named in stated):
                 return True
     return False

@@ -216,8 +216,8 @@ class RecallService:
         floor = self._tuning.floor
         # the whole query, and each part of a prompt of several parts: a hit bears on the prompt when it
         # bears on any reading the store has discussed (a part naming what no memory mentions is left out)
-        # each part of a prompt is read in the prompt's language; a question too short to say its language
-        # in its candidates' (`search.language`), whose sample is read only then
+        # a part whose own language is unclear is read in the prompt's; a question too short to say its
+        # language, in its candidates' (`search.language`), whose sample is read only then
         spoken = written_in(query) or (
             written_in(" ".join(h.memory.content[:POOL_SAMPLE_CHARS] for h in hits[:POOL_SAMPLE]))
             if floor is not None

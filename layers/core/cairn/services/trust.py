@@ -638,12 +638,13 @@ def read_in(s: Source, folders: Iterable[str]) -> bool:
     if s.trusted or not s.target:
         return False
     paths = printed_files(s.target) if _is_command(s) else [s.target] if _kind(s.tool, {}) == "file" else []
-    absolute = [p for p in paths if p.replace("\\", "/").startswith("/") or re.match(r"^[A-Za-z]:[/\\]", p)]
-    return (
-        bool(paths)
-        and len(absolute) == len(paths)
-        and all(any(in_repository(p, folder) for folder in folders) for p in absolute)
+    return bool(paths) and all(
+        _ABSOLUTE.match(p.replace("\\", "/")) and any(in_repository(p, folder) for folder in folders)
+        for p in paths
     )
+
+
+_ABSOLUTE = re.compile(r"/|[A-Za-z]:/")
 
 
 def _is_command(s: Source) -> bool:

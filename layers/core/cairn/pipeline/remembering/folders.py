@@ -108,6 +108,5 @@ def _trusted(sources: tuple[Source, ...], folders: Iterable[str]) -> tuple[Sourc
     """`sources` with each read of a file in `folders` trusted (and no longer a directive's cue), or
     None when none is."""
     folders = tuple(folders)
-    if not any(read_in(s, folders) for s in sources):
-        return None
-    return tuple(replace(s, trusted=True, directive=None) if read_in(s, folders) else s for s in sources)
+    trusted = tuple(replace(s, trusted=True, directive=None) if read_in(s, folders) else s for s in sources)
+    return None if trusted == sources else trusted
