@@ -116,21 +116,6 @@ def test_an_approved_plan_states_no_rule_of_the_persons():
     assert [c.kind.value for c in typed if c.kind.value == "preference"]
 
 
-def test_a_paragraph_pasted_in_another_language_states_no_rule_of_the_persons():
-    # a Portuguese request with the store's English review pasted under it (shape of a captured message)
-    message = (
-        "Recebi a negativa da Apple, pode colocar o link dos Termos da Apple no app? Lembrando que o app "
-        "tem que continuar buildando.\n\n"
-        "The submission did not include all the required information for apps offering subscriptions.\n\n"
-        "The app metadata must also include functional links to the privacy policy and the Terms of Use."
-    )
-    rules = [c.content for c in Script().user(message).extract() if c.kind.value == "preference"]
-    assert rules == ["Lembrando que o app tem que continuar buildando."]
-    # one language throughout: every paragraph is the person's
-    english = "Fix the login.\n\nThe app metadata must also include functional links to the privacy policy."
-    assert [c.kind.value for c in Script().user(english).extract()] == ["preference"]
-
-
 def test_pasted_code_is_not_read_as_a_preference():
     assert Script().user("look:\n```\n# always use globals\nx = 1\n```").extract() == []
 

@@ -5,9 +5,8 @@ The rule-based extractor (`learning.rules`) hands every message the person typed
 or an obligation in the grammar of the person's language ("the icons must be PNGs", "o app tem que estar
 buildando", "no debe exponer la clave"); a decision when it chooses ("let's go with…", "instead of…"); a
 fact when it states a value (a URL, a port, a version) in the message's own lead. What the person quotes
-or pastes (a quoted passage, a code block, console output that repeats a sentence, a paragraph in another
-language than their own) is what they point at, not what they say; a question, a hedge or a step's
-expected outcome states no rule.
+or pastes (a quoted passage, a code block, console output that repeats a sentence) is what they point at,
+not what they say; a question, a hedge or a step's expected outcome states no rule.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from collections import Counter
 from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.models import Candidate, EventDoc
-from cairn.search.language import written_in
 from cairn.services.directives import OBLIGED_ELSEWHERE
 from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
 
@@ -179,17 +177,6 @@ PASTED_LINES = 8
 _PARAGRAPH = re.compile(r"\n\s*\n")
 
 
-def _in_their_language(text: str) -> str:
-    """The message less the paragraphs written in another language than its first (a review's verdict
-    in English pasted under a Portuguese request: that text's rules, not the person's). A paragraph
-    counts as another language only when the language of each is clear (`search.language`)."""
-    paragraphs = _PARAGRAPH.split(text.strip())
-    own = written_in(paragraphs[0]) if len(paragraphs) > 1 else None
-    if own is None:
-        return text
-    return "\n\n".join(p for p in paragraphs if written_in(p) in (own, None))
-
-
 def _own_lead(text: str) -> str:
     """What the person wrote themselves, as far as facts go: a long message's first paragraph."""
     if text.count("\n") < PASTED_LINES:
@@ -202,7 +189,7 @@ def from_user(event: EventDoc) -> list[Candidate]:
     `EventDoc.is_plan`) states no rule of theirs: its "must"s are what its code is to do."""
     # pasted code says nothing about taste
     text = re.sub(r"```.*?(```|$)", " ", event.text, flags=re.S) if "```" in event.text else event.text
-    text = _in_their_language(_QUOTED.sub(" ", text))
+    text = _QUOTED.sub(" ", text)
     own = _own_lead(text)
     said = sentences(text)
     # a sentence said twice in one message is pasted output (a console warning per element), not the
