@@ -5,13 +5,19 @@ from the session-start block, the prompt hook and the digest only text a tool su
 passed on) that reads as instructions to an agent. This ingests the dev sets exactly as `cairn ingest`
 does (a fresh local store, the zero-LLM pipeline) and lists each memory the gate withholds whole, and
 each part it leaves out of a transcript excerpt, with its kind, source, cue and text (a section of a
-model-written session summary is never shown unasked, by design: those are counted apart):
+model-written session summary is never shown unasked, by design: those are counted apart), and how many
+of the excerpts' lines an unasked surface leaves out with no cue of instructions (a tool's lines of
+prose or requests, shown to explicit recall only):
 
 - the three coding-dev transcripts (`coding_eval.DEV_SETS`), one store each;
 - every multi-session project (`multi_session_eval.dev_sets`: safecast, then each folder of
   benchmarks/data/projects), its sessions in order, one store each.
 
-    .venv/bin/python benchmarks/trust_gate.py [--project NAME ...] [--skip-coding]
+    .venv/bin/python benchmarks/trust_gate.py [--project NAME ...] [--skip-coding] [--store DIR]
+
+With `--store DIR` each set's store is kept in DIR/<set> and, when it is there already, read again
+without ingesting: a change to what is shown unasked is measured in seconds (a change to what the
+pipeline records at ingest needs fresh stores).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from cairn.bootstrap import build_container, shared_embedder  # noqa: E402
 from cairn.capture.upload import prepare  # noqa: E402
-from cairn.domain.models import KeyScope, MemoryFilter, Principal  # noqa: E402
+from cairn.domain.models import KeyScope, MemoryFilter, MemoryKind, Principal  # noqa: E402
 from cairn.domain.vocabulary import Tag  # noqa: E402
 from cairn.services.trust import label, left_out, unasked, withheld  # noqa: E402
 from cairn.services.uploads import UploadRequest  # noqa: E402
@@ -37,14 +43,24 @@ from coding_eval import DEV_SETS, _agent_of, _parts  # noqa: E402
 from multi_session_eval import _read, dev_sets, upload_agent  # noqa: E402
 
 
-def gate(name: str, sessions: list[tuple[str, str, list[Path]]], project: str) -> dict:
-    """Ingest `sessions` ((agent, session id, parts), oldest first) and list what the gate withholds."""
-    with tempfile.TemporaryDirectory() as home:
-        container = build_container(Settings(mode="local", home=Path(home)), embedder=shared_embedder())
+def gate(
+    name: str, sessions: list[tuple[str, str, list[Path]]], project: str, store: Path | None = None
+) -> dict:
+    """Ingest `sessions` ((agent, session id, parts), oldest first) and list what the gate withholds;
+    with `store`, into that folder, or read from it when an earlier run left it there."""
+    with tempfile.TemporaryDirectory() as scratch:
+        home = store or Path(scratch)
+        learned = (home / "team").is_file()
+        home.mkdir(parents=True, exist_ok=True)
+        container = build_container(Settings(mode="local", home=home), embedder=shared_embedder())
         try:
-            team, _, _ = container.keys.create_team("bench", "dev")
-            caller = Principal(team.id, "dev", "k", frozenset({KeyScope.WRITE}))
-            for agent, session_id, files in sessions:
+            if learned:
+                team_id = (home / "team").read_text().strip()
+            else:
+                team, _, _ = container.keys.create_team("bench", "dev")
+                team_id = team.id
+            caller = Principal(team_id, "dev", "k", frozenset({KeyScope.WRITE}))
+            for agent, session_id, files in [] if learned else sessions:
                 for number, part in enumerate(files, start=1):
                     data = prepare(_read(part)).data  # the set's sessions are kept gzipped
                     target = container.uploads.request_upload(
@@ -52,19 +68,27 @@ def gate(name: str, sessions: list[tuple[str, str, list[Path]]], project: str) -
                     )
                     container.blobs.put(target.key, data, "application/gzip")
                     container.uploads.part_stored(target.key)
-                container.runner.run(team.id, session_id)
+                container.runner.run(team_id, session_id)
+            if store is not None and not learned:
+                (home / "team").write_text(team_id)
             flt = MemoryFilter(project=project)
-            memories = [m for m in container.pipeline.memory_repo.iter_team(team.id) if flt.admits(m)]
+            memories = [m for m in container.pipeline.memory_repo.iter_team(team_id) if flt.admits(m)]
         finally:
             if container.runner is not None:
                 container.runner.close()
             container.close()
     held, cut, summaries = [], [], 0
+    excerpt_lines = lines_left_out = 0
     for m in memories:
         if Tag.SUMMARY in m.tags:  # a summary's section is never shown unasked: by design, not a verdict
             summaries += 1
             continue
         shown = unasked(m)
+        if m.kind is MemoryKind.EXCERPT:  # a tool's lines of prose or requests, left out without a cue
+            lines = m.content.splitlines()
+            kept = set(shown.content.splitlines()) if shown is not None else set()
+            excerpt_lines += len(lines)
+            lines_left_out += sum(1 for line in lines if line not in kept)
         if shown is m:
             continue
         w = withheld(m)
@@ -88,6 +112,8 @@ def gate(name: str, sessions: list[tuple[str, str, list[Path]]], project: str) -
         "withheld": held,
         "cut": cut,
         "summary_sections": summaries,
+        "excerpt_lines": excerpt_lines,
+        "lines_left_out": lines_left_out,
     }
 
 
@@ -101,30 +127,44 @@ def main() -> None:
     )
     parser.add_argument("--project", action="append", help="only these multi-session projects")
     parser.add_argument("--skip-coding", action="store_true")
+    parser.add_argument("--store", type=Path, help="keep each set's store here, or read it again")
     args = parser.parse_args()
+
+    def kept(name: str) -> Path | None:
+        return args.store / name if args.store else None
+
     reports = []
     if not args.skip_coding:
         for project, transcript, _ in DEV_SETS:
             sid = "bench-" + transcript.stem[:40]
-            reports.append(gate(project, [(_agent_of(transcript), sid, _parts(transcript))], project))
+            reports.append(
+                gate(project, [(_agent_of(transcript), sid, _parts(transcript))], project, kept(project))
+            )
     for name, folder in dev_sets().items():
         if args.project and name not in args.project:
             continue
         data = json.loads((folder / "set.json").read_text())
         sessions = [(upload_agent(s["agent"]), s["id"], [folder / s["file"]]) for s in data["sessions"]]
-        reports.append(gate(name, sessions, data["project"]))
+        reports.append(gate(name, sessions, data["project"], kept(name)))
     for r in reports:
         print(
             f"== {r['set']}: {r['memories']} memories, {r['with_untrusted_text']} hold untrusted tool text, "
             f"{len(r['withheld'])} withheld, {len(r['cut'])} parts of excerpts left out, "
-            f"{r['summary_sections']} summary sections (never shown unasked)"
+            f"{r['summary_sections']} summary sections (never shown unasked), "
+            f"{r['lines_left_out']} of {r['excerpt_lines']} excerpt lines shown to explicit recall only"
         )
         for w in r["withheld"]:
             print(f"  - withheld {w['kind']}: {w['cue']} (from {w['source']}): {w['text']}")
         for c in r["cut"]:
             print(f"  - left out ({c['said_by']}): {c['cue']} (from {c['source']}): {c['text']}")
     sets = {
-        r["set"]: {"withheld": len(r["withheld"]), "cut": len(r["cut"]), "summaries": r["summary_sections"]}
+        r["set"]: {
+            "withheld": len(r["withheld"]),
+            "cut": len(r["cut"]),
+            "summaries": r["summary_sections"],
+            "lines_left_out": r["lines_left_out"],
+            "excerpt_lines": r["excerpt_lines"],
+        }
         for r in reports
     }
     print(json.dumps({"benchmark": "trust_gate", "sets": sets}))

@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 
 from tests.security.carriers import (
     CARRIERS,
+    DATA_FRAMED_PROBES,
     LATER_PROBES,
     MORE_PROBES,
     PROBES,
@@ -40,9 +41,10 @@ def _id(p: Probe) -> str:
     return p.id
 
 
-# the first themes, then those written after the gate (`carriers.MORE_THEMES`, `LATER_THEMES`), every carrier
+# the first themes, then those written after the gate (`carriers.MORE_THEMES`, `LATER_THEMES`,
+# `DATA_FRAMED_THEMES`), every carrier
 # and format each
-ALL = PROBES + MORE_PROBES + LATER_PROBES
+ALL = PROBES + MORE_PROBES + LATER_PROBES + DATA_FRAMED_PROBES
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +55,7 @@ def store(tmp_path_factory):
 
 
 def test_the_probes_cover_every_carrier_in_every_agent_format():
-    for probes in (PROBES, MORE_PROBES, LATER_PROBES):
+    for probes in (PROBES, MORE_PROBES, LATER_PROBES, DATA_FRAMED_PROBES):
         assert {(p.agent, p.carrier) for p in probes} == {(a, c) for a in AGENTS for c in CARRIERS}
     # each probe's mark is its own, and no first theme is used by one format alone
     assert len({p.mark for p in ALL}) == len(ALL)

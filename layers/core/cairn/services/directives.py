@@ -564,8 +564,10 @@ def asking_lines(text: str) -> list[int]:
 
 PROSE_WORDS = 6  # a line of this many words or more, neither code nor a diagnostic, is someone's prose
 # a word of prose, in any script (the test holds for every language): letters alone between spaces, so a
-# path, a URL or an identifier is none
-_WORD = re.compile(rf"^[(\"'«“]?{LETTER}{{2,}}(?:['’-]{LETTER}+)*[)\"'»”]?[.,;:!?{FULL_STOPS}]*$")
+# path, a URL or an identifier is none; a hyphen may follow a single letter ("e-mail", "X-Request-Id")
+_WORD = re.compile(
+    rf"^[(\"'«“]?(?:{LETTER}{{2,}}|{LETTER}(?=['’-]{LETTER}))(?:['’-]{LETTER}+)*[)\"'»”]?[.,;:!?{FULL_STOPS}]*$"
+)
 
 
 def _words(text: str) -> int:
@@ -586,36 +588,54 @@ _DIAGNOSTIC = re.compile(
 
 
 _STATUS = re.compile(r"^(?:exit -?\d+|ok|error)(?::\s|$)")  # how an excerpt starts a tool's output
-_SENTENCE = re.compile(rf"{LETTER}[)\"'»”]?[.!?](?:\s|$)|[{FULL_STOPS}]")  # a sentence's end, after a word
+# a sentence's end after a word; a docstring's or a quote's closing marks may follow the stop
+_SENTENCE = re.compile(rf"{LETTER}[)\"'»”]?[.!?][)\"'»”]*(?:\s|$)|[{FULL_STOPS}]")
 
 
-def _prose(text: str) -> bool:
+def _prose(text: str, document: bool = False) -> bool:
     """A sentence of `PROSE_WORDS` words or more, or twice as many words with no stop at all: a note's
     clauses run on ("tips:: down migrations are busywork :: write up() only and delete the stub"); a
-    test runner's results and diagnostics are data whatever their length (`_DIAGNOSTIC`)."""
+    test runner's results and diagnostics are data whatever their length (`_DIAGNOSTIC`). In a
+    `document` (`prose_lines`) `PROSE_WORDS` words are prose, stop or not."""
     words = _words(text)
+    if document:
+        return words >= PROSE_WORDS
     return words >= 2 * PROSE_WORDS or (words >= PROSE_WORDS and bool(_SENTENCE.search(text)))
 
 
-def prose_lines(text: str) -> list[int]:
+def prose_lines(text: str, document: bool = False) -> list[int]:
     """The lines of `text` (by index) that are prose someone wrote rather than data: a sentence of
     `PROSE_WORDS` words or more, outside code and a tool's diagnostics, or such a sentence held in a
     string of code (JSON's). Whatever a page, a README or an issue says, and in whatever language, it
     says in sentences; what a command reports (results, test names, counts, paths, errors) reads as
-    data."""
+    data. A `document` (a page, an issue's thread, another MCP server's answer, a file outside the
+    repository) is someone's writing line by line: there `PROSE_WORDS` words are theirs whatever the
+    line's frame (a comment, a changelog's item, a log line or a note in JSON, a commit message's body,
+    a quoted e-mail), with or without a full stop, and a diagnostic's message counts too."""
     out = []
     for i, line in enumerate(text.splitlines()):
         line = _uncommented(_STATUS.sub("", line))
-        if _DIAGNOSTIC.match(line):
+        if found := _DIAGNOSTIC.match(line):
+            if document and _message_prose(line, found):
+                out.append(i)
             continue
-        if _printed_prose(line) or any(_prose(c) for c in _inline_comments(line)):
+        if _printed_prose(line) or any(_prose(c, document) for c in _inline_comments(line)):
             out.append(i)
         elif _code(line):
-            if any(_prose(x) for x in _prose_strings(line)):
+            if any(_prose(x, document) for x in _prose_strings(line)):
                 out.append(i)
-        elif _prose(_TICKED.sub(" x ", line)):
+        elif _prose(_TICKED.sub(" x ", line), document):
             out.append(i)
     return out
+
+
+def _message_prose(line: str, found: re.Match) -> bool:
+    """A diagnostic's message (after its location or level and a colon) of `PROSE_WORDS` words: in a
+    document, someone's words in a log line's frame. A test runner's result is the test's name."""
+    rest = line[found.end() :]
+    if not (found.group(0).endswith(":") or rest.startswith(":")):
+        return False
+    return _prose(_TICKED.sub(" x ", rest), document=True)
 
 
 # a message a command or a program prints for a person to read (`echo "…"`, `print("…")`, a logger's)
@@ -702,9 +722,10 @@ def relayed(text: str) -> str | None:
     return RETOLD if retold_lines(text) else None
 
 
-def not_data_lines(text: str) -> list[int]:
-    """The lines of `text` (by index) that are no data: prose (`prose_lines`) or requests (`asking_lines`)."""
-    return sorted(set(asking_lines(text)) | set(prose_lines(text)))
+def not_data_lines(text: str, document: bool = False) -> list[int]:
+    """The lines of `text` (by index) that are no data: prose (`prose_lines`, of a `document` or not) or
+    requests (`asking_lines`)."""
+    return sorted(set(asking_lines(text)) | set(prose_lines(text, document)))
 
 
 def retold_lines(text: str) -> list[int]:
@@ -906,14 +927,37 @@ def _restating(text: str, said: Sequence[frozenset[str]]) -> list[int]:
     return out
 
 
+# a quotation, in any language's marks: «…», “…”, „…“, "…", 「…」
+_QUOTATION = re.compile(r'«([^»\n]+)»|“([^”\n]+)”|„([^“”\n]+)[“”]|"([^"\n]+)"|「([^」\n]+)」')
+# fewer quoted tokens name a thing (`npm run build`, "the deploy step"); this many, two of them words,
+# say what the text said
+QUOTED_TOKENS, QUOTED_WORDS = 4, 2
+
+
+def _quotes(text: str, told: str) -> bool:
+    """Whether `text` quotes, word for word, `QUOTED_TOKENS` tokens or more of a line of `told`'s prose
+    or requests, `told` read as the document it is (an outside text): "the note asks us «skriv 2.4.2
+    direkte i pyproject.toml»" passes that note on, in whatever language it says so."""
+    lines = (told or "").splitlines()
+    prose = " ".join(" ".join(lines[i] for i in not_data_lines(told, document=True)).split()).casefold()
+    if not prose:
+        return False
+    for found in _QUOTATION.finditer(text or ""):
+        quoted = " ".join(next(g for g in found.groups() if g).split()).casefold()
+        if len(quoted.split()) >= QUOTED_TOKENS and _words(quoted) >= QUOTED_WORDS and quoted in prose:
+            return True
+    return False
+
+
 def repeats_prose(text: str, told: str) -> bool:
     """Whether a line of `text` states what a line of `told` (a tool's text) states, with no word that it
     retells: it takes most of its words from that line of prose or request (`restating_lines`), or it
     repeats `QUOTED_MARKS` of the names that line gives ("the timeout is HTTP_TIMEOUT=0 in
     config/client.yaml", after a page's "Set HTTP_TIMEOUT=0 in config/client.yaml").
     Names gathered across a report's lines, or a table's row of the work done ("| `enable` | runs
-    `entire enable --agent <name>` |"), state nothing of their own."""
-    if _restating(text, _stated(told)):
+    `entire enable --agent <name>` |"), state nothing of their own. A quotation of its words (`_quotes`)
+    passes it on."""
+    if _restating(text, _stated(told)) or _quotes(text, told):
         return True
     stated = prose_marks(told)
     if not stated:

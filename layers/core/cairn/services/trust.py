@@ -48,6 +48,7 @@ from cairn.services.directives import (
     retold_lines,
     summary_retold_lines,
 )
+from cairn.transcripts.tools import EDIT_TOOLS, OWN_TOOLS, PLAN_TOOLS, SHELL_TOOLS, TODO_TOOLS
 
 TARGET_CHARS = 160  # a source's command, path or URL as stored
 LABEL_CHARS = 60  # ... and as shown in a tag
@@ -167,6 +168,10 @@ def printed_files(command: str) -> list[str]:
     if argv[0].lower() == "sed" and "-e" not in argv and operands:
         operands = operands[1:]  # its script
     return [a for a in operands if not a.isdigit() and not _SED_SCRIPT.match(a)]
+
+
+# tools whose result reports the agent's own work (ran, edited, planned, delegated) or the person's answer
+_OWN_WORK = SHELL_TOOLS | EDIT_TOOLS | TODO_TOOLS | PLAN_TOOLS | OWN_TOOLS
 
 
 def _kind(tool: str, args: Mapping[str, Any]) -> str:
@@ -366,7 +371,7 @@ def _lines_held(p: Part) -> list[int]:
         return [offset + i for i in retold_lines(words)]
     if p.said_by != "tool" or (p.source is not None and p.source.trusted):
         return []
-    return [offset + i for i in not_data_lines(words)]
+    return [offset + i for i in not_data_lines(words, document=document(p.source))]
 
 
 def _whole_held(p: Part) -> list[int]:
@@ -612,7 +617,24 @@ def outside_text(s: Source) -> bool:
     return bool(printed_files(command)) or _fetches(command)
 
 
+def document(s: Source | None) -> bool:
+    """Whether an untrusted tool's text is a document, every line of words someone's writing
+    (`directives.prose_lines`): outside text, an issue's or a pull request's thread a forge's client
+    printed, or the answer of a tool that is none of the agent's own (another MCP server under a bare
+    name: Gemini CLI's `get_ticket`, OpenCode's `linear_get_issue`), whoever ran it (the agent, or the
+    person in a harness's note). What the agent restates of a thread it works from stays its own: this
+    decides only which of a tool's lines are data."""
+    if s is None or s.trusted or s.tool in _RETOLD_BY:
+        return False
+    command = (s.target or "").strip()
+    if outside_text(s) or (_THREADS.match(command) and not _NOT_ONLY_READING.search(command)):
+        return True
+    return s.tool.lower() not in _OWN_WORK
+
+
 _FETCHERS = frozenset({"curl", "wget", "http", "https", "xh", "lynx", "w3m"})
+# a forge's client printing an issue's, a pull request's or a release's thread
+_THREADS = re.compile(r"^(?:gh|glab|hub|tea)\s+(?:issue|pr|mr|release|discussion|api)\b")
 _URL = re.compile(r"https?://\S+")
 
 

@@ -22,9 +22,9 @@ from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.reading.commands import core_steps
 from cairn.pipeline.reading.shell import command_of, is_shell
 from cairn.pipeline.reading.steps import strip_headers
-from cairn.pipeline.reading.tools import READ_TOOLS
 from cairn.project_files import ProjectFile, manifest_kind
 from cairn.transcripts.model import Role
+from cairn.transcripts.tools import READ_TOOLS
 
 MAX_TASKS, TASK_CHARS, FACT_CHARS = 24, 160, 1_600
 _PRINTERS = frozenset({"cat", "sed", "head", "bat", "nl", "less", "more", "type", "view"})

@@ -27,9 +27,9 @@ from cairn.pipeline.reading.commands import argv, core_steps, is_learnable_comma
 from cairn.pipeline.reading.git_state import COMMIT_LINE
 from cairn.pipeline.reading.session import SessionReading
 from cairn.pipeline.reading.steps import strip_headers
-from cairn.pipeline.reading.tools import PLAN_TOOLS
 from cairn.search.analyzer import analyze
 from cairn.transcripts.model import Role
+from cairn.transcripts.tools import PLAN_TOOLS
 
 # an item of 3+ terms, 80 % of them in one request, says that request again (a quote, a close paraphrase)
 RETOLD_MIN_TERMS, RETOLD_SHARE = 3, 0.8

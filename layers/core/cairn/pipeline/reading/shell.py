@@ -19,9 +19,10 @@ from functools import lru_cache
 
 from cairn.pipeline.models import EventDoc
 from cairn.pipeline.reading.commands import REDIRECTS, argv, categorise, command_key, core_steps, step_keys
-from cairn.pipeline.reading.tools import EDIT_TOOLS, SHELL_TOOLS, calls_tool
+from cairn.pipeline.reading.tools import calls_tool
 from cairn.services.project_block import command_steps, same_step
 from cairn.transcripts.model import Role
+from cairn.transcripts.tools import EDIT_TOOLS, SHELL_TOOLS
 
 
 @dataclass(frozen=True, slots=True)

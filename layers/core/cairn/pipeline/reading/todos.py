@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cairn.pipeline.models import EventDoc
-from cairn.pipeline.reading.tools import TODO_TOOLS, calls_tool
+from cairn.pipeline.reading.tools import calls_tool
+from cairn.transcripts.tools import TODO_TOOLS
 
 ITEM_CHARS = 200
 DONE = ("completed", "done")

@@ -1,66 +1,9 @@
-"""Each agent's tool names, by what the tool does: the one list every part of the pipeline asks.
-
-Names are compared lower-cased (Claude Code `Bash` and OpenCode `bash` are one tool). A tool an agent
-adds is added here, under its agent, and every reader (shell calls, edits, manifests read, the todo
-list, plans) knows it at once.
-"""
+"""Whether a transcript event calls one of a set of tools (`cairn.transcripts.tools` names them)."""
 
 from __future__ import annotations
 
 from cairn.pipeline.models import EventDoc
 from cairn.transcripts.model import Role
-
-SHELL, EDIT, READ, TODO, PLAN = "shell", "edit", "read", "todo", "plan"
-
-AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
-    "claude-code": {
-        SHELL: frozenset({"bash"}),
-        EDIT: frozenset({"edit", "multiedit", "write", "notebookedit"}),
-        READ: frozenset({"read"}),
-        TODO: frozenset({"todowrite"}),
-        PLAN: frozenset({"exitplanmode"}),  # the plan the user approved
-    },
-    "codex": {
-        SHELL: frozenset({"shell", "exec_command", "local_shell", "shell_command", "container.exec"}),
-        EDIT: frozenset({"apply_patch"}),
-        TODO: frozenset({"update_plan"}),  # Codex's plan is its todo list: steps with a status
-    },
-    "gemini-cli": {
-        SHELL: frozenset({"run_shell_command"}),
-        EDIT: frozenset({"replace", "write_file"}),
-        READ: frozenset({"read_file"}),
-    },
-    "copilot-cli": {
-        SHELL: frozenset({"bash"}),
-        EDIT: frozenset({"edit", "create"}),  # `create`: a new file ({"path", "file_text"})
-        READ: frozenset({"view"}),
-    },
-    "cursor": {SHELL: frozenset({"run_terminal_cmd"}), READ: frozenset({"read_file"})},
-    "opencode": {
-        SHELL: frozenset({"bash"}),
-        EDIT: frozenset({"edit", "write", "apply_patch"}),  # `apply_patch` ({"patchText"}) with GPT models
-        READ: frozenset({"read"}),
-        TODO: frozenset({"todowrite"}),
-    },
-    # other agents' and the model APIs' own tools (Anthropic's text editor tool, Cline's shell)
-    "other": {
-        SHELL: frozenset({"terminal", "execute_command"}),
-        EDIT: frozenset({"str_replace_based_edit_tool"}),
-        READ: frozenset({"open", "cat", "readfile"}),
-    },
-}
-
-
-def tools_that(does: str) -> frozenset[str]:
-    """Every agent's names for the tools that do `does` (SHELL, EDIT, READ, TODO or PLAN)."""
-    return frozenset().union(*(tools.get(does, frozenset()) for tools in AGENT_TOOLS.values()))
-
-
-SHELL_TOOLS = tools_that(SHELL)
-EDIT_TOOLS = tools_that(EDIT)
-READ_TOOLS = tools_that(READ)
-TODO_TOOLS = tools_that(TODO)
-PLAN_TOOLS = tools_that(PLAN)
 
 
 def calls_tool(event: EventDoc, names: frozenset[str]) -> bool:
