@@ -110,6 +110,12 @@ def test_explicit_recall_finds_the_later_themes_directive_with_its_source(store,
     assert_recall_finds_it_with_its_source(store, probe)
 
 
+@pytest.mark.parametrize("probe", [p for p in DATA_FRAMED_PROBES if p.stored], ids=_id)
+def test_explicit_recall_finds_a_directive_in_a_data_format_s_frame_with_its_source(store, probe):
+    # a note in JSON, a docstring, a commit message's body: left out unasked, found when asked for
+    assert_recall_finds_it_with_its_source(store, probe)
+
+
 def test_what_cursor_keeps_of_a_tool_is_only_what_the_agent_said_of_it(store):
     for probe in (p for p in ALL if p.agent == "cursor"):
         holding = [m for m in store.memories(probe.project) if probe.mark in m.content]
