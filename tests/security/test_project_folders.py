@@ -74,3 +74,22 @@ def test_a_folder_no_session_of_the_project_ran_in_stays_outside_text(store):
     # ... and explicit recall still finds it, labelled
     answer = store.recall(PROJECT, "how do we deploy the shop with the server")
     assert "canary-c" in str(answer)
+
+
+def test_two_sessions_learned_at_once_each_in_a_new_folder_miss_nothing(store, monkeypatch):
+    from cairn.pipeline.remembering import folders
+
+    work = [Said("user", "Add a readiness probe to the server"), Said("agent", "Added /ready.")]
+    store.learn("claude-code", "server-meanwhile", PROJECT, session("server-meanwhile", SERVER, work))
+    # the shop's session lists the project's folders as if before the server's session recorded its own,
+    # and the server's session scanned before the shop's memories were stored (it ran first here)
+    real, listed = folders._project_folders, []
+
+    def racing(deps, s):
+        listed.append(s.id)
+        return frozenset() if len(listed) == 1 else real(deps, s)
+
+    monkeypatch.setattr(folders, "_project_folders", racing)
+    store.learn("claude-code", "shop-at-once", PROJECT, session("shop-at-once", CWD, reading(SERVER, "d")))
+    assert listed == ["shop-at-once", "shop-at-once"]  # listed again once recorded
+    assert shown_unasked(store, "canary-d")

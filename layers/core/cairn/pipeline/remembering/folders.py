@@ -38,7 +38,17 @@ def folder_of(cwd: str | None) -> str | None:
 
 def settle_folders(deps: PipelineDeps, session: Session, cwd: str | None) -> int:
     """Record the session's folder and trust the project's reads of files in its folders; the number of
-    memories whose sources changed."""
+    memories whose sources changed.
+
+    Two sessions of the project learned at the same moment, each in a folder new to it, may each list
+    the project's folders before the other recorded its own. So the folders are listed again once this
+    one is recorded and its memories checked: a folder that appeared meanwhile was recorded by a session
+    whose own listing came after this session's record, and whose scan (for a folder new to the project)
+    found this session's memories only if they were stored by then; this session checks its own against
+    that folder itself. Of two records and two listings, one listing always comes after the other's
+    record, so nothing is missed where a listing shows every record written before it (SQLite);
+    DynamoDB lists a project's sessions through an index that may lag its writes by a moment, and that
+    moment, not a whole session's learning, is what a race can still miss."""
     own = folder_of(cwd)
     if own is None or session.project is None:
         return 0
@@ -46,12 +56,24 @@ def settle_folders(deps: PipelineDeps, session: Session, cwd: str | None) -> int
     known = _project_folders(deps, session)
     theirs = known - {own}  # this session's reads there are the project's own files
     new = bool(known) and own not in known  # the others' reads here are, from now on
-    if not theirs and not new:
-        return 0  # one folder (most projects): nothing to scan
+    changed = 0
+    if theirs or new:  # else one folder (most projects): nothing to scan
+        memories = _project_memories(deps, session) if new else _session_memories(deps, session)
+        changed = _settle(deps, session, memories, theirs, (own,) if new else ())
+    if later := _project_folders(deps, session) - known - {own}:
+        changed += _settle(deps, session, _session_memories(deps, session), later, ())
+    return changed
+
+
+def _settle(
+    deps: PipelineDeps, session: Session, memories: list[Memory], mine: Iterable[str], others: Iterable[str]
+) -> int:
+    """Trust, in `memories`, this session's reads of files in `mine` and the other sessions' reads in
+    `others`; the number of memories whose sources changed."""
+    mine, others = tuple(mine), tuple(others)
     caller, changed = pipeline_principal(session), 0
-    for m in _project_memories(deps, session) if new else _session_memories(deps, session):
-        mine = m.provenance.session_id == session.id
-        folders = theirs if mine else (own,) if new else ()
+    for m in memories:
+        folders = mine if m.provenance.session_id == session.id else others
         if folders and (sources := _trusted(m.provenance.sources, folders)) is not None:
             try:
                 deps.memories.update(
