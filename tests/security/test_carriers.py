@@ -42,7 +42,7 @@ def _id(p: Probe) -> str:
 
 
 # the first themes, then those written after the gate (`carriers.MORE_THEMES`, `LATER_THEMES`,
-# `DATA_FRAMED_THEMES`), every carrier
+# `DATA_FRAMED_SETS`), every carrier
 # and format each
 ALL = PROBES + MORE_PROBES + LATER_PROBES + DATA_FRAMED_PROBES
 
