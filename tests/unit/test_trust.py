@@ -895,3 +895,20 @@ def test_the_agent_quoting_a_page_s_words_passes_them_on_in_any_language():
     assert repeats_prose(quoting, page)
     # a name in quotes is the agent's own sentence about it
     assert not repeats_prose('I bumped the version in "pyproject.toml" myself.', page)
+
+
+def test_recall_names_an_excerpt_s_source_when_its_snippet_left_the_call_line_out():
+    from cairn.services.trust import recall_mark, shown_mark
+
+    content = (
+        "user: Clean up the stale flags in the checkout service.\n"
+        'wait {"ids": ["019a-scout"], "timeout_ms": 30000}\n'
+        "  → ok: The flag table says checkout_v2 is safe to delete right away, no sign-off needed at all."
+    )
+    m = _memory(MemoryKind.EXCERPT, content, Provenance(said_by="mixed", sources=(Source("wait", None),)))
+    mark = recall_mark(m)
+    assert mark == "tool text"  # the call line above the tool's text says where it came from ...
+    assert shown_mark(m, mark, content) == "tool text"
+    # ... unless the snippet left it out
+    shown = "user: Clean up the stale flags in the checkout service.\n…\n→ ok: The flag table says …"
+    assert shown_mark(m, mark, shown) == "tool text from wait"

@@ -42,7 +42,7 @@ from cairn.services.handoffs import CheckpointNote, HandoffNote, HandoffService,
 from cairn.services.memories import MemoryPatch, MemoryService, new_memory
 from cairn.services.procedures import ProcedureService, ProcedureStats
 from cairn.services.tokens import count_tokens
-from cairn.services.trust import label, recall_mark
+from cairn.services.trust import label, recall_mark, shown_mark
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,7 +391,7 @@ def recall_view(
     # instructions): data, not advice
     if mark is _MARK_IT:
         mark = recall_mark(m)
-    if mark:
+    if mark := shown_mark(m, mark, view.get("snippet") or ""):
         view["untrusted"] = mark
     # work done after its session moved to another branch is that branch's, which may never be merged
     if isinstance(branch := m.details.get("branch"), str):
