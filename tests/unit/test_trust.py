@@ -898,7 +898,7 @@ def test_the_agent_quoting_a_page_s_words_passes_them_on_in_any_language():
 
 
 def test_recall_names_an_excerpt_s_source_when_its_snippet_left_the_call_line_out():
-    from cairn.services.trust import recall_mark, shown_mark
+    from cairn.services.trust import marked_call, recall_mark, shown_mark
 
     content = (
         "user: Clean up the stale flags in the checkout service.\n"
@@ -907,8 +907,9 @@ def test_recall_names_an_excerpt_s_source_when_its_snippet_left_the_call_line_ou
     )
     m = _memory(MemoryKind.EXCERPT, content, Provenance(said_by="mixed", sources=(Source("wait", None),)))
     mark = recall_mark(m)
+    call = marked_call(m, mark)
     assert mark == "tool text"  # the call line above the tool's text says where it came from ...
-    assert shown_mark(m, mark, content) == "tool text"
+    assert shown_mark(mark, call, content) == "tool text"
     # ... unless the snippet left it out
     shown = "user: Clean up the stale flags in the checkout service.\n…\n→ ok: The flag table says …"
-    assert shown_mark(m, mark, shown) == "tool text from wait"
+    assert shown_mark(mark, call, shown) == "tool text from wait"

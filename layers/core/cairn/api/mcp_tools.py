@@ -42,7 +42,7 @@ from cairn.services.handoffs import CheckpointNote, HandoffNote, HandoffService,
 from cairn.services.memories import MemoryPatch, MemoryService, new_memory
 from cairn.services.procedures import ProcedureService, ProcedureStats
 from cairn.services.tokens import count_tokens
-from cairn.services.trust import label, recall_mark, shown_mark
+from cairn.services.trust import Call, label, marked_call, recall_mark, shown_mark
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +242,7 @@ class _Answer:
         self._raw: list[dict[str, Any]] = []
         self._counted: dict[str, int] = {}
         self._marks = [recall_mark(h.memory) for h in found]  # once: the views are rebuilt many times
+        self._calls = [marked_call(h.memory, mark) for h, mark in zip(found, self._marks, strict=True)]
         self._rebuild(0)
 
     def shrink(self, rank: int, share: float) -> None:
@@ -276,7 +277,15 @@ class _Answer:
             self._before.append(set(shown.passages))
             room = _room(rank, MemoryKind.EXCERPT)  # a memory's view widens it to SNIPPET_CHARS itself
             self._raw.append(
-                recall_view(self._found[rank], self._query, room, shown, self._scale[rank], self._marks[rank])
+                recall_view(
+                    self._found[rank],
+                    self._query,
+                    room,
+                    shown,
+                    self._scale[rank],
+                    self._marks[rank],
+                    self._calls[rank],
+                )
             )
 
     def tokens(self) -> int:
@@ -350,11 +359,13 @@ def recall_view(
     seen: Shown | None = None,
     scale: float = 1.0,
     mark: str | None | object = _MARK_IT,
+    call: Call | None | object = _MARK_IT,
 ) -> dict[str, Any]:
     """A hit as an agent sees it: compact. Long texts are cut to their lines that bear on the query
     (within `budget` characters, `scale` of it when the answer runs short of room); `get` (a memory)
     or `transcript` (an excerpt's session lines) opens the rest. `mark`: the hit's `trust.recall_mark`,
-    when the caller has it (an answer rebuilds its views many times; the mark does not change)."""
+    and `call` its `trust.marked_call`, when the caller has them (an answer rebuilds its views many
+    times; neither changes)."""
     m = h.memory
     if m.kind is MemoryKind.EXCERPT:
         lines = m.details.get("session_lines") or [m.provenance.line_start, m.provenance.line_end]
@@ -391,7 +402,9 @@ def recall_view(
     # instructions): data, not advice
     if mark is _MARK_IT:
         mark = recall_mark(m)
-    if mark := shown_mark(m, mark, view.get("snippet") or ""):
+    if call is _MARK_IT:
+        call = marked_call(m, mark)
+    if mark := shown_mark(mark, call, view.get("snippet") or ""):
         view["untrusted"] = mark
     # work done after its session moved to another branch is that branch's, which may never be merged
     if isinstance(branch := m.details.get("branch"), str):
