@@ -938,15 +938,21 @@ def _quotes(text: str, told: str) -> bool:
     """Whether `text` quotes, word for word, `QUOTED_TOKENS` tokens or more of a line of `told`'s prose
     or requests, `told` read as the document it is (an outside text): "the note asks us «skriv 2.4.2
     direkte i pyproject.toml»" passes that note on, in whatever language it says so."""
-    lines = (told or "").splitlines()
-    prose = " ".join(" ".join(lines[i] for i in not_data_lines(told, document=True)).split()).casefold()
-    if not prose:
+    found = _QUOTATION.finditer(text or "")
+    spans = (" ".join(next(g for g in f.groups() if g).split()) for f in found)
+    quoted = [q.casefold() for q in spans if len(q.split()) >= QUOTED_TOKENS and _words(q) >= QUOTED_WORDS]
+    if not quoted:  # most of the agent's messages quote nothing: the told text is not read at all
         return False
-    for found in _QUOTATION.finditer(text or ""):
-        quoted = " ".join(next(g for g in found.groups() if g).split()).casefold()
-        if len(quoted.split()) >= QUOTED_TOKENS and _words(quoted) >= QUOTED_WORDS and quoted in prose:
-            return True
-    return False
+    prose = _document_prose(told)
+    return any(q in prose for q in quoted)
+
+
+@lru_cache(maxsize=256)
+def _document_prose(told: str) -> str:
+    """`told`'s lines of prose or requests read as a document, on one line, case folded. Cached: a
+    session's agent is checked against the same few texts message after message."""
+    lines = (told or "").splitlines()
+    return " ".join(" ".join(lines[i] for i in not_data_lines(told, document=True)).split()).casefold()
 
 
 def repeats_prose(text: str, told: str) -> bool:

@@ -655,10 +655,14 @@ def document(s: Source | None) -> bool:
     decides only which of a tool's lines are data."""
     if s is None or s.trusted or s.tool in _RETOLD_BY:
         return False
-    command = (s.target or "").strip()
-    if outside_text(s) or (_THREADS.match(command) and not _NOT_ONLY_READING.search(command)):
+    if outside_text(s) or _prints_a_thread(s.target or ""):
         return True
     return s.tool.lower() not in _OWN_WORK
+
+
+def _prints_a_thread(command: str) -> bool:
+    """A forge's client that only prints an issue's, a pull request's or a release's thread."""
+    return bool(_THREADS.match(command.strip())) and not _NOT_ONLY_READING.search(command)
 
 
 _FETCHERS = frozenset({"curl", "wget", "http", "https", "xh", "lynx", "w3m"})
