@@ -50,6 +50,16 @@ def test_a_build_run_through_another_path_to_its_program_is_one_command_counted_
     ]
 
 
+def test_the_projects_own_script_keeps_its_path_and_an_installed_program_is_named():
+    found = kept_commands(
+        [
+            memory("s1", "Checks run:\n- test: `./deploy.sh release`\n- build: `./node_modules/.bin/tsc`", 1),
+            memory("s2", "Checks run:\n- test: `cd app && .venv/bin/pytest -q`\n- test: `./gradlew test`", 2),
+        ]
+    )
+    assert {k.command for k in found} == {"./deploy.sh release", "tsc", "pytest -q", "./gradlew test"}
+
+
 def test_an_error_of_a_command_that_passed_from_the_right_folder_was_worked_past():
     passed = passed_commands([memory("s2", "Checks run:\n- build: `go build ./cmd/api/`")])
     wrong_folder = memory("s2", command="go build ./go/cmd/api/ 2>&1")

@@ -93,12 +93,26 @@ def latest_session(memories: Iterable[Memory]) -> str | None:
 
 def normal_command(step: str) -> str:
     """A command as the project runs it, whatever the session's shell made of it: without how its
-    output was shown (`2>&1 | tail -5`), and with its program by name (`/usr/local/go/bin/go` is `go`)."""
+    output was shown (`2>&1 | tail -5`), and with an installed program by name (`/usr/local/go/bin/go`
+    and `./node_modules/.bin/tsc` are `go` and `tsc`). The project's own script keeps its path:
+    `deploy.sh release` is not what runs `./deploy.sh release`."""
     words = _SHOWN_HOW.sub("", step).split()
     head = next((i for i, w in enumerate(words) if not _ASSIGNMENT.match(w)), None)
-    if head is not None and "/" in words[head]:
+    if head is not None and _installed(words[head]):
         words[head] = words[head].rstrip("/").rsplit("/", 1)[-1]
     return " ".join(words)
+
+
+def _installed(path: str) -> bool:
+    """A program named by where it was installed: an absolute path, or a folder of programs (`bin`,
+    `.bin`) in the project (`.venv/bin/pytest`)."""
+    folder, _, name = path.rstrip("/").rpartition("/")
+    if not (folder and name):
+        return False
+    return path.startswith(("/", "~")) or folder.rsplit("/", 1)[-1] in _BIN_FOLDERS
+
+
+_BIN_FOLDERS = frozenset({"bin", ".bin", "sbin", "Scripts"})
 
 
 def command_steps(command: str) -> list[str]:
