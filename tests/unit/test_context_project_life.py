@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 from cairn.domain.models import Memory, MemoryKind, Provenance
+from cairn.pipeline.reading.edited_values import taken_out_after
 from cairn.pipeline.reading.session import read_events
 from cairn.pipeline.remembering.reflection import reported
 from cairn.services.project_block import kept_commands, restated_by_rule, said_before, side_sessions
@@ -166,3 +167,35 @@ def test_a_branch_put_up_for_review_is_not_left_aside():
     ]
 
     assert side_sessions(episodes, {"s3": 0, "s2": 1, "s1": 2}) == {}
+
+
+def test_a_report_of_a_value_the_sessions_later_edit_took_out_is_no_outcome():
+    # Claude Code: the agent reports the link as it found it, then the person has it changed
+    events = [
+        ev(1, Role.USER, "where does the Terms link point?"),
+        *tool_run(
+            2, "Read", {"file_path": "/app/LegalSection.swift"}, 'Link("Terms", "https://x.app/terms")'
+        ),
+        ev(
+            4,
+            Role.ASSISTANT,
+            'The "Terms" link in `LegalSection.swift` points to `https://x.app/terms`, a custom page.',
+        ),
+        ev(5, Role.USER, "point it to Apple's standard EULA"),
+        *tool_run(
+            6,
+            "Edit",
+            {
+                "file_path": "/app/LegalSection.swift",
+                "old_string": '"https://x.app/terms"',
+                "new_string": '"https://www.apple.com/legal/internet-services/itunes/dev/stdeula/"',
+            },
+            "ok",
+        ),
+        ev(8, Role.ASSISTANT, "`LegalSection.swift` now links the Terms to Apple's standard EULA."),
+    ]
+    reading = read_events(events)
+
+    assert reported(reading.turns, taken_out_after(reading.events)) == [
+        "`LegalSection.swift` now links the Terms to Apple's standard EULA."
+    ]

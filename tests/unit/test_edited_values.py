@@ -1,11 +1,10 @@
 """The values a session's edits took out of the files (pipeline.reading.edited_values), and the values a
-statement gives as current (remembering.subjects.stated_values)."""
+statement gives as current (reading.edited_values.stated_values)."""
 
 from __future__ import annotations
 
 import pytest
-from cairn.pipeline.reading.edited_values import edited_out, value_tokens
-from cairn.pipeline.remembering.subjects import stated_values
+from cairn.pipeline.reading.edited_values import edited_out, stated_values, taken_out_after, value_tokens
 
 from tests.unit.session_events import tool_run
 
@@ -76,3 +75,13 @@ def test_an_opencode_edit_is_read_in_its_own_field_names():
     events = tool_run(1, "edit", args, "Edit applied successfully.")
     reading = read_events(events, "/home/me/app")
     assert reading.edited_out == ("500ms",) and reading.uncommitted == ("config.ts",)
+
+
+def test_what_a_later_edit_took_out_is_known_from_each_point_of_the_session():
+    events = [
+        *edit(1, "terms = https://fittoday.example/terms", "terms = https://apple.example/eula"),
+        *edit(3, "cache = 2gb", "cache = 4gb"),
+    ]
+    after = taken_out_after(events)
+    assert after(0) == {"https://fittoday.example/terms", "2gb"}
+    assert after(2) == {"2gb"} and after(4) == frozenset()

@@ -298,3 +298,20 @@ def test_two_statements_of_one_reply_on_different_subjects_stay_two_facts():
 def one_turn(request: str, work: list[EventDoc], reply: str) -> list[EventDoc]:
     """A request, the tool work that answered it, and the agent's closing reply."""
     return [ev(1, Role.USER, request), *work, ev(4, Role.ASSISTANT, reply)]
+
+
+def test_a_value_the_session_reported_then_edited_out_is_no_fact():
+    def edit(seq: int, old: str, new: str) -> list[EventDoc]:
+        return tool_run(
+            seq, "Edit", {"file_path": "/app/config.ts", "old_string": old, "new_string": new}, "ok"
+        )
+
+    events = [
+        ev(1, Role.USER, "set the API base"),
+        *edit(2, "base = ''", "base = 'https://api.acme.example'"),
+        ev(4, Role.ASSISTANT, "Set `base` in `config.ts` to `https://api.acme.example` for every request."),
+        ev(5, Role.USER, "no, the CMS serves it"),
+        *edit(6, "base = 'https://api.acme.example'", "base = 'https://cms.acme.example'"),
+        ev(8, Role.ASSISTANT, "Set `base` in `config.ts` to `https://cms.acme.example` for every request."),
+    ]
+    assert facts_of(events) == ["Set `base` in `config.ts` to `https://cms.acme.example` for every request."]

@@ -30,6 +30,7 @@ from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.reading.commands import is_probe
+from cairn.pipeline.reading.edited_values import stated_values, taken_out_after
 from cairn.pipeline.reading.session import SessionReading
 from cairn.pipeline.reading.shell import command_of, is_edit, is_shell
 from cairn.pipeline.reading.turns import Turn
@@ -114,16 +115,18 @@ def reported_facts(reading: SessionReading) -> list[Candidate]:
     out: list[Candidate] = []
     seen: set[str] = set()
     said: list[frozenset[str]] = []
+    taken_out = taken_out_after(reading.events)
     for turn in reading.turns:
         reply = turn.closing_reply
         if reply is None or not confirmed(turn):
             continue
         kept, asked = committed(turn), _stems(turn.request.text)
+        gone = taken_out(reply.seq)  # what the session's later edits changed is not current
         for text in one_per_subject(statements(reply.text)[:MAX_PER_REPLY]):
             key = " ".join(text.lower().split())
             # a statement whose every value an earlier one of the session gave says it again
             named = frozenset(v.lower() for v in values(text))
-            if key in seen or any(named <= earlier for earlier in said):
+            if key in seen or any(named <= earlier for earlier in said) or stated_values(text) & gone:
                 continue
             seen.add(key)
             said.append(named)

@@ -48,6 +48,7 @@ from typing import Any
 from cairn.domain.models import KeyScope, Memory, MemoryFilter, MemoryKind, Principal, Scope
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps
+from cairn.pipeline.reading.edited_values import stated_values
 from cairn.pipeline.remembering.open_items import (
     Evidence,
     after_in_session,
@@ -64,7 +65,6 @@ from cairn.pipeline.remembering.subjects import (
     restates,
     same_command,
     same_procedure,
-    stated_values,
 )
 from cairn.services.memories import MemoryPatch
 from cairn.services.project_block import restated_by_rule, side_sessions, work_report

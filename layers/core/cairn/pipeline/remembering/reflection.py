@@ -11,13 +11,14 @@ session never piles them up.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Scope, content_hash
 from cairn.domain.text import word_count
 from cairn.domain.vocabulary import STILL_FAILING, TITLE_CHARS
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
+from cairn.pipeline.reading.edited_values import stated_values, taken_out_after
 from cairn.pipeline.reading.failures import errors_fixed
 from cairn.pipeline.reading.session import SessionReading
 from cairn.pipeline.reading.shell import edited_path, shown_command, succeeded_edits
@@ -124,7 +125,7 @@ def summarise(reading: SessionReading) -> dict[str, Any]:
         # what led up to the last request: the next session resumes a thread, not one message
         # ("continue", "yes, do it" say nothing on their own)
         "asked_before": [r[:200] for r in requests[:-1] if word_count(r) >= 3][-MAX_ITEMS:],
-        "reported": own(reported(reading.turns))[-MAX_ITEMS:],
+        "reported": own(reported(reading.turns, taken_out_after(events)))[-MAX_ITEMS:],
         "tools": dict(sorted(tools.items(), key=lambda kv: -kv[1])[:12]),
         "files_edited": files[:20],
         "errors_fixed": errors_fixed(reading.shell_calls)[:MAX_ITEMS],
@@ -145,22 +146,27 @@ _CODE_SPAN = re.compile(r"`[^`\n]+`")
 REPORTED_CHARS = 300
 
 
-def reported(session_turns: Sequence[Turn]) -> list[str]:
+def reported(
+    session_turns: Sequence[Turn], taken_out: Callable[[int], frozenset[str]] | None = None
+) -> list[str]:
     """What the agent reported as each request's outcome, in order: the first sentence of the reply
     that closed the request which names something exactly (inline code: a file, a function, a value,
     a command) and says something of it (three words beside the code). Agents everywhere write such
     replies in markdown; the first exact sentence is the headline ("Verified `x` shipped in `y`, so
-    kept the soft-deprecation"), where the opening words alone are often "Done." or "All tests pass"."""
+    kept the soft-deprecation"), where the opening words alone are often "Done." or "All tests pass".
+    A report that gives as current a value the session's later edits took out (`taken_out`, from
+    `edited_values.taken_out_after`) is no outcome any more: the session's own work changed it."""
     out: list[str] = []
     for turn in session_turns:
         if (reply := turn.closing_reply) is None:
             continue
+        gone = taken_out(reply.seq) if taken_out is not None else frozenset()
         for piece in _sentences(reply.text):
             # a line that leads in to a code block or a list says what follows, not an outcome
             if piece.endswith(":"):
                 continue
             if _CODE_SPAN.search(piece) and len(_CODE_SPAN.sub(" ", piece).split()) >= 3:
-                if piece[:REPORTED_CHARS] not in out:
+                if piece[:REPORTED_CHARS] not in out and not stated_values(piece) & gone:
                     out.append(piece[:REPORTED_CHARS])
                 break
     return out

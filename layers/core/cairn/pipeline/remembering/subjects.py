@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from cairn.pipeline.reading.edited_values import value_tokens
 from cairn.pipeline.remembering.routes import rerouted
 from cairn.services.project_block import REMOTE_PROGRAMS, command_steps, program
 
@@ -104,20 +103,6 @@ def overlap(a: set[str], b: set[str]) -> float:
 def values(text: str) -> tuple[tuple[str, str], ...]:
     """The (type, value) of each URL, IP address, host, and number in `text`, in order."""
     return tuple((m.lastgroup or "number", m.group(0).lower().rstrip("./")) for m in _VALUE.finditer(text))
-
-
-# what a statement says a thing was, not is: "(was 5-10km)", "from 1.5km to", "Before: …", "instead of 2s"
-_FORMER = re.compile(
-    r"\((?:was|previously|formerly|before|old)\b[^)]*\)|\bfrom\s+\S+(?:\s\S+)?(?=\s+(?:to|→|->)\s)"
-    r"|\bbefore:[^;\n]*|\b(?:instead of|rather than|replacing|replaced)\s+\S+|\b(?:was|were)\s+\S+",
-    re.I,
-)
-
-
-def stated_values(text: str) -> set[str]:
-    """The values (numbers with units, addresses, URLs) a statement gives as what is now, each as
-    `edited_values.value_tokens` spells it: not those it says a thing was."""
-    return value_tokens(_FORMER.sub(" ", text))
 
 
 def template(text: str) -> str:
