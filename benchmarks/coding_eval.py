@@ -114,9 +114,15 @@ def mcp_recall(container, team_id: str, project: str, limit: int = RECALL_LIMIT)
         args = spec.args.model_validate({"query": question, "project": project, "limit": limit})
         payload = spec.run(services, reader, args)
         text = json.dumps(payload, ensure_ascii=False, default=str)
-        return text, count_many([text])[0], payload.get("hits", []), shown.memories
+        return as_read(text), count_many([text])[0], payload.get("hits", []), shown.memories
 
     return recall
+
+
+def as_read(shown_json: str) -> str:
+    """The JSON an agent is shown, as it reads it: a quote inside a string is a quote. Matched as
+    written (`\\"`), an answer holding quotes (`"version": "0.0.1"`) could never be found."""
+    return shown_json.replace('\\"', '"')
 
 
 def contains_any(text: str, needles: list[str]) -> bool:

@@ -59,7 +59,7 @@ from cairn.bootstrap import build_container, shared_embedder  # noqa: E402
 from cairn.domain.models import KeyScope, MemoryFilter, Principal  # noqa: E402
 from cairn.services.uploads import AGENTS as UPLOAD_AGENTS  # noqa: E402
 from cairn.settings import Settings  # noqa: E402
-from coding_eval import CONTEXT_BUDGET, ROOT, contains_any, mcp_recall, run_session  # noqa: E402
+from coding_eval import CONTEXT_BUDGET, ROOT, as_read, contains_any, mcp_recall, run_session  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data" / "multi-session-dev"  # safecast, the first dev project
 PROJECTS = ROOT / "benchmarks" / "data" / "projects"  # the other dev projects, a folder each
@@ -95,7 +95,7 @@ def _stale_first(hits: list[dict], q: dict) -> bool:
     """True when the first shown hit naming the current or the replaced value names only the replaced one."""
     current, stale = q.get("must_contain") or [], q.get("must_not_contain") or []
     for hit in hits:
-        shown = json.dumps(hit, ensure_ascii=False, default=str)
+        shown = as_read(json.dumps(hit, ensure_ascii=False, default=str))
         if contains_any(shown, current):
             return False
         if stale and contains_any(shown, stale):
