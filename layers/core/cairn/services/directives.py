@@ -570,10 +570,36 @@ _WORD = re.compile(
 )
 
 
-def _words(text: str) -> int:
-    """The words of prose in `text`: letters between spaces, and the words of a run of a script written
-    without spaces (`domain.text`)."""
-    return sum(token_words(token) for token in text.split() if _WORD.match(token) or UNSPACED.search(token))
+# a data format's cells joined with no space (a CSV row, `a;b`, a tab-separated line): each cell is read;
+# in a document a key's value too, not its key (`Environment=NOTE=skip the …`)
+_CELLS = re.compile(r"[,;|\t](?=\S)")
+_KEYS = re.compile(r"(?<!\S)[^\s=]+=(?=\S)")
+# a one-letter clitic hyphened to a name, a number or an address (Hebrew's `ל-https://…`, `ב-2026`)
+# (a Latin letter so joined is a build's or a chip's name: `x-86`, `a-1`)
+_CLITIC = re.compile(rf"^(?![A-Za-z]){LETTER}[-\u05be]\S")
+# a word of one letter ("i", "s", "и", "y"): many languages' and, with, in; counted in a document, where
+# every line is someone's writing, and not in a tool's output, where a letter alone is a flag or a cell
+_LETTER_WORD = re.compile(rf"^[(\"'«“]?{LETTER}[)\"'»”]?[.,;:!?]*$")
+# what joins the letters of one word without being one: Persian's and the Indic scripts' zero-width
+# (non-)joiner (`می‌گوید`)
+_JOINERS = re.compile("[\u200c\u200d]")
+
+
+def _words(text: str, document: bool = False) -> int:
+    """The words of prose in `text`: letters between spaces (the cells of a data format's row each on
+    its own, `17,export_target,send the …`), and the words of a run of a script written without spaces
+    (`domain.text`). In a `document` a key's value is a cell and a word may be one letter."""
+    text = _CELLS.sub(" ", _JOINERS.sub("", text))
+    if document:
+        text = _KEYS.sub(" ", _KEYS.sub(" ", text))  # `A=B=value`: both keys
+    return sum(
+        token_words(token)
+        for token in text.split()
+        if _WORD.match(token)
+        or UNSPACED.search(token)
+        or _CLITIC.match(token)
+        or (document and _LETTER_WORD.match(token))
+    )
 
 
 # a tool's diagnostic: a file and line (`main.go:12:`), or a level or failure before a colon
@@ -597,7 +623,7 @@ def _prose(text: str, document: bool = False) -> bool:
     clauses run on ("tips:: down migrations are busywork :: write up() only and delete the stub"); a
     test runner's results and diagnostics are data whatever their length (`_DIAGNOSTIC`). In a
     `document` (`prose_lines`) `PROSE_WORDS` words are prose, stop or not."""
-    words = _words(text)
+    words = _words(text, document)
     if document:
         return words >= PROSE_WORDS
     return words >= 2 * PROSE_WORDS or (words >= PROSE_WORDS and bool(_SENTENCE.search(text)))
@@ -611,10 +637,14 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
     data. A `document` (a page, an issue's thread, another MCP server's answer, a file outside the
     repository) is someone's writing line by line: there `PROSE_WORDS` words are theirs whatever the
     line's frame (a comment, a changelog's item, a log line or a note in JSON, a commit message's body,
-    a quoted e-mail), with or without a full stop, and a diagnostic's message counts too."""
+    a quoted e-mail), with or without a full stop, and a diagnostic's message counts too, and so does
+    any quoted string a line holds (an SQL literal, an XML attribute, a struct tag's value)."""
     out = []
     for i, line in enumerate(text.splitlines()):
         line = _uncommented(_STATUS.sub("", line))
+        if document and any(_prose(q, document) for q in _quoted_strings(line)):
+            out.append(i)
+            continue
         if found := _DIAGNOSTIC.match(line):
             if document and _message_prose(line, found):
                 out.append(i)
@@ -627,6 +657,22 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
         elif _prose(_TICKED.sub(" x ", line), document):
             out.append(i)
     return out
+
+
+# a string in any quotes of code or markup: `'…'` (SQL, Python), `"…"` (an attribute, a tag), `` `…` ``
+_QUOTED_CHARS = PROSE_STRING_CHARS
+_QUOTED_STRING = re.compile(
+    rf"'((?:[^'\\\n]|\\.){{{_QUOTED_CHARS},}})'"
+    rf'|"((?:[^"\\\n]|\\.){{{_QUOTED_CHARS},}})"'
+    rf"|`([^`\n]{{{_QUOTED_CHARS},}})`"
+)
+
+
+def _quoted_strings(line: str) -> list[str]:
+    """The strings in quotes a line holds that are long enough to hold words (`PROSE_STRING_CHARS`),
+    and the strings quoted inside those (a struct tag's `note:"…"` in its backticks)."""
+    found = [a or b or c for a, b, c in _QUOTED_STRING.findall(line)]
+    return found + [x for f in found if f != line for x in _quoted_strings(f)]
 
 
 def _message_prose(line: str, found: re.Match) -> bool:
