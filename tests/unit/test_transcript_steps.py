@@ -77,6 +77,20 @@ def test_a_step_with_nothing_but_redaction_placeholders_leaves_no_excerpt():
     assert build_excerpts(events) == []
 
 
+@pytest.mark.parametrize(
+    ("request_text", "reply"),
+    [
+        ("Почини вход для старых пользователей.", "Пароли теперь хешируются при каждом входе."),  # Russian
+        ("مشکل ورود کاربران قدیمی را برطرف کن.", "رمزها اکنون در هر ورود هش می‌شوند."),  # Persian
+        ("修复老用户的登录问题。", "现在每次登录都会对密码进行哈希。"),  # Chinese, no spaces
+    ],
+)
+def test_a_step_in_a_script_other_than_latin_is_an_excerpt_like_any_other(request_text, reply):
+    events = [ev(1, 1, Role.USER, request_text), ev(2, 2, Role.ASSISTANT, reply)]
+    [excerpt] = build_excerpts(events)
+    assert excerpt.text == f"user: {request_text}\nagent: {reply}"
+
+
 def test_long_output_keeps_its_head_its_error_lines_and_its_tail():
     lines = [f"line {i} ok" for i in range(200)]
     lines[120] = "src/app.ts:12:3 error TS2307: Cannot find module './AgentLogos'"
