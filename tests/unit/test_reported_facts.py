@@ -315,3 +315,21 @@ def test_a_value_the_session_reported_then_edited_out_is_no_fact():
         ev(8, Role.ASSISTANT, "Set `base` in `config.ts` to `https://cms.acme.example` for every request."),
     ]
     assert facts_of(events) == ["Set `base` in `config.ts` to `https://cms.acme.example` for every request."]
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        "Сервер теперь слушает на `api.example.org:8080`, настройка в `config/server.toml`.",  # Russian
+        "服务器现在监听 `api.example.org:8080`，配置在 `config/server.toml` 中。",  # Chinese, no spaces
+    ],
+)
+def test_a_closing_report_in_another_script_states_a_fact_as_an_english_one_does(report):
+    events = [
+        ev(1, Role.USER, "поменяй порт сервера"),
+        *tool_run(
+            2, "Edit", {"file_path": "/src/config/server.toml", "old_string": "a", "new_string": "b"}, "ok"
+        ),
+        ev(4, Role.ASSISTANT, report),
+    ]
+    assert facts_of(events) == [report]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from cairn.domain.models import MemoryKind
+from cairn.domain.text import LETTER, UNSPACED, UNSPACED_LETTERS_PER_WORD
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.reading.commands import is_probe
@@ -99,7 +100,11 @@ _DEALT = re.compile(r"\b(?:fix(?:ed)?|resolved|solved|solution|now)\b", re.I)
 # activity of the session says its commits)
 _BARE = re.compile(r"^(?:[A-Za-z]{1,12}|[0-9a-f]{7,40})$")
 _COMMIT = re.compile(r"\b(?:git|hg|jj|sl)\s+(?:[\w.-]+\s+)*?(?:commit|push)\b")
-_WORDS = re.compile(r"[A-Za-z]{2,}")
+# a word in any script (two letters or more; a script written without spaces, about two letters a word):
+# an agent that reports in Russian or Chinese states facts as one that reports in English does
+_WORDS = re.compile(
+    rf"{UNSPACED.pattern}{{1,{UNSPACED_LETTERS_PER_WORD}}}|(?:(?!{UNSPACED.pattern}){LETTER}){{2,}}"
+)
 STEM = 5
 _STOP_WORDS = (
     "the and for with that this from into then than now are was were has have had not but you your our "
