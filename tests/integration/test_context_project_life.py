@@ -62,23 +62,3 @@ def test_an_outcome_the_handoff_reports_is_not_a_fact_line_as_well(store):
     md = store.context.assemble(ALICE, P, "claude-code").markdown
 
     assert md.count("Every device_id MUST") == 1
-
-
-def test_a_rule_said_in_passing_inside_a_long_request_is_shown_by_its_clause_with_the_id_for_the_rest(store):
-    request = (
-        "Realize todas as issues e seus critérios de aceite e após isso faça o /commit e PR, lembrando que "
-        "o app tem que estar buildando e com testes para esses cenários, e verifique a concorrência depois."
-    )
-    rule = "Lembrando que o app tem que estar buildando e com testes para esses cenários"
-    preference = (
-        MemoryKind.PREFERENCE,
-        request,
-        {"tags": ("obligation",), "details": {"source": "user", "rule": rule}},
-    )
-    _session(store, "s1", preference)
-    _session(store, "s2", reported("The API listens on `:8080` now"))
-
-    md = store.context.assemble(ALICE, P, "claude-code").markdown
-    shown = next(ln for ln in md.splitlines() if "tem que estar buildando" in ln)
-
-    assert shown.startswith(f"- {rule} [mem_") and "Realize todas as issues" not in md

@@ -610,24 +610,6 @@ def test_an_obligation_the_person_states_in_their_language_is_a_preference(said)
     assert [c.kind.value for c in Script().user(said).extract()] == ["preference"]
 
 
-def test_a_rule_said_in_passing_inside_a_long_request_keeps_its_own_clauses_for_the_block():
-    # Claude Code, a Portuguese request: do the issues, commit and open a PR, "remembering that the app
-    # has to build, with tests for these cases"
-    said = (
-        "Realize todas as issues e seus criterios de aceite e após isso faça o /commit e PR, lembrando que "
-        "o app tem que está buildando e com testes para esses cenários, verifique também questão de "
-        "concurrency para não ter problemas evitando memory leaks."
-    )
-    short = "The WAL journals have to be deleted before shutdown!"
-    found = [c for c in Script().user(said).user(short).extract() if c.kind.value == "preference"]
-    assert [c.content for c in found] == [said, short]  # recall finds the request's words
-    assert found[0].details["rule"] == (
-        "Lembrando que o app tem que está buildando e com testes para esses cenários, verifique também "
-        "questão de concurrency para não ter problemas evitando memory leaks."
-    )
-    assert "rule" not in found[1].details
-
-
 @pytest.mark.parametrize(
     "said",
     [

@@ -208,16 +208,13 @@ def from_user(event: EventDoc) -> list[Candidate]:
         if rule and event.is_plan:
             continue  # what an approved plan's code must do is no rule of the person's
         if rule:
-            details = {"source": "user"}
-            if (clause := rule_clause(s, PREFERENCE if stated else OBLIGATION)) is not None:
-                details["rule"] = _sentence(clause)
             found.append(
                 Candidate(
                     kind=MemoryKind.PREFERENCE,
                     content=_sentence(s),
                     confidence=0.8 if stated else 0.7,
                     tags=[] if stated else [Tag.OBLIGATION],
-                    details=details,
+                    details={"source": "user"},
                     **span,
                 )
             )
@@ -243,32 +240,6 @@ def from_user(event: EventDoc) -> list[Candidate]:
                 )
             )
     return found
-
-
-# a rule stated in passing inside a longer request ("do all the issues, then commit and open a PR,
-# remembering that the app has to build with tests for these cases, …") is told by its own clause: the
-# memory keeps the whole sentence (recall finds the request's words), the block shows the rule
-RULE_CHARS = 200
-_RULE_PARTS = re.compile(r"(?:[,;:]|\s[—–-])\s+")
-
-
-def rule_clause(s: str, marks: list[re.Pattern[str]]) -> str | None:
-    """The clauses of a long sentence from the one that states its rule on (as many as fit
-    `RULE_CHARS`, the rule's clause at least), or None where the sentence is short or those clauses
-    are nearly all of it."""
-    if len(s) <= RULE_CHARS:
-        return None
-    parts = _RULE_PARTS.split(s)
-    first = next((i for i, part in enumerate(parts) if any(p.search(part) for p in marks)), None)
-    if first is None:
-        return None
-    kept = parts[first]
-    for part in parts[first + 1 :]:
-        if len(kept) + len(part) + 2 > RULE_CHARS:
-            break
-        kept += ", " + part
-    kept = kept.strip().rstrip(",;:")
-    return kept if len(kept) < len(s.strip()) - 10 else None
 
 
 def _obligation(s: str) -> bool:
