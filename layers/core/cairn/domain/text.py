@@ -56,6 +56,13 @@ LETTER = rf"(?:[^\W\d_]|{MARK})"  # a letter, or a mark that belongs to the lett
 FULL_STOPS = "。！？।॥؟۔։።။។"
 
 
+def word_pattern(min_letters: int) -> str:
+    """A regex for one word in any script: `min_letters` letters or more (a mark belongs to its letter),
+    or up to `UNSPACED_LETTERS_PER_WORD` letters of a script written without spaces."""
+    unspaced = UNSPACED.pattern
+    return rf"{unspaced}{{1,{UNSPACED_LETTERS_PER_WORD}}}|(?:(?!{unspaced}){LETTER}){{{min_letters},}}"
+
+
 def token_words(token: str) -> int:
     """How many words one token between spaces holds: one, or more in a script written without spaces."""
     unspaced = len(UNSPACED.findall(token))

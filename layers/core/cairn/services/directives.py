@@ -573,7 +573,7 @@ _WORD = re.compile(
 # a data format's cells joined with no space (a CSV row, `a;b`, a tab-separated line): each cell is read;
 # in a document a key's value too, not its key (`Environment=NOTE=skip the …`)
 _CELLS = re.compile(r"[,;|\t](?=\S)")
-_KEYS = re.compile(r"(?<!\S)[^\s=]+=(?=\S)")
+_KEYS = re.compile(r"(?<!\S)(?:[^\s=]+=)+(?=\S)")  # `A=B=value`: both keys
 # a one-letter clitic hyphened to a name, a number or an address (Hebrew's `ל-https://…`, `ב-2026`)
 # (a Latin letter so joined is a build's or a chip's name: `x-86`, `a-1`)
 _CLITIC = re.compile(rf"^(?![A-Za-z]){LETTER}[-\u05be]\S")
@@ -591,7 +591,7 @@ def _words(text: str, document: bool = False) -> int:
     (`domain.text`). In a `document` a key's value is a cell and a word may be one letter."""
     text = _CELLS.sub(" ", _JOINERS.sub("", text))
     if document:
-        text = _KEYS.sub(" ", _KEYS.sub(" ", text))  # `A=B=value`: both keys
+        text = _KEYS.sub(" ", text)
     return sum(
         token_words(token)
         for token in text.split()
@@ -660,11 +660,10 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
 
 
 # a string in any quotes of code or markup: `'…'` (SQL, Python), `"…"` (an attribute, a tag), `` `…` ``
-_QUOTED_CHARS = PROSE_STRING_CHARS
 _QUOTED_STRING = re.compile(
-    rf"'((?:[^'\\\n]|\\.){{{_QUOTED_CHARS},}})'"
-    rf'|"((?:[^"\\\n]|\\.){{{_QUOTED_CHARS},}})"'
-    rf"|`([^`\n]{{{_QUOTED_CHARS},}})`"
+    rf"'((?:[^'\\\n]|\\.){{{PROSE_STRING_CHARS},}})'"
+    rf'|"((?:[^"\\\n]|\\.){{{PROSE_STRING_CHARS},}})"'
+    rf"|`([^`\n]{{{PROSE_STRING_CHARS},}})`"
 )
 
 
@@ -672,7 +671,7 @@ def _quoted_strings(line: str) -> list[str]:
     """The strings in quotes a line holds that are long enough to hold words (`PROSE_STRING_CHARS`),
     and the strings quoted inside those (a struct tag's `note:"…"` in its backticks)."""
     found = [a or b or c for a, b, c in _QUOTED_STRING.findall(line)]
-    return found + [x for f in found if f != line for x in _quoted_strings(f)]
+    return found + [x for f in found for x in _quoted_strings(f)]  # each is shorter than its line
 
 
 def _message_prose(line: str, found: re.Match) -> bool:

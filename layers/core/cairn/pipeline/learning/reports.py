@@ -27,11 +27,11 @@ from __future__ import annotations
 import re
 
 from cairn.domain.models import MemoryKind
-from cairn.domain.text import LETTER, UNSPACED, UNSPACED_LETTERS_PER_WORD
+from cairn.domain.text import word_pattern
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.pipeline.reading.commands import is_probe
-from cairn.pipeline.reading.edited_values import stated_values, taken_out_after
+from cairn.pipeline.reading.edited_values import stated_values
 from cairn.pipeline.reading.session import SessionReading
 from cairn.pipeline.reading.shell import command_of, is_edit, is_shell
 from cairn.pipeline.reading.turns import Turn
@@ -100,11 +100,8 @@ _DEALT = re.compile(r"\b(?:fix(?:ed)?|resolved|solved|solution|now)\b", re.I)
 # activity of the session says its commits)
 _BARE = re.compile(r"^(?:[A-Za-z]{1,12}|[0-9a-f]{7,40})$")
 _COMMIT = re.compile(r"\b(?:git|hg|jj|sl)\s+(?:[\w.-]+\s+)*?(?:commit|push)\b")
-# a word in any script (two letters or more; a script written without spaces, about two letters a word):
-# an agent that reports in Russian or Chinese states facts as one that reports in English does
-_WORDS = re.compile(
-    rf"{UNSPACED.pattern}{{1,{UNSPACED_LETTERS_PER_WORD}}}|(?:(?!{UNSPACED.pattern}){LETTER}){{2,}}"
-)
+# a word in any script: an agent that reports in Russian or Chinese states facts as one in English does
+_WORDS = re.compile(word_pattern(2))
 STEM = 5
 _STOP_WORDS = (
     "the and for with that this from into then than now are was were has have had not but you your our "
@@ -120,13 +117,12 @@ def reported_facts(reading: SessionReading) -> list[Candidate]:
     out: list[Candidate] = []
     seen: set[str] = set()
     said: list[frozenset[str]] = []
-    taken_out = taken_out_after(reading.events)
     for turn in reading.turns:
         reply = turn.closing_reply
         if reply is None or not confirmed(turn):
             continue
         kept, asked = committed(turn), _stems(turn.request.text)
-        gone = taken_out(reply.seq)  # what the session's later edits changed is not current
+        gone = reading.taken_out(reply.seq)  # what the session's later edits changed is not current
         for text in one_per_subject(statements(reply.text)[:MAX_PER_REPLY]):
             key = " ".join(text.lower().split())
             # a statement whose every value an earlier one of the session gave says it again

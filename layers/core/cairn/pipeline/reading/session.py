@@ -8,12 +8,12 @@ raw events.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from cairn.pipeline.models import EventDoc, EventsDoc
-from cairn.pipeline.reading.edited_values import edited_out
+from cairn.pipeline.reading.edited_values import edited_out, taken_out_after
 from cairn.pipeline.reading.failures import unresolved_errors
 from cairn.pipeline.reading.git_state import Tree, git_state, tree_state, uncommitted_edits
 from cairn.pipeline.reading.shell import ShellCall, checkouts, shell_calls
@@ -35,6 +35,8 @@ class SessionReading:
     tree: Tree | None  # the paths its last plain `git status` of its checkout listed as not committed
     uncommitted: tuple[str, ...]  # the files it edited in its checkout after its last commit
     edited_out: tuple[str, ...]  # the values (a number with its unit, a URL) its edits took out of files
+    # from a point of the session (an event's `seq`) on, the values its later edits took out
+    taken_out: Callable[[int], frozenset[str]]
     todo_lists: tuple[TodoList, ...]
     unresolved: tuple[dict[str, Any], ...]  # commands whose last run failed for real
     own: frozenset[str]  # the files its sub-agents wrote, which its events do not show (`steps.written_by`)
@@ -68,6 +70,7 @@ def read_events(
         tree=tree_state(calls, cwd),
         uncommitted=uncommitted_edits(events, calls, roots),
         edited_out=edited_out(events),
+        taken_out=taken_out_after(events),
         todo_lists=todo_lists(events),
         unresolved=tuple(unresolved_errors(calls)),
         own=frozenset(own),

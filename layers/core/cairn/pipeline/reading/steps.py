@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from cairn.domain.models import Source, Span
-from cairn.domain.text import LETTER, UNSPACED, UNSPACED_LETTERS_PER_WORD
+from cairn.domain.text import word_pattern
 from cairn.pipeline.models import EventDoc
 from cairn.pipeline.reading.shell import (
     command_of,
@@ -67,12 +67,9 @@ _FAILED_STATUS = re.compile(r"^\s*(?:[✗✘×❌]|X\s|(?:--- )?FAIL)|FAILED\s*$
 _HUNK = re.compile(r"^\s*@@ -\d")  # a unified diff's hunk header
 _CHANGED = re.compile(r"^\s*[+-](?![+-]{2})\s*\S")  # a line a diff adds or removes (not +++/---)
 _PLACEHOLDER = re.compile(r"\[REDACTED_[A-Z_]+[^\]]*\]")
-# a word in any script: three letters or more (a mark belongs to its letter), or a script's letters
-# written without spaces (Chinese, Japanese, Thai), about two a word; `[A-Za-z]{3,}` read a Persian,
-# Russian or Chinese message as nothing but placeholders and left it out of every excerpt
-_WORDS = re.compile(
-    rf"{UNSPACED.pattern}{{1,{UNSPACED_LETTERS_PER_WORD}}}|(?:(?!{UNSPACED.pattern}){LETTER}){{3,}}"
-)
+# a word in any script (`[A-Za-z]{3,}` read a Persian, Russian or Chinese message as nothing but
+# placeholders and left it out of every excerpt)
+_WORDS = re.compile(word_pattern(3))
 _RUN = re.compile(r"([^\w\s])\1{3,}")  # rules and box drawing (━━━━, ----) say nothing, cost tokens
 MIN_CONTENT_WORDS = 2  # an excerpt of fewer of the session's own words (a fully redacted step) is dropped
 OUTCOME = "\n  → "  # how a tool's outcome starts under its call (services.trust reads it back)

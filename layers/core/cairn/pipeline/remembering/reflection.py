@@ -18,7 +18,7 @@ from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Sc
 from cairn.domain.text import word_count
 from cairn.domain.vocabulary import STILL_FAILING, TITLE_CHARS
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
-from cairn.pipeline.reading.edited_values import stated_values, taken_out_after
+from cairn.pipeline.reading.edited_values import stated_values
 from cairn.pipeline.reading.failures import errors_fixed
 from cairn.pipeline.reading.session import SessionReading
 from cairn.pipeline.reading.shell import edited_path, shown_command, succeeded_edits
@@ -125,7 +125,7 @@ def summarise(reading: SessionReading) -> dict[str, Any]:
         # what led up to the last request: the next session resumes a thread, not one message
         # ("continue", "yes, do it" say nothing on their own)
         "asked_before": [r[:200] for r in requests[:-1] if word_count(r) >= 3][-MAX_ITEMS:],
-        "reported": own(reported(reading.turns, taken_out_after(events)))[-MAX_ITEMS:],
+        "reported": own(reported(reading.turns, reading.taken_out))[-MAX_ITEMS:],
         "tools": dict(sorted(tools.items(), key=lambda kv: -kv[1])[:12]),
         "files_edited": files[:20],
         "errors_fixed": errors_fixed(reading.shell_calls)[:MAX_ITEMS],
