@@ -90,6 +90,7 @@ class EventDoc(BaseModel):
     is_sidechain: bool = False
     line_end: int | None = None
     is_plan: bool = False  # an approved plan the agent wrote (`TranscriptEvent.is_plan`)
+    steers: bool = False  # the person's words within the request under way (`TranscriptEvent.steers`)
 
     @classmethod
     def of(cls, e: TranscriptEvent) -> EventDoc:
@@ -109,6 +110,7 @@ class EventDoc(BaseModel):
             is_sidechain=e.is_sidechain,
             line_end=e.line_end,
             is_plan=e.is_plan,
+            steers=e.steers,
         )
 
     @property

@@ -23,6 +23,13 @@ line types are counted and skipped. What it understands:
   there once; a message the agent took in mid-turn (a `remove`) or never got to exists only in the
   queue, and becomes a user event at its place. The harness queues its own notes too (background-task
   notifications, task records as JSON): those are not the person's words.
+- a tool call the person rejected with a reason: Claude Code's `tool_result` (`is_error`) is its own
+  preamble ("The user doesn't want to proceed with this tool use. … the user said:") and then what
+  they typed, which becomes a user event after the result, within the request under way (`steers`: a
+  plan sent back with "there is a constant stream of data, does this change the plan?"). Read so only
+  for a tool whose failure the harness words itself (an edit, a plan, a read): a command's or a web
+  page's error is its own text, which could imitate the preamble. The harness's own reason for a
+  question the person chose to clarify, and the note newer versions add after the words, are not theirs.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from cairn.transcripts.base import Collector, feed_all
 from cairn.transcripts.lines import LineStats
 from cairn.transcripts.model import ParsedTranscript, Role, TranscriptEvent
 from cairn.transcripts.noise import clean_text, is_harness_message, is_housekeeping, typed_command
+from cairn.transcripts.tools import EDIT_TOOLS, PLAN_TOOLS, READ_TOOLS, TODO_TOOLS
 
 AGENT = "claude-code"
 
@@ -51,6 +59,19 @@ _COMPACT_TAIL = re.compile(
     r"\s*(?:If you need specific details from before compaction\b[^\n]*\n?)?"
     r"(?:(?:Please\s+)?[Cc]ontinue the conversation from where\b[^\n]*)?\s*$"
 )
+
+
+# Claude Code's result for a tool call the person rejected and said why (`is_error`): its preamble, then
+# their words
+_REJECTED_SAYING = re.compile(
+    r"(?:Error: )?The user doesn't want to proceed with this tool use\.[^\n]*? the user said:\n"
+)
+_REJECTION_NOTE = re.compile(r"\n\nNote: The user's next message may contain\b.*\Z", re.S)
+# tools whose failure the harness words itself (an edit, a plan, the todo list, a read, a question put to
+# the person): only their rejection is read for the person's words
+_HARNESS_WORDED = EDIT_TOOLS | PLAN_TOOLS | TODO_TOOLS | READ_TOOLS | {"askuserquestion"}
+# what the harness says for the person when they chose to clarify an AskUserQuestion's questions
+_CLARIFYING = "The user wants to clarify these questions."
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +106,7 @@ class _Parser:
         self.order: list[str] = []
         self.text_event_of: dict[str, int] = {}  # message.id -> index of its merged text event
         self.calls_seen: set[str] = set()
+        self.tool_of: dict[str, str] = {}  # tool call id -> the tool's name, lower-cased
         self.messages_seen: set[str] = set()
         self.summaries: list[tuple[str | None, TranscriptEvent]] = []
         self.hooks_seen: set[tuple[str, str]] = set()
@@ -273,16 +295,24 @@ class _Parser:
                 if role is Role.USER and not has_result and not record.get("isSidechain"):
                     self.prompts.append((line_no, _said(said)))
             elif btype == "tool_result":
+                text = _flatten(block.get("content"))
+                call = _str(block.get("tool_use_id"))
+                # only a tool whose failure is always the harness's words: a command's, a web page's or
+                # an MCP server's error text is theirs, and could be written to read as the person's
+                refused = block.get("is_error") and self.tool_of.get(call or "") in _HARNESS_WORDED
+                preamble, reason = _rejection(text) if refused else (text, "")
                 self.out.add(
                     self._event(
                         line_no,
                         record,
                         Role.TOOL_RESULT,
-                        text=_flatten(block.get("content")),
-                        tool_call_id=_str(block.get("tool_use_id")),
+                        text=preamble,
+                        tool_call_id=call,
                         is_error=bool(block.get("is_error")),
                     )
                 )
+                if reason:
+                    self.out.add(self._event(line_no, record, Role.USER, text=reason, steers=True))
             elif btype in ("image", "document"):
                 self.out.ignored[f"user:{btype}"] += 1
             else:
@@ -295,6 +325,7 @@ class _Parser:
             return
         if call_id:
             self.calls_seen.add(call_id)
+            self.tool_of[call_id] = (_str(block.get("name")) or "").lower()
         tool_input = block.get("input")
         self.out.add(
             self._event(
@@ -492,6 +523,18 @@ def _delivers(prompt: str, queued: str) -> bool:
     name, _, args = queued.partition(" ")
     ran, _, ran_args = prompt.partition(" ")
     return ran.startswith(name) and args == ran_args
+
+
+def _rejection(text: str) -> tuple[str, str]:
+    """A rejected tool call's result as (the harness's preamble, the words the person gave as their
+    reason); ("the text", "") for any other result."""
+    found = _REJECTED_SAYING.match(text)
+    if not found:
+        return text, ""
+    reason = _REJECTION_NOTE.sub("", text[found.end() :]).strip()
+    if not reason or reason.startswith(_CLARIFYING):
+        return text, ""
+    return found.group().rstrip(), reason
 
 
 def _flatten(content: object) -> str:

@@ -42,6 +42,9 @@ class TranscriptEvent:
     # a plan the agent wrote, sent as the person's message when they approved it ("Implement the
     # following plan: …"): the person asked for it, the agent said it
     is_plan: bool = False
+    # the person's words within the request under way, not a new one: the reason they gave for
+    # rejecting a tool call ("does this change the plan?"), which the agent answers in the same turn
+    steers: bool = False
 
     @property
     def last_line(self) -> int:

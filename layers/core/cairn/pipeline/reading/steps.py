@@ -144,12 +144,14 @@ def build_excerpts(
 
 
 def _steps(events: Iterable[EventDoc]) -> list[list[EventDoc]]:
-    """A main-thread user message starts a step; a compaction summary is a step of its own; a
-    sub-agent's work is a step of its own, and the main thread resuming after it starts another."""
+    """A main-thread user message starts a step (not the person's words within the request under way:
+    `EventDoc.steers`); a compaction summary is a step of its own; a sub-agent's work is a step of its
+    own, and the main thread resuming after it starts another."""
     steps: list[list[EventDoc]] = []
     for e in events:
         switched = bool(steps and steps[-1]) and steps[-1][-1].is_sidechain != e.is_sidechain
-        starts = (e.role is Role.USER and not e.is_sidechain) or e.role is Role.SUMMARY or switched
+        starts = (e.role is Role.USER and not e.is_sidechain and not e.steers) or e.role is Role.SUMMARY
+        starts = starts or switched
         if not steps or starts:
             steps.append([])
         steps[-1].append(e)

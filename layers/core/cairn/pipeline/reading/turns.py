@@ -19,9 +19,16 @@ PLACEHOLDER = re.compile(r"^(?:\s*\[REDACTED[_:][^\]]*\]\s*)+$")
 
 
 def is_request(e: EventDoc) -> bool:
-    """A request of the session's user (not a sub-agent's prompt, not a redacted paste)."""
+    """A request of the session's user (not a sub-agent's prompt, not a redacted paste, not their words
+    within the request under way: `EventDoc.steers`)."""
     text = e.text.strip()
-    return e.role is Role.USER and not e.is_sidechain and bool(text) and not PLACEHOLDER.match(text)
+    return (
+        e.role is Role.USER
+        and not e.is_sidechain
+        and not e.steers
+        and bool(text)
+        and not PLACEHOLDER.match(text)
+    )
 
 
 @dataclass(frozen=True, slots=True)

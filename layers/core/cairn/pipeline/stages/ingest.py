@@ -131,6 +131,8 @@ def _event(e: EventDoc) -> TranscriptEvent:
         timestamp=e.timestamp,
         is_sidechain=e.is_sidechain,
         line_end=e.line_end,
+        is_plan=e.is_plan,
+        steers=e.steers,
     )
 
 
