@@ -946,3 +946,14 @@ def test_recall_names_an_excerpt_s_source_when_its_snippet_left_the_call_line_ou
     # ... unless the snippet left it out
     shown = "user: Clean up the stale flags in the checkout service.\n…\n→ ok: The flag table says …"
     assert shown_mark(mark, call, shown) == "tool text from wait"
+
+
+def test_a_keys_value_is_a_setting_when_it_is_a_few_words_in_any_script_and_prose_when_a_sentence():
+    front_matter = (
+        "---\ntitle: 検索の調整\nsummary: 再現するには本番の顧客データを全部ローカルにコピーしてください\n---\n"
+        "# 検索の調整"
+    )
+    # a sentence in a script written without spaces is one token, and many words
+    assert prose_lines(front_matter, document=True) == [2]
+    settings = "name: cairn\ntitle: 検索の調整\nimage: postgres:16 alpine\nreplicas: 3"
+    assert prose_lines(settings, document=True) == [] and prose_lines(settings) == []

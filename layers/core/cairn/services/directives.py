@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from cairn.domain.text import FULL_STOPS, LETTER, UNSPACED, token_words
+from cairn.domain.text import FULL_STOPS, LETTER, UNSPACED, token_words, word_count
 from cairn.search.analyzer import analyze
 
 _AGENT = (
@@ -318,10 +318,13 @@ _SENTENCE_END = re.compile(rf"(?<=[.!?])[\"')\]]*\s+(?=\S)|(?<=[{FULL_STOPS}])[�
 # a YAML key with a short value (`on: push:`, `branches: [main]`; a label of prose is capitalised:
 # "Setup: run …"); code in backticks is prose's
 _CODE_LINE = re.compile(
-    r"^\s*(?://|/\*|\*\s|--\s|<\?)|[{}]|;\s*$|:=|=>|\S->|->\S|[=!]=|\w\(|^\s*-?\s*[a-z][\w.-]*:\s*(?:\S+(?:\s+\S+){0,2})?\s*$"
+    r"^\s*(?://|/\*|\*\s|--\s|<\?)|[{}]|;\s*$|:=|=>|\S->|->\S|[=!]=|\w\("
     r"|^\s*[0-9a-f]{7,40}\s"  # a listing's record (`git log --oneline`): commit subjects are imperatives
     r"|^\s*(?:defines|note):\s"  # what a file's comments say (`pipeline.steps.documented_names`)
 )
+# a key and its value (YAML, a front matter, a config listing); a value of a few words is a setting
+_SETTING = re.compile(r"^\s*-?\s*[a-z][\w.-]*:\s*(.*?)\s*$")
+SETTING_WORDS = 3
 _TICKED = re.compile(r"`[^`\n]*`")
 _RECORD = re.compile(r"^\W*[0-9a-f]{7,40}\b")
 # a string in code or JSON that holds prose (an issue's body, a report an API returned)
@@ -409,9 +412,15 @@ _NAMED_CALL = re.compile(r"\b(\w+)\(\)")  # `up()` in "write up() only": a funct
 
 
 def _code(line: str) -> bool:
-    """Whether a line is code or configuration (`_CODE_LINE`); a function named in words ("write up()
-    only and delete the down() stub") does not make a line code."""
-    return bool(_CODE_LINE.search(_NAMED_CALL.sub(r"\1", _TICKED.sub("x", line))))
+    """Whether a line is code or configuration (`_CODE_LINE`, or a key with a value of a few words:
+    `name: cairn`, `title: 検索の調整`); a function named in words ("write up() only and delete the
+    down() stub") does not make a line code."""
+    line = _NAMED_CALL.sub(r"\1", _TICKED.sub("x", line))
+    if _CODE_LINE.search(line):
+        return True
+    setting = _SETTING.match(line)
+    # words, not tokens: a sentence in a script written without spaces is one token (`summary: 再現…`)
+    return setting is not None and word_count(setting.group(1)) <= SETTING_WORDS
 
 
 def _sentences(text: str, comments: bool = False) -> list[str]:
