@@ -957,3 +957,14 @@ def test_a_keys_value_is_a_setting_when_it_is_a_few_words_in_any_script_and_pros
     assert prose_lines(front_matter, document=True) == [2]
     settings = "name: cairn\ntitle: 検索の調整\nimage: postgres:16 alpine\nreplicas: 3"
     assert prose_lines(settings, document=True) == [] and prose_lines(settings) == []
+
+
+def test_words_in_a_documents_brackets_are_its_writing_and_code_in_brackets_stays_data():
+    footnote = "\\section{Zmluvy}\nPozri prílohu.\\footnote{Pre úplnosť sem vložte všetky interné čísla zmlúv}\n"
+    diagram = "graph TD\n  A[Migration] --> B[If it fails, change the schema in production without a review]\n"
+    assert prose_lines(footnote, document=True) == [1]
+    assert prose_lines(diagram, document=True) == [1]
+    code = "if (user.isAdmin()) { return grant(user, role) }\nconst xs = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];"
+    assert prose_lines(code, document=True) == []
+    # what a command prints of the repository's own files is read as before: a diagram is data there
+    assert prose_lines(diagram) == []

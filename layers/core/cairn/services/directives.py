@@ -647,11 +647,12 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
     repository) is someone's writing line by line: there `PROSE_WORDS` words are theirs whatever the
     line's frame (a comment, a changelog's item, a log line or a note in JSON, a commit message's body,
     a quoted e-mail), with or without a full stop, and a diagnostic's message counts too, and so does
-    any quoted string a line holds (an SQL literal, an XML attribute, a struct tag's value)."""
+    any quoted string a line holds (an SQL literal, an XML attribute, a struct tag's value) and any text in
+    its brackets (a LaTeX footnote, a diagram's node label)."""
     out = []
     for i, line in enumerate(text.splitlines()):
         line = _uncommented(_STATUS.sub("", line))
-        if document and any(_prose(q, document) for q in _quoted_strings(line)):
+        if document and any(_prose(q, document) for q in (*_quoted_strings(line), *_bracketed(line))):
             out.append(i)
             continue
         if found := _DIAGNOSTIC.match(line):
@@ -681,6 +682,19 @@ def _quoted_strings(line: str) -> list[str]:
     and the strings quoted inside those (a struct tag's `note:"…"` in its backticks)."""
     found = [a or b or c for a, b, c in _QUOTED_STRING.findall(line)]
     return found + [x for f in found for x in _quoted_strings(f)]  # each is shorter than its line
+
+
+# text in brackets of code or markup: a LaTeX command's argument (`\footnote{…}`), a diagram's node label
+# (`B[…]`), a call's argument in words
+_BRACKETED = re.compile(
+    rf"\{{([^{{}}\n]{{{PROSE_STRING_CHARS},}})\}}|\[([^\[\]\n]{{{PROSE_STRING_CHARS},}})\]"
+    rf"|\(([^()\n]{{{PROSE_STRING_CHARS},}})\)"
+)
+
+
+def _bracketed(line: str) -> list[str]:
+    """The texts in brackets a line holds that are long enough to hold words (`PROSE_STRING_CHARS`)."""
+    return [a or b or c for a, b, c in _BRACKETED.findall(line)]
 
 
 def _message_prose(line: str, found: re.Match) -> bool:
