@@ -590,15 +590,24 @@ _CLITIC = re.compile(rf"^(?![A-Za-z]){LETTER}[-\u05be]\S")
 # every line is someone's writing, and not in a tool's output, where a letter alone is a flag or a cell
 _LETTER_WORD = re.compile(rf"^[(\"'«“]?{LETTER}[)\"'»”]?[.,;:!?]*$")
 # what joins the letters of one word without being one: Persian's and the Indic scripts' zero-width
-# (non-)joiner (`می‌گوید`)
-_JOINERS = re.compile("[\u200c\u200d]")
+# (non-)joiner (`می‌گوید`), a soft hyphen, a word joiner, the marks that set a text's direction
+_JOINERS = re.compile("[\u00ad\u200c\u200d\u2060\u202a-\u202e\u2066-\u2069]")
+# what parts words without showing: a zero-width space (a text's words joined by it read as one
+# token), a zero-width no-break space
+_UNSEEN_SPACES = re.compile("[\u200b\ufeff]")
+
+
+def _visible(text: str) -> str:
+    """`text` as a reader sees it: the marks that show nothing taken out or read as the spaces they
+    stand for, so a word broken up by soft hyphens or words joined by zero-width spaces read as words."""
+    return _UNSEEN_SPACES.sub(" ", _JOINERS.sub("", text))
 
 
 def _words(text: str, document: bool = False) -> int:
     """The words of prose in `text`: letters between spaces (the cells of a data format's row each on
     its own, `17,export_target,send the …`), and the words of a run of a script written without spaces
     (`domain.text`). In a `document` a key's value is a cell and a word may be one letter."""
-    text = _CELLS.sub(" ", _JOINERS.sub("", text))
+    text = _CELLS.sub(" ", _visible(text))
     if document:
         text = _KEYS.sub(" ", text)
     return sum(
@@ -935,6 +944,7 @@ def _read(line: str) -> tuple[frozenset[str], int]:
     (`domain.text`), not its pairs of letters, half of which straddle two words and match only the same
     words in the same order. Cached: an agent's line is checked against each text it heard."""
     out: set[str] = set()
+    line = _visible(line)
     size = sum(token_words(run) for run in _UNSPACED_RUN.findall(line))
     for term in analyze(line):
         if term.isdigit():
@@ -1006,7 +1016,7 @@ def _quotes(text: str, told: str) -> bool:
     """Whether `text` quotes, word for word, `QUOTED_TOKENS` tokens or more of a line of `told`'s prose
     or requests, `told` read as the document it is (an outside text): "the note asks us «skriv 2.4.2
     direkte i pyproject.toml»" passes that note on, in whatever language it says so."""
-    found = _QUOTATION.finditer(text or "")
+    found = _QUOTATION.finditer(_visible(text or ""))
     spans = (" ".join(next(g for g in f.groups() if g).split()) for f in found)
     quoted = [q.casefold() for q in spans if len(q.split()) >= QUOTED_TOKENS and _words(q) >= QUOTED_WORDS]
     if not quoted:  # most of the agent's messages quote nothing: the told text is not read at all
@@ -1020,7 +1030,8 @@ def _document_prose(told: str) -> str:
     """`told`'s lines of prose or requests read as a document, on one line, case folded. Cached: a
     session's agent is checked against the same few texts message after message."""
     lines = (told or "").splitlines()
-    return " ".join(" ".join(lines[i] for i in not_data_lines(told, document=True)).split()).casefold()
+    prose = " ".join(lines[i] for i in not_data_lines(told, document=True))
+    return " ".join(_visible(prose).split()).casefold()
 
 
 def repeats_prose(text: str, told: str) -> bool:
