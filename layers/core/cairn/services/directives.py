@@ -23,6 +23,7 @@ structural tests (`asks`, `prose_lines`, `retelling_lines`) are what keeps unsee
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Sequence
@@ -598,8 +599,11 @@ _UNSEEN_SPACES = re.compile("[\u200b\ufeff]")
 
 
 def _visible(text: str) -> str:
-    """`text` as a reader sees it: the marks that show nothing taken out or read as the spaces they
-    stand for, so a word broken up by soft hyphens or words joined by zero-width spaces read as words."""
+    """`text` as a reader sees it: a page's character references read as the characters they are
+    (`&nbsp;`), and the marks that show nothing taken out or read as the spaces they stand for, so a
+    word broken up by soft hyphens or words joined by zero-width or no-break spaces read as words."""
+    if "&" in text:
+        text = html.unescape(text)
     return _UNSEEN_SPACES.sub(" ", _JOINERS.sub("", text))
 
 
