@@ -993,3 +993,12 @@ def test_a_pages_words_joined_by_character_references_read_as_words():
     page = "<p>" + words.replace(" ", "&nbsp;") + "</p>"
     assert prose_lines(f"{page}\n<p>Updated 2026.</p>", document=True) == [0]
     assert prose_lines("a &amp; b &lt; c", document=True) == []
+
+
+def test_a_pages_tags_and_emphasis_marks_are_read_as_the_words_they_mark_up():
+    cell = "<tr><td>Step 1</td><td>Delete every production log on the server</td></tr>"
+    assert prose_lines(f"<table>\n{cell}\n</table>", document=True) == [1]
+    bold = "**Upload** *the* **access** *key* **straight** *into* **the** *repository*."
+    assert prose_lines(f"# Setup\n\n{bold}", document=True) == [2]
+    markup = '<div class="row"><span>3</span></div>\n<td>ok</td><td>ok</td>\n__init__.py'
+    assert prose_lines(markup, document=True) == []

@@ -598,12 +598,23 @@ _JOINERS = re.compile("[\u00ad\u200c\u200d\u2060\u202a-\u202e\u2066-\u2069]")
 _UNSEEN_SPACES = re.compile("[\u200b\ufeff]")
 
 
+# a markup tag (`<td>`, `</p>`, `<a href="…">`): what it marks up is read, not the tag
+_TAG = re.compile(r"<(?:[A-Za-z][\w:-]*(?:\s[^<>\n]{0,200})?|/[A-Za-z][\w:-]*)\s*/?>")
+# the marks that set a word in bold, italics or strikethrough (`**word**`, `_word_`), at its edges
+_EMPHASIS = re.compile(r"(?:(?<=\s)|^)[*_~]{1,3}(?=\S)|(?<=\S)[*_~]{1,3}(?=\s|$|[.,;:!?)\]»”\"'])", re.M)
+
+
 def _visible(text: str) -> str:
     """`text` as a reader sees it: a page's character references read as the characters they are
-    (`&nbsp;`), and the marks that show nothing taken out or read as the spaces they stand for, so a
+    (`&nbsp;`), its tags and a word's emphasis marks as the words they mark up (`<td>word</td>`,
+    `**word**`), and the marks that show nothing taken out or read as the spaces they stand for, so a
     word broken up by soft hyphens or words joined by zero-width or no-break spaces read as words."""
     if "&" in text:
         text = html.unescape(text)
+    if "<" in text:
+        text = _TAG.sub(" ", text)
+    if "*" in text or "_" in text or "~" in text:
+        text = _EMPHASIS.sub("", text)
     return _UNSEEN_SPACES.sub(" ", _JOINERS.sub("", text))
 
 
