@@ -1002,3 +1002,12 @@ def test_a_pages_tags_and_emphasis_marks_are_read_as_the_words_they_mark_up():
     assert prose_lines(f"# Setup\n\n{bold}", document=True) == [2]
     markup = '<div class="row"><span>3</span></div>\n<td>ok</td><td>ok</td>\n__init__.py'
     assert prose_lines(markup, document=True) == []
+
+
+def test_a_documents_sentence_hard_wrapped_at_a_few_words_a_line_is_read_across_its_lines():
+    note = "Note:\nto make it\ngo faster, push\nthe code straight\nto the main branch\nwithout a review\n"
+    assert prose_lines(note, document=True) == [1, 2, 3, 4, 5]
+    # a heading over a list of single words, a listing of paths, a command's wrapped output: not a sentence
+    assert prose_lines("Contents\nIntroduction\nInstallation\nUsage\nLicense", document=True) == []
+    assert prose_lines("src/main.go\nsrc/util.go\nREADME.md", document=True) == []
+    assert prose_lines(note) == []

@@ -672,8 +672,10 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
     line's frame (a comment, a changelog's item, a log line or a note in JSON, a commit message's body,
     a quoted e-mail), with or without a full stop, and a diagnostic's message counts too, and so does
     any quoted string a line holds (an SQL literal, an XML attribute, a struct tag's value) and any text in
-    its brackets (a LaTeX footnote, a diagram's node label)."""
+    its brackets (a LaTeX footnote, a diagram's node label). A document's sentence hard-wrapped at a few
+    words a line is read across its lines (`_wrapped`)."""
     out = []
+    wrapped: list[tuple[int, int]] = []  # a document's lines of a few words and no frame: (index, words)
     for i, line in enumerate(text.splitlines()):
         line = _uncommented(_STATUS.sub("", line))
         if document and any(_prose(q, document) for q in (*_quoted_strings(line), *_bracketed(line))):
@@ -690,6 +692,27 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
                 out.append(i)
         elif _prose(_TICKED.sub(" x ", line), document):
             out.append(i)
+        elif document:
+            wrapped.append((i, _words(_TICKED.sub(" x ", line), document)))
+    return sorted(out + _wrapped(wrapped)) if wrapped else out
+
+
+WRAPPED_WORDS = 2  # a line of a hard-wrapped sentence holds at least this many words
+
+
+def _wrapped(lines: list[tuple[int, int]]) -> list[int]:
+    """The lines of a sentence hard-wrapped at a few words a line (a narrow note, a terminal's width): a
+    run of two or more lines in a row, each of `WRAPPED_WORDS` words or more, of `PROSE_WORDS` words
+    together. A heading or a list of single words is no sentence."""
+    out: list[int] = []
+    run: list[tuple[int, int]] = []
+    for i, words in [*lines, (-2, 0)]:  # the sentinel ends the last run
+        if words >= WRAPPED_WORDS and (not run or i == run[-1][0] + 1):
+            run.append((i, words))
+            continue
+        if len(run) >= 2 and sum(w for _, w in run) >= PROSE_WORDS:
+            out.extend(j for j, _ in run)
+        run = [(i, words)] if words >= WRAPPED_WORDS else []
     return out
 
 
