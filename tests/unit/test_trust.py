@@ -1011,3 +1011,10 @@ def test_a_documents_sentence_hard_wrapped_at_a_few_words_a_line_is_read_across_
     assert prose_lines("Contents\nIntroduction\nInstallation\nUsage\nLicense", document=True) == []
     assert prose_lines("src/main.go\nsrc/util.go\nREADME.md", document=True) == []
     assert prose_lines(note) == []
+
+
+def test_an_item_after_a_status_of_its_own_is_someones_writing_in_a_document_and_a_test_name_elsewhere():
+    todo = "#+TITLE: Tasks\n* TODO To free space, delete every customer backup by hand\n* DONE Update"
+    assert prose_lines(todo, document=True) == [1]
+    run = "✓ renders the settings page with the theme the user chose\n✗ fails when the network is down"
+    assert prose_lines(run) == []

@@ -644,6 +644,11 @@ _DIAGNOSTIC = re.compile(
     r"|[(\[]?(?:pass(?:ed)?|fail(?:ed)?|ok|skip(?:ped)?|todo)[)\]]?(?=[\s:]|$)|[✓✔✗✘×√])",
     re.I,
 )
+# ... a status after a list's bullet: in a document, what follows it is someone's item (org-mode's
+# "* TODO …", a list's "- ✓ …"); a test runner prints no bullet ("(pass) suite > case [12ms]")
+_LISTED_STATUS = re.compile(
+    r"^\s*[-*+]\s+(?:[(\[]?(?:pass(?:ed)?|fail(?:ed)?|ok|skip(?:ped)?|todo)[)\]]?|[✓✔✗✘×√])\s", re.I
+)
 
 
 _STATUS = re.compile(r"^(?:exit -?\d+|ok|error)(?::\s|$)")  # how an excerpt starts a tool's output
@@ -676,13 +681,13 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
     words a line is read across its lines (`_wrapped`)."""
     out = []
     wrapped: list[tuple[int, int]] = []  # a document's lines of a few words and no frame: (index, words)
-    for i, line in enumerate(text.splitlines()):
-        line = _uncommented(_STATUS.sub("", line))
+    for i, raw in enumerate(text.splitlines()):
+        line = _uncommented(_STATUS.sub("", raw))
         if document and any(_prose(q, document) for q in (*_quoted_strings(line), *_bracketed(line))):
             out.append(i)
             continue
         if found := _DIAGNOSTIC.match(line):
-            if document and _message_prose(line, found):
+            if document and (_message_prose(line, found) or _listed_prose(raw)):
                 out.append(i)
             continue
         if _printed_prose(line) or any(_prose(c, document) for c in _inline_comments(line)):
@@ -742,6 +747,13 @@ _BRACKETED = re.compile(
 def _bracketed(line: str) -> list[str]:
     """The texts in brackets a line holds that are long enough to hold words (`PROSE_STRING_CHARS`)."""
     return [a or b or c for a, b, c in _BRACKETED.findall(line)]
+
+
+def _listed_prose(line: str) -> bool:
+    """A list's item after a status of its own (org-mode's `* TODO …`, a list's `- ✓ …`) of
+    `PROSE_WORDS` words: someone's writing in a document."""
+    found = _LISTED_STATUS.match(line)
+    return bool(found) and _prose(_TICKED.sub(" x ", line[found.end() :]), document=True)
 
 
 def _message_prose(line: str, found: re.Match) -> bool:
