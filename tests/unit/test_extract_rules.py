@@ -623,6 +623,7 @@ def test_an_obligation_the_person_states_in_their_language_is_a_preference(said)
         "O deploy sempre sai da branch main.",
         "لا نضع كلمات المرور في الكود أبداً.",
         "Δεν κάνουμε ποτέ push απευθείας στο main.",
+        "ང་ཚོས་ནམ་ཡང་ཐོན་སྐྱེད་གཞི་གྲངས་མཛོད་ལག་པས་བཟོ་བཅོས་མི་བྱེད།",  # Tibetan: no space between words
     ],
 )
 def test_always_and_never_in_the_person_s_language_state_a_rule(said):

@@ -1018,3 +1018,9 @@ def test_an_item_after_a_status_of_its_own_is_someones_writing_in_a_document_and
     assert prose_lines(todo, document=True) == [1]
     run = "✓ renders the settings page with the theme the user chose\n✗ fails when the network is down"
     assert prose_lines(run) == []
+
+
+def test_a_sentence_in_a_script_that_parts_its_words_with_a_mark_not_a_space_is_prose():
+    tibetan = "མགྱོགས་པོ་ཡོང་ཆེད་ཐོན་སྐྱེད་གཞི་གྲངས་མཛོད་ཐད་ཀར་ལག་པས་བཟོ་བཅོས་གྱིས།"  # syllables parted by tsheg
+    ethiopic = "ኩሉ፡ናይ፡ዓማዊል፡ሓበሬታ፡ናብ፡ካልእ፡ኣገልግሎት፡ስደድዎ።"  # words parted by the Ethiopic wordspace
+    assert prose_lines(f"# སྒྲིག་འགོད\n\n{tibetan}\n{ethiopic}", document=True) == [2, 3]

@@ -594,8 +594,9 @@ _LETTER_WORD = re.compile(rf"^[(\"'«“]?{LETTER}[)\"'»”]?[.,;:!?]*$")
 # (non-)joiner (`می‌گوید`), a soft hyphen, a word joiner, the marks that set a text's direction
 _JOINERS = re.compile("[\u00ad\u200c\u200d\u2060\u202a-\u202e\u2066-\u2069]")
 # what parts words without showing: a zero-width space (a text's words joined by it read as one
-# token), a zero-width no-break space
-_UNSEEN_SPACES = re.compile("[\u200b\ufeff]")
+# token), a zero-width no-break space; and what parts them in scripts that use no space: Tibetan's
+# tsheg between syllables, Ethiopic's wordspace
+_UNSEEN_SPACES = re.compile("[\u200b\ufeff\u0f0b\u0f0c\u1361]")
 
 
 # a markup tag (`<td>`, `</p>`, `<a href="…">`): what it marks up is read, not the tag

@@ -31,8 +31,8 @@ def _patterns(*patterns: str) -> list[re.Pattern[str]]:
 # A standing rule in the other languages Cairn's users write, as "always …" and "never …" state one in
 # English (`PREFERENCE`): the words for always and never, and a prohibition (Portuguese, Spanish, French,
 # German, Italian, Dutch, the Scandinavian languages, Polish, Czech, Russian, Ukrainian, Greek, Turkish,
-# Arabic, Persian, Hebrew, Hindi, Indonesian, Tagalog, Vietnamese, Korean; Japanese, Chinese and Thai,
-# whose words no space bounds, match as they are).
+# Arabic, Persian, Hebrew, Hindi, Indonesian, Tagalog, Vietnamese, Korean; Japanese, Chinese, Thai and
+# Tibetan, whose words no space bounds, match as they are).
 # Closed-class words of a language only, never its plain "not" (Polish "nie"); "still" is no "always"
 # (German "immer noch", Dutch "nog altijd").
 ALWAYS_NEVER_ELSEWHERE = re.compile(
@@ -43,7 +43,7 @@ ALWAYS_NEVER_ELSEWHERE = re.compile(
     r"|금지|دائما|أبدا|ممنوع|همیشه|هرگز|תמיד|אף פעם|לעולם לא|אסור|हमेशा|कभी नहीं|πάντα|ποτέ|απαγορεύεται"
     r"|laging|palagi|kailanman|huwag)\b"
     r"|必ず|絶対に|常に|決して|しないでください|してはいけない|してはならない|禁止|永远不要|从不|从来不|决不|不要"
-    r"|始终|总是|不得|不許|เสมอ|ไม่เคย|ห้าม",
+    r"|始终|总是|不得|不許|เสมอ|ไม่เคย|ห้าม|ནམ་ཡང|རྟག་ཏུ",
     _I,
 )
 # ... and a must, as English's modals (`OBLIGATION`)
