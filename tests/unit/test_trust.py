@@ -1010,6 +1010,9 @@ def test_a_documents_sentence_hard_wrapped_at_a_few_words_a_line_is_read_across_
     # a heading over a list of single words, a listing of paths, a command's wrapped output: not a sentence
     assert prose_lines("Contents\nIntroduction\nInstallation\nUsage\nLicense", document=True) == []
     assert prose_lines("src/main.go\nsrc/util.go\nREADME.md", document=True) == []
+    items = "- Key decisions\n- Related context\n- Open questions"
+    checks = "Typecheck pending 0 https://ci.example.invalid/runs/1\nLint pass 12s https://ci.example.invalid/runs/2"
+    assert prose_lines(items, document=True) == [] and prose_lines(checks, document=True) == []
     assert prose_lines(note) == []
 
 

@@ -699,17 +699,20 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
         elif _prose(_TICKED.sub(" x ", line), document):
             out.append(i)
         elif document:
-            wrapped.append((i, _words(_TICKED.sub(" x ", line), document)))
+            # a list's item or a row that names an address is a line of its own, no sentence's part
+            own = _LIST_ITEM.match(line) or "://" in line
+            wrapped.append((i, 0 if own else _words(_TICKED.sub(" x ", line), document)))
     return sorted(out + _wrapped(wrapped)) if wrapped else out
 
 
 WRAPPED_WORDS = 2  # a line of a hard-wrapped sentence holds at least this many words
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s")
 
 
 def _wrapped(lines: list[tuple[int, int]]) -> list[int]:
     """The lines of a sentence hard-wrapped at a few words a line (a narrow note, a terminal's width): a
     run of two or more lines in a row, each of `WRAPPED_WORDS` words or more, of `PROSE_WORDS` words
-    together. A heading or a list of single words is no sentence."""
+    together. A heading, a list (of single words or of items) and rows that name addresses are none."""
     out: list[int] = []
     run: list[tuple[int, int]] = []
     for i, words in [*lines, (-2, 0)]:  # the sentinel ends the last run
