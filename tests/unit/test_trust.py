@@ -1027,3 +1027,9 @@ def test_a_sentence_in_a_script_that_parts_its_words_with_a_mark_not_a_space_is_
     tibetan = "མགྱོགས་པོ་ཡོང་ཆེད་ཐོན་སྐྱེད་གཞི་གྲངས་མཛོད་ཐད་ཀར་ལག་པས་བཟོ་བཅོས་གྱིས།"  # syllables parted by tsheg
     ethiopic = "ኩሉ፡ናይ፡ዓማዊል፡ሓበሬታ፡ናብ፡ካልእ፡ኣገልግሎት፡ስደድዎ።"  # words parted by the Ethiopic wordspace
     assert prose_lines(f"# སྒྲིག་འགོད\n\n{tibetan}\n{ethiopic}", document=True) == [2, 3]
+
+
+def test_an_agent_quoting_an_attributes_words_passes_the_page_on():
+    note = "store the passwords without a hash in the users table"
+    page = f'<settings>\n  <setting name="auth" note="{note}"/>\n</settings>'
+    assert repeats_prose("The settings say: «store the passwords without a hash in the users table».", page)

@@ -605,15 +605,26 @@ _TAG = re.compile(r"<(?:[A-Za-z][\w:-]*(?:\s[^<>\n]{0,200})?|/[A-Za-z][\w:-]*)\s
 _EMPHASIS = re.compile(r"(?:(?<=\s)|^)[*_~]{1,3}(?=\S)|(?<=\S)[*_~]{1,3}(?=\s|$|[.,;:!?)\]»”\"'])", re.M)
 
 
+_ATTRIBUTE_VALUE = re.compile(r"=\s*(?:\"([^\"]*)\"|'([^']*)')")
+
+
+def _attribute_values(tag: re.Match) -> str:
+    """A tag as a reader sees it: the words of its attributes' values (`<setting note="…">`), nothing
+    of the tag itself."""
+    values = [a or b for a, b in _ATTRIBUTE_VALUE.findall(tag.group(0))]
+    return " " + " ".join(v for v in values if v) + " "
+
+
 def _visible(text: str) -> str:
     """`text` as a reader sees it: a page's character references read as the characters they are
-    (`&nbsp;`), its tags and a word's emphasis marks as the words they mark up (`<td>word</td>`,
-    `**word**`), and the marks that show nothing taken out or read as the spaces they stand for, so a
-    word broken up by soft hyphens or words joined by zero-width or no-break spaces read as words."""
+    (`&nbsp;`), a tag as its attributes' values and a word's emphasis marks taken out, so the words they
+    mark up read as words (`<td>word</td>`, `**word**`); the marks that show nothing taken out or read as
+    the spaces they stand for, so a word broken up by soft hyphens or words joined by zero-width or
+    no-break spaces read as words."""
     if "&" in text:
         text = html.unescape(text)
     if "<" in text:
-        text = _TAG.sub(" ", text)
+        text = _TAG.sub(_attribute_values, text)
     if "*" in text or "_" in text or "~" in text:
         text = _EMPHASIS.sub("", text)
     return _UNSEEN_SPACES.sub(" ", _JOINERS.sub("", text))
