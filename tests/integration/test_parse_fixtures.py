@@ -22,7 +22,9 @@ CODEX_FILES = sorted(CODEX_LOCALPUSH.glob("rollout-*.jsonl"))
 GEMINI_FILES = sorted(GEMINI_CAPTURE.glob("session-*.jsonl"))
 # real Claude Code sessions trimmed to their queued messages and a slash command
 FITTODAY_FILES = sorted((TRANSCRIPTS / "claude-code" / "fittoday").glob("*.jsonl"))
-ALL_FILES = [MAIN_SESSION, *AGENT_FILES, *FITTODAY_FILES, *CODEX_FILES, *GEMINI_FILES]
+# ... and to a plan the person rejected with their reason
+CC_BACKEND_FILES = sorted((TRANSCRIPTS / "claude-code" / "cc-backend").glob("*.jsonl"))
+ALL_FILES = [MAIN_SESSION, *AGENT_FILES, *FITTODAY_FILES, *CC_BACKEND_FILES, *CODEX_FILES, *GEMINI_FILES]
 # `opencode export` documents: one pretty-printed JSON document each, not JSON lines
 OPENCODE_EXPORTS = sorted((TRANSCRIPTS / "opencode" / "session-bridge").glob("ses_*.json"))
 
@@ -40,6 +42,7 @@ def test_the_fixtures_are_in_the_repository_each_folder_with_its_source_and_lice
         {path.parent for pattern in ("*/*/*.jsonl", "*/*/*.json") for path in TRANSCRIPTS.glob(pattern)}
     )
     assert [str(f.relative_to(TRANSCRIPTS)) for f in folders] == [
+        "claude-code/cc-backend",
         "claude-code/claude-code-viewer",
         "claude-code/context-evaluator",
         "claude-code/entire-cli",
