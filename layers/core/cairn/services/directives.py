@@ -315,15 +315,14 @@ _SENTENCE_END = re.compile(rf"(?<=[.!?])[\"')\]]*\s+(?=\S)|(?<=[{FULL_STOPS}])[�
 
 
 # a line of code or configuration, not prose: a comment, braces, a statement's end, an operator (an arrow
-# between two words, `a -> b`, is a note's "then", `_CLAUSE`), a call,
-# a YAML key with a short value (`on: push:`, `branches: [main]`; a label of prose is capitalised:
-# "Setup: run …"); code in backticks is prose's
+# between two words, `a -> b`, is a note's "then", `_CLAUSE`), a call; code in backticks is prose's
 _CODE_LINE = re.compile(
     r"^\s*(?://|/\*|\*\s|--\s|<\?)|[{}]|;\s*$|:=|=>|\S->|->\S|[=!]=|\w\("
     r"|^\s*[0-9a-f]{7,40}\s"  # a listing's record (`git log --oneline`): commit subjects are imperatives
     r"|^\s*(?:defines|note):\s"  # what a file's comments say (`pipeline.steps.documented_names`)
 )
 # a key and its value (YAML, a front matter, a config listing); a value of a few words is a setting
+# (`on: push:`, `branches: [main]`; a label of prose is capitalised: "Setup: run …")
 _SETTING = re.compile(r"^\s*-?\s*[a-z][\w.-]*:\s*(.*?)\s*$")
 SETTING_WORDS = 3
 _TICKED = re.compile(r"`[^`\n]*`")
@@ -710,14 +709,13 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
         elif _prose(_TICKED.sub(" x ", line), document):
             out.append(i)
         elif document:
-            # a list's item or a row that names an address is a line of its own, no sentence's part
-            own = _LIST_ITEM.match(line) or "://" in line
+            # a list's item, a heading or a row that names an address is a line of its own
+            own = _ITEM.match(line) or "://" in line
             wrapped.append((i, 0 if own else _words(_TICKED.sub(" x ", line), document)))
     return sorted(out + _wrapped(wrapped)) if wrapped else out
 
 
 WRAPPED_WORDS = 2  # a line of a hard-wrapped sentence holds at least this many words
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s")
 
 
 def _wrapped(lines: list[tuple[int, int]]) -> list[int]:
