@@ -647,19 +647,19 @@ def _words(text: str, document: bool = False) -> int:
 
 
 # a tool's diagnostic: a file and line (`main.go:12:`), or a level or failure before a colon
+# a test's result as a runner prints it: a status word, or a mark
+_RESULT = r"[(\[]?(?:pass(?:ed)?|fail(?:ed)?|ok|skip(?:ped)?|todo)[)\]]?|[✓✔✗✘×√]"
 _DIAGNOSTIC = re.compile(
     r"^\W{0,4}(?:[\w./\\-]+:\d+(?::\d+)?\b"
     r"|(?:[\w.-]+\s+){0,2}?(?:error|warning|warn|fatal|panic|fail(?:ed|ure)?|exception|traceback"
     r"|assertion\w*|[a-z]{0,3}\d{3,5})\b[^:\n]{0,40}:"
     # a test runner's result: "(pass) suite > case [12ms]", "✓ renders", "--- FAIL: TestX", "PASSED"
-    r"|[(\[]?(?:pass(?:ed)?|fail(?:ed)?|ok|skip(?:ped)?|todo)[)\]]?(?=[\s:]|$)|[✓✔✗✘×√])",
+    rf"|(?:{_RESULT})(?:(?<=[✓✔✗✘×√])|(?=[\s:]|$)))",
     re.I,
 )
 # ... a status after a list's bullet: in a document, what follows it is someone's item (org-mode's
 # "* TODO …", a list's "- ✓ …"); a test runner prints no bullet ("(pass) suite > case [12ms]")
-_LISTED_STATUS = re.compile(
-    r"^\s*[-*+]\s+(?:[(\[]?(?:pass(?:ed)?|fail(?:ed)?|ok|skip(?:ped)?|todo)[)\]]?|[✓✔✗✘×√])\s", re.I
-)
+_LISTED_STATUS = re.compile(rf"^\s*[-*+]\s+(?:{_RESULT})\s", re.I)
 
 
 _STATUS = re.compile(r"^(?:exit -?\d+|ok|error)(?::\s|$)")  # how an excerpt starts a tool's output
@@ -706,12 +706,15 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
         elif _code(line):
             if any(_prose(x, document) for x in _prose_strings(line)):
                 out.append(i)
-        elif _prose(_TICKED.sub(" x ", line), document):
+        elif not document:
+            if _prose(_TICKED.sub(" x ", line)):
+                out.append(i)
+        elif (words := _words(_TICKED.sub(" x ", line), document)) >= PROSE_WORDS:  # `_prose`'s test
             out.append(i)
-        elif document:
+        else:
             # a list's item, a heading or a row that names an address is a line of its own
             own = _ITEM.match(line) or "://" in line
-            wrapped.append((i, 0 if own else _words(_TICKED.sub(" x ", line), document)))
+            wrapped.append((i, 0 if own else words))
     return sorted(out + _wrapped(wrapped)) if wrapped else out
 
 

@@ -105,8 +105,7 @@ class _Parser:
         self.nodes: dict[str, _Node] = {}
         self.order: list[str] = []
         self.text_event_of: dict[str, int] = {}  # message.id -> index of its merged text event
-        self.calls_seen: set[str] = set()
-        self.tool_of: dict[str, str] = {}  # tool call id -> the tool's name, lower-cased
+        self.tool_of: dict[str, str] = {}  # each tool call seen (its id) -> the tool's name, lower-cased
         self.messages_seen: set[str] = set()
         self.summaries: list[tuple[str | None, TranscriptEvent]] = []
         self.hooks_seen: set[tuple[str, str]] = set()
@@ -320,11 +319,10 @@ class _Parser:
 
     def _tool_use(self, line_no: int, record: dict[str, Any], message_id: str | None, block: Mapping) -> None:
         call_id = _str(block.get("id"))
-        if call_id and call_id in self.calls_seen:
+        if call_id and call_id in self.tool_of:
             self.out.noise["streamed_duplicate"] += 1
             return
         if call_id:
-            self.calls_seen.add(call_id)
             self.tool_of[call_id] = (_str(block.get("name")) or "").lower()
         tool_input = block.get("input")
         self.out.add(
