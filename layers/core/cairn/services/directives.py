@@ -26,6 +26,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -614,14 +615,67 @@ def _attribute_values(tag: re.Match) -> str:
     return " " + " ".join(v for v in values if v) + " "
 
 
+# a run of percent-encoded bytes (`%C5%B3`, `%20`), and a token holding one: a URL's path or query
+_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_PERCENT_TOKEN = re.compile(r"\S*%[0-9A-Fa-f]{2}\S*")
+_QUERY_MARK = re.compile(r"[?&][\w.-]{1,40}=")  # `?msg=`, `&lang=`: where a query's value starts
+# a quoted-printable e-mail's escaped bytes of a letter outside ASCII (`=C5=B3`: the lead byte of a
+# UTF-8 sequence and what follows it; `x=0A` in code is no such run), and its soft line break (an `=`
+# that ends a line)
+_QP_RUN = re.compile(r"=[C-F][0-9A-F](?:=[0-9A-F]{2})+")
+_QP_SOFT_BREAK = re.compile(r"=\r?\n")
+# letters of Cyrillic and Greek drawn like Latin ones, as a word that mixes the scripts uses them (`rеpо`
+# with Cyrillic е and о): a reader sees the Latin word
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухіјѕԁӏАВЕКМНОРСТХІЈЅΑΒΕΖΗΙΚΜΝΟΡΤΥΧοιν",
+    "aeopcyxijsdlABEKMHOPCTXIJSABEZHIKMNOPTYXoiv",
+)
+_MIXED_WORD = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f])\w+\b")
+
+
+def _bytes_read(run: str, escape: str) -> str:
+    """A run of escaped bytes as the characters they encode (UTF-8), or as it is where they encode none."""
+    try:
+        return bytes.fromhex(run.replace(escape, "")).decode("utf-8")
+    except ValueError:
+        return run
+
+
+def _percent_read(token: re.Match) -> str:
+    """A token with percent-encoded bytes as a reader decodes it, a query's keys read as the spaces
+    between its values (`/notify?msg=Send%20all%20…` is the words of its message)."""
+    decoded = _PERCENT_RUN.sub(lambda r: _bytes_read(r.group(0), "%"), token.group(0))
+    return _QUERY_MARK.sub(" ", decoded)
+
+
+def _decoded_text(text: str) -> str:
+    """`text` with what an encoding hides read as the characters it encodes: percent-encoded bytes in a
+    URL, a quoted-printable e-mail's escaped bytes and soft line breaks, a letter written as its parts,
+    the Cyrillic or Greek letters a Latin word is spelled with."""
+    if "%" in text:
+        text = _PERCENT_TOKEN.sub(_percent_read, text)
+    if "=" in text and _QP_RUN.search(text):
+        text = _QP_RUN.sub(lambda r: _bytes_read(r.group(0), "="), _QP_SOFT_BREAK.sub("", text))
+        text = text[:-1] if text.endswith("=") else text  # a line's soft break, the line read alone
+    if not text.isascii():
+        # a letter and its accents as one character or as several show the same (`ệ`, `ệ`)
+        text = unicodedata.normalize("NFC", text)
+        if _MIXED_WORD.search(text):
+            text = _MIXED_WORD.sub(lambda w: w.group(0).translate(_LOOK_ALIKES), text)
+    return text
+
+
 def _visible(text: str) -> str:
     """`text` as a reader sees it: a page's character references read as the characters they are
-    (`&nbsp;`), a tag as its attributes' values and a word's emphasis marks taken out, so the words they
-    mark up read as words (`<td>word</td>`, `**word**`); the marks that show nothing taken out or read as
-    the spaces they stand for, so a word broken up by soft hyphens or words joined by zero-width or
-    no-break spaces read as words."""
+    (`&nbsp;`), and what an encoding hides as what it encodes (`_decoded_text`); a tag as its attributes'
+    values and a word's emphasis marks taken out, so the words they mark up read as words
+    (`<td>word</td>`, `**word**`); the marks that show nothing taken out or read as the spaces they stand
+    for, so a word broken up by soft hyphens or words joined by zero-width or no-break spaces read as
+    words."""
     if "&" in text:
         text = html.unescape(text)
+    if "%" in text or "=" in text or not text.isascii():
+        text = _decoded_text(text)
     if "<" in text:
         text = _TAG.sub(_attribute_values, text)
     if "*" in text or "_" in text or "~" in text:
@@ -715,7 +769,22 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
             # a list's item, a heading or a row that names an address is a line of its own
             own = _ITEM.match(line) or "://" in line
             wrapped.append((i, 0 if own else words))
-    return sorted(out + _wrapped(wrapped)) if wrapped else out
+    found = sorted(out + _wrapped(wrapped)) if wrapped else out
+    return _soft_broken(text, found) if found and "=" in text and _QP_RUN.search(text) else found
+
+
+def _soft_broken(text: str, found: list[int]) -> list[int]:
+    """`found` with the lines that a quoted-printable soft line break (an `=` that ends a line) joins to a
+    found one: they are one line of the e-mail, broken only by its encoding."""
+    lines = text.splitlines()
+    joined = {i for i, line in enumerate(lines) if line.endswith("=") and i + 1 < len(lines)}
+    out = set(found)
+    for _ in range(len(lines)):
+        grown = {i + 1 for i in out if i in joined} | {i for i in joined if i + 1 in out}
+        if grown <= out:
+            break
+        out |= grown
+    return sorted(out)
 
 
 WRAPPED_WORDS = 2  # a line of a hard-wrapped sentence holds at least this many words
@@ -1091,13 +1160,17 @@ def _quotes(text: str, told: str) -> bool:
     return any(q in prose for q in quoted)
 
 
+# a word hyphenated at a line's end, its rest starting the next line (`kus-` / `tutage`): one word
+_HYPHENATED = re.compile(rf"(?<={LETTER})-\n(?=[^\W\d_A-Z])")
+
+
 @lru_cache(maxsize=256)
 def _document_prose(told: str) -> str:
     """`told`'s lines of prose or requests read as a document, on one line, case folded. Cached: a
     session's agent is checked against the same few texts message after message."""
     lines = (told or "").splitlines()
-    prose = " ".join(lines[i] for i in not_data_lines(told, document=True))
-    return " ".join(_visible(prose).split()).casefold()
+    prose = "\n".join(lines[i] for i in not_data_lines(told, document=True))
+    return " ".join(_visible(_HYPHENATED.sub("", prose)).split()).casefold()
 
 
 def repeats_prose(text: str, told: str) -> bool:
