@@ -78,6 +78,18 @@ def test_a_tool_s_json_escaped_letters_are_read_as_letters_and_its_escaped_quote
     assert strip_headers(escaped) == '{"body": "Локальный \\u0022x\\u0022 😀"}'
 
 
+def test_a_json_field_holding_json_has_its_doubly_escaped_letters_read_as_letters():
+    import json
+
+    from cairn.pipeline.reading.steps import strip_headers
+
+    inner = json.dumps({"notice": "Дибаг хийхийн тулд (7)"})  # ensure_ascii: \u0414…
+    outer = json.dumps({"key": "OPS-7", "description": inner})  # each escape's backslash escaped again
+    read = strip_headers(outer)
+    assert "Дибаг хийхийн" in read and "\\Д" not in read
+    assert json.loads(json.loads(read)["description"]) == {"notice": "Дибаг хийхийн тулд (7)"}
+
+
 def test_a_question_s_function_words_in_its_language_do_not_choose_the_snippet():
     from cairn.search.language import content_terms
     from cairn.search.snippets import snippet

@@ -618,14 +618,17 @@ def strip_headers(text: str) -> str:
     return "\n".join(_LINE_NUMBER.sub("", ln) for ln in lines)
 
 
-# a JSON escape of a letter beyond ASCII, or of a pair of surrogates (an emoji, a rarer ideograph)
-_ESCAPED_LETTER = re.compile(r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|\\u([0-9a-f]{4})", re.I)
+# a JSON escape of a letter beyond ASCII, or of a pair of surrogates (an emoji, a rarer ideograph), its
+# backslash escaped again for each JSON document it is a string of (`\\u0414` in a field holding JSON)
+_ESCAPED_LETTER = re.compile(r"\\+u(d[89ab][0-9a-f]{2})\\+u(d[c-f][0-9a-f]{2})|\\+u([0-9a-f]{4})", re.I)
 
 
 def _letters(text: str) -> str:
     """`text` with JSON's escapes of letters beyond ASCII read as the letters: an MCP server's JSON, as
     Codex keeps it, spells "Положите" as "\\u041f\\u043e…", six characters a letter that no one can
-    read or search for. An escape of an ASCII character (a quote, a control) stays as it is."""
+    read or search for; a field holding JSON in turn escapes each escape's backslash, and a stray one
+    left before the letter (`\\Д`) would make neither the letter nor the JSON readable. An escape of an
+    ASCII character (a quote, a control) stays as it is."""
     if "\\u" not in text:
         return text
 
