@@ -1140,8 +1140,12 @@ def _restating(text: str, said: Sequence[frozenset[str]]) -> list[int]:
     return out
 
 
-# a quotation, in any language's marks: «…», “…”, „…“, "…", 「…」
-_QUOTATION = re.compile(r'«([^»\n]+)»|“([^”\n]+)”|„([^“”\n]+)[“”]|"([^"\n]+)"|「([^」\n]+)」')
+# a quotation, in any language's marks: «…», »…« and »…» (Slovenian, German, Danish; Finnish, Swedish),
+# “…”, ”…” (Finnish, Swedish), „…“, ‚…‘, ‹…›, "…", 「…」, 『…』
+_QUOTATION = re.compile(
+    r"«([^»\n]+)»|»([^«»\n]+)[«»]|“([^”\n]+)”|”([^”\n]+)”|„([^“”\n]+)[“”]|‚([^‘’\n]+)[‘’]|‹([^›\n]+)›"
+    r'|"([^"\n]+)"|「([^」\n]+)」|『([^』\n]+)』'
+)
 # fewer quoted tokens name a thing (`npm run build`, "the deploy step"); this many, two of them words,
 # say what the text said
 QUOTED_TOKENS, QUOTED_WORDS = 4, 2
