@@ -23,6 +23,7 @@ structural tests (`asks`, `prose_lines`, `retelling_lines`) are what keeps unsee
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
@@ -648,18 +649,41 @@ def _percent_read(token: re.Match) -> str:
     return _QUERY_MARK.sub(" ", decoded)
 
 
+# a header's RFC 2047 encoded word (`=?UTF-8?Q?Send_all_…?=`, `=?UTF-8?B?…?=`): what a mail reader shows
+_ENCODED_WORD = re.compile(r"=\?([\w-]{1,40})\?([QqBb])\?([^?\s]{1,2000})\?=")
+# Latin small capitals (`ᴘᴜsʜ`), which no normal form maps to the letters they are
+_QP_BYTE = re.compile(rb"=([0-9A-Fa-f]{2})")
+_SMALL_CAPITALS = str.maketrans("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘǫʀꜱᴛᴜᴠᴡʏᴢ", "abcdefghijklmnopqrstuvwyz")
+
+
+def _encoded_word(word: re.Match) -> str:
+    charset, encoding, body = word.groups()
+    try:
+        if encoding in "Bb":
+            raw = base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
+        else:
+            raw = _QP_BYTE.sub(lambda b: bytes([int(b.group(1), 16)]), body.replace("_", " ").encode())
+        return raw.decode(charset)
+    except (ValueError, LookupError):
+        return word.group(0)
+
+
 def _decoded_text(text: str) -> str:
     """`text` with what an encoding hides read as the characters it encodes: percent-encoded bytes in a
-    URL, a quoted-printable e-mail's escaped bytes and soft line breaks, a letter written as its parts,
-    the Cyrillic or Greek letters a Latin word is spelled with."""
+    URL, a quoted-printable e-mail's escaped bytes and soft line breaks, a header's encoded word, a
+    letter written as its parts or in a styled form, the Cyrillic or Greek letters a Latin word is
+    spelled with."""
+    if "=?" in text:
+        text = _ENCODED_WORD.sub(_encoded_word, text)
     if "%" in text:
         text = _PERCENT_TOKEN.sub(_percent_read, text)
     if "=" in text and _QP_RUN.search(text):
         text = _QP_RUN.sub(lambda r: _bytes_read(r.group(0), "="), _QP_SOFT_BREAK.sub("", text))
         text = text[:-1] if text.endswith("=") else text  # a line's soft break, the line read alone
     if not text.isascii():
-        # a letter and its accents as one character or as several show the same (`ệ`, `ệ`)
-        text = unicodedata.normalize("NFC", text)
+        # a letter and its accents as one character or as several show the same (`ệ`, `ệ`), and so do
+        # a letter and its styled forms (fullwidth, mathematical bold `𝗽𝘂𝘀𝗵`, circled, small capitals)
+        text = unicodedata.normalize("NFKC", text).translate(_SMALL_CAPITALS)
         if _MIXED_WORD.search(text):
             text = _MIXED_WORD.sub(lambda w: w.group(0).translate(_LOOK_ALIKES), text)
     return text
@@ -717,6 +741,11 @@ _LISTED_STATUS = re.compile(rf"^\s*[-*+]\s+(?:{_RESULT})\s", re.I)
 
 
 _STATUS = re.compile(r"^(?:exit -?\d+|ok|error)(?::\s|$)")  # how an excerpt starts a tool's output
+# the time a log line starts with (`2026-03-02T10:00:01.234Z `, `[2026-03-02 10:00:01,123] `): no file and
+# line (`2026-03-02T10:00` is none), and what follows it is the line's own
+_TIMESTAMP = re.compile(
+    r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+"
+)
 # a sentence's end after a word; a docstring's or a quote's closing marks may follow the stop
 _SENTENCE = re.compile(rf"{LETTER}[)\"'»”]?[.!?][)\"'»”]*(?:\s|$)|[{FULL_STOPS}]")
 
@@ -747,7 +776,7 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
     out = []
     wrapped: list[tuple[int, int]] = []  # a document's lines of a few words and no frame: (index, words)
     for i, raw in enumerate(text.splitlines()):
-        line = _uncommented(_STATUS.sub("", raw))
+        line = _uncommented(_TIMESTAMP.sub("", _STATUS.sub("", raw)))
         if document and any(_prose(q, document) for q in (*_quoted_strings(line), *_bracketed(line))):
             out.append(i)
             continue
