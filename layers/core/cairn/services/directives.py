@@ -702,9 +702,35 @@ def _visible(text: str) -> str:
         text = _decoded_text(text)
     if "<" in text:
         text = _TAG.sub(_attribute_values, text)
+    if "\\" in text:
+        text = _unmarked(text)
     if "*" in text or "_" in text or "~" in text:
         text = _EMPHASIS.sub("", text)
+    if "." in text:
+        text = _TROFF_FONT.sub("", text)
     return _UNSEEN_SPACES.sub(" ", _JOINERS.sub("", text))
+
+
+# a LaTeX command that sets its argument in a style or a heading (`\textbf{…}`, `\section*{…}`)
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+\*?(?:\[[^\]\n]{0,40}\])?(?=\{)")
+# RTF: a group opening with a control word (`{\b …}`, `{\rtf1…`), and a control word with its parameter
+_RTF_GROUP = re.compile(r"\{\\[a-z]{1,32}")
+_RTF_CONTROL = re.compile(r"\\[a-z]{1,32}-?\d{0,10} ?|\\'[0-9a-f]{2}")
+# troff's font macros (`.B word`, `.IR word text`): the words after them run on in the paragraph
+_TROFF_FONT = re.compile(r"^\.(?:B|I|BI|IB|BR|RB|IR|RI|SM|SB)\s+", re.M)
+_TROFF_MACRO = re.compile(r"^\.[A-Za-z]{1,3}\b", re.M)
+
+
+def _unmarked(text: str) -> str:
+    """A LaTeX or RTF document's text as a reader sees it: the commands that style words or open a
+    group taken out, and their braces (`\\textbf{Push}`, `{\\b Push}` are the word)."""
+    latex = _LATEX_COMMAND.search(text)
+    rtf = _RTF_GROUP.search(text)
+    if latex:
+        text = _LATEX_COMMAND.sub("", text)
+    if rtf:
+        text = _RTF_CONTROL.sub("", text)
+    return text.replace("{", " ").replace("}", " ") if latex or rtf else text
 
 
 def _words(text: str, document: bool = False) -> int:
@@ -775,8 +801,12 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
     words a line is read across its lines (`_wrapped`)."""
     out = []
     wrapped: list[tuple[int, int]] = []  # a document's lines of a few words and no frame: (index, words)
+    # a troff source sets a word a line in a font (`.B word`): each line of its paragraph runs on
+    troff = document and "\n." in text and _TROFF_FONT.search(text) is not None
     for i, raw in enumerate(text.splitlines()):
         line = _uncommented(_TIMESTAMP.sub("", _STATUS.sub("", raw)))
+        if document and "\\" in line:
+            line = _unmarked(line)  # a LaTeX or RTF document's words, not its commands
         if document and any(_prose(q, document) for q in (*_quoted_strings(line), *_bracketed(line))):
             out.append(i)
             continue
@@ -795,8 +825,12 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
         elif (words := _words(_TICKED.sub(" x ", line), document)) >= PROSE_WORDS:  # `_prose`'s test
             out.append(i)
         else:
-            # a list's item, a heading or a row that names an address is a line of its own
+            # a list's item, a heading or a row that names an address is a line of its own, and so is
+            # a troff macro that is no font's (`.SH NOTES`, `.TH DEPLOY 1`)
             own = _ITEM.match(line) or "://" in line
+            if troff and not own:
+                own = _TROFF_MACRO.match(raw) is not None and _TROFF_FONT.match(raw) is None
+                words = max(words, WRAPPED_WORDS) if words else 0
             wrapped.append((i, 0 if own else words))
     found = sorted(out + _wrapped(wrapped)) if wrapped else out
     return _soft_broken(text, found) if found and "=" in text and _QP_RUN.search(text) else found
