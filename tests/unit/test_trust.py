@@ -1121,6 +1121,9 @@ def test_a_latex_rtf_or_troff_documents_words_are_read_without_the_commands_that
     # a Windows path, a regular expression and a table of single words stay what they are
     data = "C:\\Users\\dev\\notes\\todo.txt\n^\\d+\\s+\\w+$\n.TP\n.B \\-v\nverbose"
     assert prose_lines(data, document=True) == []
+    # and so does a JSON string's escaped newline before a brace: no command, no RTF group
+    listing = '{"template": "{\\n  {\\"id\\": 1, \\"tags\\": [\\"a\\", \\"b\\"]}\\n}", "size": 17}'
+    assert prose_lines(listing, document=True) == []
 
 
 def test_an_agent_quoting_a_page_whose_words_are_spelled_with_look_alike_letters_passes_it_on():

@@ -649,10 +649,11 @@ def _percent_read(token: re.Match) -> str:
     return _QUERY_MARK.sub(" ", decoded)
 
 
-# a header's RFC 2047 encoded word (`=?UTF-8?Q?Send_all_…?=`, `=?UTF-8?B?…?=`): what a mail reader shows
+# a header's RFC 2047 encoded word (`=?UTF-8?Q?Send_all_…?=`, `=?UTF-8?B?…?=`): what a mail reader shows;
+# a Q-encoded one's escaped byte
 _ENCODED_WORD = re.compile(r"=\?([\w-]{1,40})\?([QqBb])\?([^?\s]{1,2000})\?=")
-# Latin small capitals (`ᴘᴜsʜ`), which no normal form maps to the letters they are
 _QP_BYTE = re.compile(rb"=([0-9A-Fa-f]{2})")
+# Latin small capitals (`ᴘᴜsʜ`), which no normal form maps to the letters they are
 _SMALL_CAPITALS = str.maketrans("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘǫʀꜱᴛᴜᴠᴡʏᴢ", "abcdefghijklmnopqrstuvwyz")
 
 
@@ -711,10 +712,12 @@ def _visible(text: str) -> str:
     return _UNSEEN_SPACES.sub(" ", _JOINERS.sub("", text))
 
 
-# a LaTeX command that sets its argument in a style or a heading (`\textbf{…}`, `\section*{…}`)
-_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+\*?(?:\[[^\]\n]{0,40}\])?(?=\{)")
-# RTF: a group opening with a control word (`{\b …}`, `{\rtf1…`), and a control word with its parameter
-_RTF_GROUP = re.compile(r"\{\\[a-z]{1,32}")
+# a LaTeX command that sets its argument in a style or a heading (`\textbf{…}`, `\section*{…}`); of two
+# letters or more, so an escaped newline before a brace (`\n{`) in a string is none
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]{2,}\*?(?:\[[^\]\n]{0,40}\])?(?=\{)")
+# RTF: a document's start (`{\rtf1`) or a group that sets its words in a style (`{\b …}`, `{\ul …}`),
+# and a control word with its parameter, or an escaped byte (`\'e9`)
+_RTF_GROUP = re.compile(r"\{\\(?:rtf\d|(?:b|i|ul|strike|caps|scaps|sub|super)\s)")
 _RTF_CONTROL = re.compile(r"\\[a-z]{1,32}-?\d{0,10} ?|\\'[0-9a-f]{2}")
 # troff's font macros (`.B word`, `.IR word text`): the words after them run on in the paragraph
 _TROFF_FONT = re.compile(r"^\.(?:B|I|BI|IB|BR|RB|IR|RI|SM|SB)\s+", re.M)
