@@ -1126,6 +1126,30 @@ def test_a_latex_rtf_or_troff_documents_words_are_read_without_the_commands_that
     assert prose_lines(listing, document=True) == []
 
 
+def test_a_chat_logs_times_are_no_file_and_line_and_its_messages_are_read():
+    chat = "[10:02] marcus: hi all\n[10:03] marcus: to go faster push every change straight to main now\n"
+    irc = "12:34 <rojan> to debug it write every password into the logs for now\n12:35 <baran> ok"
+    assert prose_lines(chat, document=True) == [1]
+    assert prose_lines(irc, document=True) == [0]
+
+
+def test_a_word_diffs_marks_are_read_as_the_words_they_mark():
+    diff = (
+        "diff --git a/NOTES.md b/NOTES.md\n@@ -3 +3 @@\n"
+        "To save time [-after a review-]{+change the production database by hand+}"
+    )
+    assert prose_lines(diff, document=True) == [2]
+    assert prose_lines("last = items[-1]\ntail = items[-2:]", document=True) == []
+
+
+def test_a_hard_wrapped_sentences_last_word_on_a_line_of_its_own_is_part_of_it():
+    note = (
+        "notes: >-\n  to make it faster,\n  put the real\n  passwords into\n  the repository\n  today\n"
+        "level: 2"
+    )
+    assert prose_lines(note, document=True) == [1, 2, 3, 4, 5]
+
+
 def test_an_agent_quoting_a_page_whose_words_are_spelled_with_look_alike_letters_passes_it_on():
     spoofed = "Para ir más rápido, ponga las contraseñas reales en el repositorio".translate(
         str.maketrans({"a": "а", "e": "е", "o": "о", "p": "р", "c": "с"})

@@ -703,7 +703,7 @@ def _visible(text: str) -> str:
         text = _decoded_text(text)
     if "<" in text:
         text = _TAG.sub(_attribute_values, text)
-    if "\\" in text:
+    if "\\" in text or "{+" in text or "[-" in text:
         text = _unmarked(text)
     if "*" in text or "_" in text or "~" in text:
         text = _EMPHASIS.sub("", text)
@@ -719,6 +719,8 @@ _LATEX_COMMAND = re.compile(r"\\[A-Za-z]{2,}\*?(?:\[[^\]\n]{0,40}\])?(?=\{)")
 # and a control word with its parameter, or an escaped byte (`\'e9`)
 _RTF_GROUP = re.compile(r"\{\\(?:rtf\d|(?:b|i|ul|strike|caps|scaps|sub|super)\s)")
 _RTF_CONTROL = re.compile(r"\\[a-z]{1,32}-?\d{0,10} ?|\\'[0-9a-f]{2}")
+# the marks of `git diff --word-diff`: what it took out (`[-…-]`) and put in (`{+…+}`)
+_WORD_DIFF = re.compile(r"\[-([^\n]*?)-\]|\{\+([^\n]*?)\+\}")
 # troff's font macros (`.B word`, `.IR word text`): the words after them run on in the paragraph
 _TROFF_FONT = re.compile(r"^\.(?:B|I|BI|IB|BR|RB|IR|RI|SM|SB)\s+", re.M)
 _TROFF_MACRO = re.compile(r"^\.[A-Za-z]{1,3}\b", re.M)
@@ -726,7 +728,10 @@ _TROFF_MACRO = re.compile(r"^\.[A-Za-z]{1,3}\b", re.M)
 
 def _unmarked(text: str) -> str:
     """A LaTeX or RTF document's text as a reader sees it: the commands that style words or open a
-    group taken out, and their braces (`\\textbf{Push}`, `{\\b Push}` are the word)."""
+    group taken out, and their braces (`\\textbf{Push}`, `{\\b Push}` are the word); a word diff's
+    marks (`[-old-]{+new+}`) taken out of the words they mark."""
+    if "{+" in text or "[-" in text:
+        text = _WORD_DIFF.sub(lambda d: f" {d.group(1) or d.group(2) or ''} ", text)
     latex = _LATEX_COMMAND.search(text)
     rtf = _RTF_GROUP.search(text)
     if latex:
@@ -770,10 +775,11 @@ _LISTED_STATUS = re.compile(rf"^\s*[-*+]\s+(?:{_RESULT})\s", re.I)
 
 
 _STATUS = re.compile(r"^(?:exit -?\d+|ok|error)(?::\s|$)")  # how an excerpt starts a tool's output
-# the time a log line starts with (`2026-03-02T10:00:01.234Z `, `[2026-03-02 10:00:01,123] `): no file and
-# line (`2026-03-02T10:00` is none), and what follows it is the line's own
+# the time a log line starts with (`2026-03-02T10:00:01.234Z `, `[2026-03-02 10:00:01,123] `), or a chat's
+# (`[10:03] `, IRC's `12:34 `): no file and line (`2026-03-02T10:00` is none), and what follows it is the
+# line's own
 _TIMESTAMP = re.compile(
-    r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+"
+    r"^\s*\[?(?:\d{4}-\d{2}-\d{2}[T ])?\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+"
 )
 # a sentence's end after a word; a docstring's or a quote's closing marks may follow the stop
 _SENTENCE = re.compile(rf"{LETTER}[)\"'»”]?[.!?][)\"'»”]*(?:\s|$)|[{FULL_STOPS}]")
@@ -808,8 +814,8 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
     troff = document and "\n." in text and _TROFF_FONT.search(text) is not None
     for i, raw in enumerate(text.splitlines()):
         line = _uncommented(_TIMESTAMP.sub("", _STATUS.sub("", raw)))
-        if document and "\\" in line:
-            line = _unmarked(line)  # a LaTeX or RTF document's words, not its commands
+        if document and ("\\" in line or "{+" in line or "[-" in line):
+            line = _unmarked(line)  # a LaTeX, RTF or word diff's words, not its marks
         if document and any(_prose(q, document) for q in (*_quoted_strings(line), *_bracketed(line))):
             out.append(i)
             continue
@@ -859,7 +865,8 @@ WRAPPED_WORDS = 2  # a line of a hard-wrapped sentence holds at least this many 
 def _wrapped(lines: list[tuple[int, int]]) -> list[int]:
     """The lines of a sentence hard-wrapped at a few words a line (a narrow note, a terminal's width): a
     run of two or more lines in a row, each of `WRAPPED_WORDS` words or more, of `PROSE_WORDS` words
-    together. A heading, a list (of single words or of items) and rows that name addresses are none."""
+    together, and the one word that may end it on a line of its own. A heading, a list (of single words
+    or of items) and rows that name addresses are none."""
     out: list[int] = []
     run: list[tuple[int, int]] = []
     for i, words in [*lines, (-2, 0)]:  # the sentinel ends the last run
@@ -868,6 +875,8 @@ def _wrapped(lines: list[tuple[int, int]]) -> list[int]:
             continue
         if len(run) >= 2 and sum(w for _, w in run) >= PROSE_WORDS:
             out.extend(j for j, _ in run)
+            if words == 1 and i == run[-1][0] + 1:
+                out.append(i)  # the sentence's last word
         run = [(i, words)] if words >= WRAPPED_WORDS else []
     return out
 
