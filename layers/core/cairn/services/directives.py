@@ -693,10 +693,11 @@ def _decoded_text(text: str) -> str:
 def _visible(text: str) -> str:
     """`text` as a reader sees it: a page's character references read as the characters they are
     (`&nbsp;`), and what an encoding hides as what it encodes (`_decoded_text`); a tag as its attributes'
-    values and a word's emphasis marks taken out, so the words they mark up read as words
-    (`<td>word</td>`, `**word**`); the marks that show nothing taken out or read as the spaces they stand
-    for, so a word broken up by soft hyphens or words joined by zero-width or no-break spaces read as
-    words."""
+    values, a word's emphasis marks and a document's styling commands (LaTeX's, RTF's, a word diff's
+    marks: `_unmarked`; troff's font macros) taken out, so the words they mark up read as words
+    (`<td>word</td>`, `**word**`, `\\textbf{word}`); the marks that show nothing taken out or read as the
+    spaces they stand for, so a word broken up by soft hyphens or words joined by zero-width or no-break
+    spaces read as words."""
     if "&" in text:
         text = html.unescape(text)
     if "%" in text or "=" in text or not text.isascii():
