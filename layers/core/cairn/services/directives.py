@@ -23,16 +23,14 @@ structural tests (`asks`, `prose_lines`, `retelling_lines`) are what keeps unsee
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 import re
-import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
 from cairn.domain.text import FULL_STOPS, LETTER, UNSPACED, token_words, word_count
 from cairn.search.analyzer import analyze
+from cairn.services.shown_text import QP_RUN, TROFF_FONT, TROFF_MACRO, unmarked, visible
 
 _AGENT = (
     r"(?:ai|a\.i\.|llms?|large language models?|language models?"
@@ -591,162 +589,13 @@ _CLITIC = re.compile(rf"^(?![A-Za-z]){LETTER}[-\u05be]\S")
 # a word of one letter ("i", "s", "и", "y"): many languages' and, with, in; counted in a document, where
 # every line is someone's writing, and not in a tool's output, where a letter alone is a flag or a cell
 _LETTER_WORD = re.compile(rf"^[(\"'«“]?{LETTER}[)\"'»”]?[.,;:!?]*$")
-# what joins the letters of one word without being one: Persian's and the Indic scripts' zero-width
-# (non-)joiner (`می‌گوید`), a soft hyphen, a word joiner, the marks that set a text's direction
-_JOINERS = re.compile("[\u00ad\u200c\u200d\u2060\u202a-\u202e\u2066-\u2069]")
-# what parts words without showing: a zero-width space (a text's words joined by it read as one
-# token), a zero-width no-break space; and what parts them in scripts that use no space: Tibetan's
-# tsheg between syllables, Ethiopic's wordspace
-_UNSEEN_SPACES = re.compile("[\u200b\ufeff\u0f0b\u0f0c\u1361]")
-
-
-# a markup tag (`<td>`, `</p>`, `<a href="…">`): what it marks up is read, not the tag
-_TAG = re.compile(r"<(?:[A-Za-z][\w:-]*(?:\s[^<>\n]{0,200})?|/[A-Za-z][\w:-]*)\s*/?>")
-# the marks that set a word in bold, italics or strikethrough (`**word**`, `_word_`), at its edges
-_EMPHASIS = re.compile(r"(?:(?<=\s)|^)[*_~]{1,3}(?=\S)|(?<=\S)[*_~]{1,3}(?=\s|$|[.,;:!?)\]»”\"'])", re.M)
-
-
-_ATTRIBUTE_VALUE = re.compile(r"=\s*(?:\"([^\"]*)\"|'([^']*)')")
-
-
-def _attribute_values(tag: re.Match) -> str:
-    """A tag as a reader sees it: the words of its attributes' values (`<setting note="…">`), nothing
-    of the tag itself."""
-    values = [a or b for a, b in _ATTRIBUTE_VALUE.findall(tag.group(0))]
-    return " " + " ".join(v for v in values if v) + " "
-
-
-# a run of percent-encoded bytes (`%C5%B3`, `%20`), and a token holding one: a URL's path or query
-_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
-_PERCENT_TOKEN = re.compile(r"\S*%[0-9A-Fa-f]{2}\S*")
-_QUERY_MARK = re.compile(r"[?&][\w.-]{1,40}=")  # `?msg=`, `&lang=`: where a query's value starts
-# a quoted-printable e-mail's escaped bytes of a letter outside ASCII (`=C5=B3`: the lead byte of a
-# UTF-8 sequence and what follows it; `x=0A` in code is no such run), and its soft line break (an `=`
-# that ends a line)
-_QP_RUN = re.compile(r"=[C-F][0-9A-F](?:=[0-9A-F]{2})+")
-_QP_SOFT_BREAK = re.compile(r"=\r?\n")
-# letters of Cyrillic and Greek drawn like Latin ones, as a word that mixes the scripts uses them (`rеpо`
-# with Cyrillic е and о): a reader sees the Latin word
-_LOOK_ALIKES = str.maketrans(
-    "аеорсухіјѕԁӏАВЕКМНОРСТХІЈЅΑΒΕΖΗΙΚΜΝΟΡΤΥΧοιν",
-    "aeopcyxijsdlABEKMHOPCTXIJSABEZHIKMNOPTYXoiv",
-)
-_MIXED_WORD = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f])\w+\b")
-
-
-def _bytes_read(run: str, escape: str) -> str:
-    """A run of escaped bytes as the characters they encode (UTF-8), or as it is where they encode none."""
-    try:
-        return bytes.fromhex(run.replace(escape, "")).decode("utf-8")
-    except ValueError:
-        return run
-
-
-def _percent_read(token: re.Match) -> str:
-    """A token with percent-encoded bytes as a reader decodes it, a query's keys read as the spaces
-    between its values (`/notify?msg=Send%20all%20…` is the words of its message)."""
-    decoded = _PERCENT_RUN.sub(lambda r: _bytes_read(r.group(0), "%"), token.group(0))
-    return _QUERY_MARK.sub(" ", decoded)
-
-
-# a header's RFC 2047 encoded word (`=?UTF-8?Q?Send_all_…?=`, `=?UTF-8?B?…?=`): what a mail reader shows;
-# a Q-encoded one's escaped byte
-_ENCODED_WORD = re.compile(r"=\?([\w-]{1,40})\?([QqBb])\?([^?\s]{1,2000})\?=")
-_QP_BYTE = re.compile(rb"=([0-9A-Fa-f]{2})")
-# Latin small capitals (`ᴘᴜsʜ`), which no normal form maps to the letters they are
-_SMALL_CAPITALS = str.maketrans("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘǫʀꜱᴛᴜᴠᴡʏᴢ", "abcdefghijklmnopqrstuvwyz")
-
-
-def _encoded_word(word: re.Match) -> str:
-    charset, encoding, body = word.groups()
-    try:
-        if encoding in "Bb":
-            raw = base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
-        else:
-            raw = _QP_BYTE.sub(lambda b: bytes([int(b.group(1), 16)]), body.replace("_", " ").encode())
-        return raw.decode(charset)
-    except (ValueError, LookupError):
-        return word.group(0)
-
-
-def _decoded_text(text: str) -> str:
-    """`text` with what an encoding hides read as the characters it encodes: percent-encoded bytes in a
-    URL, a quoted-printable e-mail's escaped bytes and soft line breaks, a header's encoded word, a
-    letter written as its parts or in a styled form, the Cyrillic or Greek letters a Latin word is
-    spelled with."""
-    if "=?" in text:
-        text = _ENCODED_WORD.sub(_encoded_word, text)
-    if "%" in text:
-        text = _PERCENT_TOKEN.sub(_percent_read, text)
-    if "=" in text and _QP_RUN.search(text):
-        text = _QP_RUN.sub(lambda r: _bytes_read(r.group(0), "="), _QP_SOFT_BREAK.sub("", text))
-        text = text[:-1] if text.endswith("=") else text  # a line's soft break, the line read alone
-    if not text.isascii():
-        # a letter and its accents as one character or as several show the same (`ệ`, `ệ`), and so do
-        # a letter and its styled forms (fullwidth, mathematical bold `𝗽𝘂𝘀𝗵`, circled, small capitals)
-        text = unicodedata.normalize("NFKC", text).translate(_SMALL_CAPITALS)
-        if _MIXED_WORD.search(text):
-            text = _MIXED_WORD.sub(lambda w: w.group(0).translate(_LOOK_ALIKES), text)
-    return text
-
-
-def _visible(text: str) -> str:
-    """`text` as a reader sees it: a page's character references read as the characters they are
-    (`&nbsp;`), and what an encoding hides as what it encodes (`_decoded_text`); a tag as its attributes'
-    values, a word's emphasis marks and a document's styling commands (LaTeX's, RTF's, a word diff's
-    marks: `_unmarked`; troff's font macros) taken out, so the words they mark up read as words
-    (`<td>word</td>`, `**word**`, `\\textbf{word}`); the marks that show nothing taken out or read as the
-    spaces they stand for, so a word broken up by soft hyphens or words joined by zero-width or no-break
-    spaces read as words."""
-    if "&" in text:
-        text = html.unescape(text)
-    if "%" in text or "=" in text or not text.isascii():
-        text = _decoded_text(text)
-    if "<" in text:
-        text = _TAG.sub(_attribute_values, text)
-    if "\\" in text or "{+" in text or "[-" in text:
-        text = _unmarked(text)
-    if "*" in text or "_" in text or "~" in text:
-        text = _EMPHASIS.sub("", text)
-    if "." in text:
-        text = _TROFF_FONT.sub("", text)
-    return _UNSEEN_SPACES.sub(" ", _JOINERS.sub("", text))
-
-
-# a LaTeX command that sets its argument in a style or a heading (`\textbf{…}`, `\section*{…}`); of two
-# letters or more, so an escaped newline before a brace (`\n{`) in a string is none
-_LATEX_COMMAND = re.compile(r"\\[A-Za-z]{2,}\*?(?:\[[^\]\n]{0,40}\])?(?=\{)")
-# RTF: a document's start (`{\rtf1`) or a group that sets its words in a style (`{\b …}`, `{\ul …}`),
-# and a control word with its parameter, or an escaped byte (`\'e9`)
-_RTF_GROUP = re.compile(r"\{\\(?:rtf\d|(?:b|i|ul|strike|caps|scaps|sub|super)\s)")
-_RTF_CONTROL = re.compile(r"\\[a-z]{1,32}-?\d{0,10} ?|\\'[0-9a-f]{2}")
-# the marks of `git diff --word-diff`: what it took out (`[-…-]`) and put in (`{+…+}`)
-_WORD_DIFF = re.compile(r"\[-([^\n]*?)-\]|\{\+([^\n]*?)\+\}")
-# troff's font macros (`.B word`, `.IR word text`): the words after them run on in the paragraph
-_TROFF_FONT = re.compile(r"^\.(?:B|I|BI|IB|BR|RB|IR|RI|SM|SB)\s+", re.M)
-_TROFF_MACRO = re.compile(r"^\.[A-Za-z]{1,3}\b", re.M)
-
-
-def _unmarked(text: str) -> str:
-    """A LaTeX or RTF document's text as a reader sees it: the commands that style words or open a
-    group taken out, and their braces (`\\textbf{Push}`, `{\\b Push}` are the word); a word diff's
-    marks (`[-old-]{+new+}`) taken out of the words they mark."""
-    if "{+" in text or "[-" in text:
-        text = _WORD_DIFF.sub(lambda d: f" {d.group(1) or d.group(2) or ''} ", text)
-    latex = _LATEX_COMMAND.search(text)
-    rtf = _RTF_GROUP.search(text)
-    if latex:
-        text = _LATEX_COMMAND.sub("", text)
-    if rtf:
-        text = _RTF_CONTROL.sub("", text)
-    return text.replace("{", " ").replace("}", " ") if latex or rtf else text
 
 
 def _words(text: str, document: bool = False) -> int:
     """The words of prose in `text`: letters between spaces (the cells of a data format's row each on
     its own, `17,export_target,send the …`), and the words of a run of a script written without spaces
     (`domain.text`). In a `document` a key's value is a cell and a word may be one letter."""
-    text = _CELLS.sub(" ", _visible(text))
+    text = _CELLS.sub(" ", visible(text))
     if document:
         text = _KEYS.sub(" ", text)
     return sum(
@@ -812,11 +661,11 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
     out = []
     wrapped: list[tuple[int, int]] = []  # a document's lines of a few words and no frame: (index, words)
     # a troff source sets a word a line in a font (`.B word`): each line of its paragraph runs on
-    troff = document and "\n." in text and _TROFF_FONT.search(text) is not None
+    troff = document and "\n." in text and TROFF_FONT.search(text) is not None
     for i, raw in enumerate(text.splitlines()):
         line = _uncommented(_TIMESTAMP.sub("", _STATUS.sub("", raw)))
         if document and ("\\" in line or "{+" in line or "[-" in line):
-            line = _unmarked(line)  # a LaTeX, RTF or word diff's words, not its marks
+            line = unmarked(line)  # a LaTeX, RTF or word diff's words, not its marks
         if document and any(_prose(q, document) for q in (*_quoted_strings(line), *_bracketed(line))):
             out.append(i)
             continue
@@ -839,11 +688,11 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
             # a troff macro that is no font's (`.SH NOTES`, `.TH DEPLOY 1`)
             own = _ITEM.match(line) or "://" in line
             if troff and not own:
-                own = _TROFF_MACRO.match(raw) is not None and _TROFF_FONT.match(raw) is None
+                own = TROFF_MACRO.match(raw) is not None and TROFF_FONT.match(raw) is None
                 words = max(words, WRAPPED_WORDS) if words else 0
             wrapped.append((i, 0 if own else words))
     found = sorted(out + _wrapped(wrapped)) if wrapped else out
-    return _soft_broken(text, found) if found and "=" in text and _QP_RUN.search(text) else found
+    return _soft_broken(text, found) if found and "=" in text and QP_RUN.search(text) else found
 
 
 def _soft_broken(text: str, found: list[int]) -> list[int]:
@@ -1155,7 +1004,7 @@ def _read(line: str) -> tuple[frozenset[str], int]:
     (`domain.text`), not its pairs of letters, half of which straddle two words and match only the same
     words in the same order. Cached: an agent's line is checked against each text it heard."""
     out: set[str] = set()
-    line = _visible(line)
+    line = visible(line)
     size = sum(token_words(run) for run in _UNSPACED_RUN.findall(line))
     for term in analyze(line):
         if term.isdigit():
@@ -1231,7 +1080,7 @@ def _quotes(text: str, told: str) -> bool:
     """Whether `text` quotes, word for word, `QUOTED_TOKENS` tokens or more of a line of `told`'s prose
     or requests, `told` read as the document it is (an outside text): "the note asks us «skriv 2.4.2
     direkte i pyproject.toml»" passes that note on, in whatever language it says so."""
-    found = _QUOTATION.finditer(_visible(text or ""))
+    found = _QUOTATION.finditer(visible(text or ""))
     spans = (" ".join(next(g for g in f.groups() if g).split()) for f in found)
     quoted = [q.casefold() for q in spans if len(q.split()) >= QUOTED_TOKENS and _words(q) >= QUOTED_WORDS]
     if not quoted:  # most of the agent's messages quote nothing: the told text is not read at all
@@ -1250,7 +1099,7 @@ def _document_prose(told: str) -> str:
     session's agent is checked against the same few texts message after message."""
     lines = (told or "").splitlines()
     prose = "\n".join(lines[i] for i in not_data_lines(told, document=True))
-    return " ".join(_visible(_HYPHENATED.sub("", prose)).split()).casefold()
+    return " ".join(visible(_HYPHENATED.sub("", prose)).split()).casefold()
 
 
 def repeats_prose(text: str, told: str) -> bool:
