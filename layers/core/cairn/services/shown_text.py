@@ -9,10 +9,11 @@ spaces; `visible` reads past each, so the words a reader sees are the words coun
 
 from __future__ import annotations
 
-import base64
 import html
 import re
 import unicodedata
+from email.errors import HeaderParseError
+from email.header import decode_header, make_header
 
 # what joins the letters of one word without being one: Persian's and the Indic scripts' zero-width
 # (non-)joiner (`می‌گوید`), a soft hyphen, a word joiner, the marks that set a text's direction
@@ -72,23 +73,17 @@ def _percent_read(token: re.Match) -> str:
     return _QUERY_MARK.sub(" ", decoded)
 
 
-# a header's RFC 2047 encoded word (`=?UTF-8?Q?Send_all_…?=`, `=?UTF-8?B?…?=`): what a mail reader shows;
-# a Q-encoded one's escaped byte
-_ENCODED_WORD = re.compile(r"=\?([\w-]{1,40})\?([QqBb])\?([^?\s]{1,2000})\?=")
-_QP_BYTE = re.compile(rb"=([0-9A-Fa-f]{2})")
+# a header's RFC 2047 encoded word (`=?UTF-8?Q?Send_all_…?=`, `=?UTF-8?B?…?=`): what a mail reader shows
+_ENCODED_WORD = re.compile(r"=\?[\w-]{1,40}\?[QqBb]\?[^?\s]{1,2000}\?=")
 # Latin small capitals (`ᴘᴜsʜ`), which no normal form maps to the letters they are
 _SMALL_CAPITALS = str.maketrans("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘǫʀꜱᴛᴜᴠᴡʏᴢ", "abcdefghijklmnopqrstuvwyz")
 
 
 def _encoded_word(word: re.Match) -> str:
-    charset, encoding, body = word.groups()
+    """An encoded word as the standard library's RFC 2047 decoder reads it, or as it is."""
     try:
-        if encoding in "Bb":
-            raw = base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
-        else:
-            raw = _QP_BYTE.sub(lambda b: bytes([int(b.group(1), 16)]), body.replace("_", " ").encode())
-        return raw.decode(charset)
-    except (ValueError, LookupError):
+        return str(make_header(decode_header(word.group(0))))
+    except (ValueError, LookupError, HeaderParseError):
         return word.group(0)
 
 
