@@ -77,6 +77,25 @@ def test_a_step_with_nothing_but_redaction_placeholders_leaves_no_excerpt():
     assert build_excerpts(events) == []
 
 
+def test_a_tools_text_of_few_or_short_words_is_shown_and_only_a_redacted_one_is_not():
+    events = [
+        ev(0, 1, Role.USER, "Count the open tickets and read the vendored note"),
+        shell(1, 2, "ls", "c1"),
+        result(2, 3, "42", "c1"),
+        ev(
+            3, 4, Role.TOOL_CALL, tool_name="Read", tool_input={"file_path": "/opt/x/NOTE"}, tool_call_id="c2"
+        ),
+        result(4, 5, "N O T A :\nd o n ' t   p u s h   (ref 9)", "c2"),
+        shell(5, 6, "cat .env", "c3"),
+        result(6, 7, "[REDACTED_SECRET len=40 sha=1a2b3c4d]", "c3"),
+    ]
+    [excerpt] = build_excerpts(events)
+    # a command's, or a file's, text with no word of three letters is still what the tool said
+    assert "$ ls\n  → ok: 42" in excerpt.text
+    assert "d o n ' t   p u s h   (ref 9)" in excerpt.text or "d o n ' t p u s h (ref 9)" in excerpt.text
+    assert "$ cat .env\n  → ok" in excerpt.text and "REDACTED" not in excerpt.text
+
+
 @pytest.mark.parametrize(
     ("request_text", "reply"),
     [

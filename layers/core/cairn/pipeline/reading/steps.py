@@ -561,7 +561,7 @@ def render_event(e: EventDoc, result: EventDoc | None = None) -> str:
 
 
 def _call(e: EventDoc, result: EventDoc | None) -> str:
-    if is_shell(e) and (command := command_of(e)) and not _is_placeholder(command):
+    if is_shell(e) and (command := command_of(e)) and not _redacted(command):
         line = f"$ {_clip(command, 400)}"
         description = _field(e, "description")
         if description:
@@ -573,7 +573,7 @@ def _call(e: EventDoc, result: EventDoc | None) -> str:
         status = " (failed)" if result is not None and result.is_error else ""
         return f"edit {path}{status}{': ' + change if change else ''}"
     name = e.tool_name or "tool"
-    args = "" if _is_placeholder(e.tool_input) else _compact_input(e.tool_input)
+    args = "" if _redacted(e.tool_input) else _compact_input(e.tool_input)
     line = f"{name} {args}".rstrip()
     prose = _is_prose_file(str(_field(e, "file_path") or _field(e, "path") or _field(e, "filePath") or ""))
     return line + (("\n" + _outcome(result, prose)) if result else "")
@@ -591,7 +591,7 @@ def _outcome(result: EventDoc, prose_file: bool = False) -> str:
     text = result.text or ""
     code = exit_code(result)
     status = ("error" if result.is_error else "ok") if code is None else f"exit {code}"
-    plain = "" if _is_placeholder(text) else strip_headers(text)
+    plain = "" if _redacted(text) else strip_headers(text)
     body = informative(plain, OUTPUT_CHARS)
     if not body:
         return f"  → {status}"
@@ -795,8 +795,15 @@ def split_prose(text: str, limit: int) -> list[str]:
 
 
 def _is_placeholder(value: object) -> bool:
-    """Text that is nothing but redaction placeholders."""
+    """A message that is nothing but redaction placeholders, or says no word anyone could search for."""
     return isinstance(value, str) and not _WORDS.search(_PLACEHOLDER.sub(" ", value))
+
+
+def _redacted(value: object) -> bool:
+    """A tool's text (a command, its arguments, its output) that held nothing but redaction
+    placeholders. Any other is what the tool said, however few its words: `ls`, a count, a line
+    whose letters are spaced out."""
+    return isinstance(value, str) and not _PLACEHOLDER.sub("", value).strip(" \t\n\"',:;")
 
 
 def content_words(e: EventDoc, result: EventDoc | None) -> int:
