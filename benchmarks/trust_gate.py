@@ -36,7 +36,7 @@ from cairn.bootstrap import build_container, shared_embedder  # noqa: E402
 from cairn.capture.upload import prepare  # noqa: E402
 from cairn.domain.models import KeyScope, MemoryFilter, MemoryKind, Principal  # noqa: E402
 from cairn.domain.vocabulary import Tag  # noqa: E402
-from cairn.services.trust import label, left_out, unasked, withheld  # noqa: E402
+from cairn.services.trust import document, label, left_out, parts, unasked, withheld  # noqa: E402
 from cairn.services.uploads import UploadRequest  # noqa: E402
 from cairn.settings import Settings  # noqa: E402
 from coding_eval import DEV_SETS, _agent_of, _parts  # noqa: E402
@@ -78,7 +78,7 @@ def gate(
                 container.runner.close()
             container.close()
     held, cut, summaries = [], [], 0
-    excerpt_lines = lines_left_out = 0
+    excerpt_lines = lines_left_out = document_lines = document_left_out = 0
     for m in memories:
         if Tag.SUMMARY in m.tags:  # a summary's section is never shown unasked: by design, not a verdict
             summaries += 1
@@ -89,6 +89,10 @@ def gate(
             kept = set(shown.content.splitlines()) if shown is not None else set()
             excerpt_lines += len(lines)
             lines_left_out += sum(1 for line in lines if line not in kept)
+            for p in parts(m):  # a page's, another server's or an outside file's lines, apart
+                if p.said_by == "tool" and document(p.source):
+                    document_lines += len(p.text.splitlines())
+                    document_left_out += sum(1 for line in p.text.splitlines() if line not in kept)
         if shown is m:
             continue
         w = withheld(m)
@@ -114,6 +118,8 @@ def gate(
         "summary_sections": summaries,
         "excerpt_lines": excerpt_lines,
         "lines_left_out": lines_left_out,
+        "document_lines": document_lines,
+        "document_lines_left_out": document_left_out,
     }
 
 
@@ -151,7 +157,8 @@ def main() -> None:
             f"== {r['set']}: {r['memories']} memories, {r['with_untrusted_text']} hold untrusted tool text, "
             f"{len(r['withheld'])} withheld, {len(r['cut'])} parts of excerpts left out, "
             f"{r['summary_sections']} summary sections (never shown unasked), "
-            f"{r['lines_left_out']} of {r['excerpt_lines']} excerpt lines shown to explicit recall only"
+            f"{r['lines_left_out']} of {r['excerpt_lines']} excerpt lines shown to explicit recall only "
+            f"({r['document_lines_left_out']} of {r['document_lines']} lines of documents)"
         )
         for w in r["withheld"]:
             print(f"  - withheld {w['kind']}: {w['cue']} (from {w['source']}): {w['text']}")
@@ -164,6 +171,8 @@ def main() -> None:
             "summaries": r["summary_sections"],
             "lines_left_out": r["lines_left_out"],
             "excerpt_lines": r["excerpt_lines"],
+            "document_lines_left_out": r["document_lines_left_out"],
+            "document_lines": r["document_lines"],
         }
         for r in reports
     }

@@ -12,6 +12,9 @@
 - `prose_lines`: the lines that are someone's sentences rather than data (results, test names, paths,
   diagnostics), counted in words of any script, so the test holds in every language: whatever wording a
   page uses to instruct, and however declarative ("tags are created straight from develop"), it is prose;
+  of a document (a page, another server's answer, a file outside the repository) every line is, but
+  for the lines that read as data (numbers, paths, names, keys, a word or two), whatever frames its
+  words;
 - `relayed_directive`: the cue by which the agent's own words pass an instruction on ("the page says to
   …"), and `relayed` / `retelling_lines`: the agent's words that say they retell a page, a thread or a
   sub-agent ("their docs say …"), which are that text's, not the agent's.
@@ -30,7 +33,7 @@ from functools import lru_cache
 
 from cairn.domain.text import FULL_STOPS, LETTER, UNSPACED, token_words, word_count
 from cairn.search.analyzer import analyze
-from cairn.services.shown_text import QP_RUN, TROFF_FONT, TROFF_MACRO, unmarked, visible
+from cairn.services.shown_text import QP_RUN, unmarked, visible
 
 _AGENT = (
     r"(?:ai|a\.i\.|llms?|large language models?|language models?"
@@ -586,25 +589,16 @@ _KEYS = re.compile(r"(?<!\S)(?:[^\s=]+=)+(?=\S)")  # `A=B=value`: both keys
 # a one-letter clitic hyphened to a name, a number or an address (Hebrew's `ל-https://…`, `ב-2026`)
 # (a Latin letter so joined is a build's or a chip's name: `x-86`, `a-1`)
 _CLITIC = re.compile(rf"^(?![A-Za-z]){LETTER}[-\u05be]\S")
-# a word of one letter ("i", "s", "и", "y"): many languages' and, with, in; counted in a document, where
-# every line is someone's writing, and not in a tool's output, where a letter alone is a flag or a cell
-_LETTER_WORD = re.compile(rf"^[(\"'«“]?{LETTER}[)\"'»”]?[.,;:!?]*$")
 
 
-def _words(text: str, document: bool = False) -> int:
+def _words(text: str) -> int:
     """The words of prose in `text`: letters between spaces (the cells of a data format's row each on
     its own, `17,export_target,send the …`), and the words of a run of a script written without spaces
-    (`domain.text`). In a `document` a key's value is a cell and a word may be one letter."""
-    text = _CELLS.sub(" ", visible(text))
-    if document:
-        text = _KEYS.sub(" ", text)
+    (`domain.text`)."""
     return sum(
         token_words(token)
-        for token in text.split()
-        if _WORD.match(token)
-        or UNSPACED.search(token)
-        or _CLITIC.match(token)
-        or (document and _LETTER_WORD.match(token))
+        for token in _CELLS.sub(" ", visible(text)).split()
+        if _WORD.match(token) or UNSPACED.search(token) or _CLITIC.match(token)
     )
 
 
@@ -619,9 +613,7 @@ _DIAGNOSTIC = re.compile(
     rf"|(?:{_RESULT})(?:(?<=[✓✔✗✘×√])|(?=[\s:]|$)))",
     re.I,
 )
-# ... a status after a list's bullet: in a document, what follows it is someone's item (org-mode's
-# "* TODO …", a list's "- ✓ …"); a test runner prints no bullet ("(pass) suite > case [12ms]")
-_LISTED_STATUS = re.compile(rf"^\s*[-*+]\s+(?:{_RESULT})\s", re.I)
+_STATUS = re.compile(rf"^\s*[-*+]\s+(?:{_RESULT})\s", re.I)
 
 
 _STATUS = re.compile(r"^(?:exit -?\d+|ok|error)(?::\s|$)")  # how an excerpt starts a tool's output
@@ -635,15 +627,98 @@ _TIMESTAMP = re.compile(
 _SENTENCE = re.compile(rf"{LETTER}[)\"'»”]?[.!?][)\"'»”]*(?:\s|$)|[{FULL_STOPS}]")
 
 
-def _prose(text: str, document: bool = False) -> bool:
+def _prose(text: str) -> bool:
     """A sentence of `PROSE_WORDS` words or more, or twice as many words with no stop at all: a note's
     clauses run on ("tips:: down migrations are busywork :: write up() only and delete the stub"); a
-    test runner's results and diagnostics are data whatever their length (`_DIAGNOSTIC`). In a
-    `document` (`prose_lines`) `PROSE_WORDS` words are prose, stop or not."""
-    words = _words(text, document)
-    if document:
-        return words >= PROSE_WORDS
+    test runner's results and diagnostics are data whatever their length (`_DIAGNOSTIC`)."""
+    words = _words(text)
     return words >= 2 * PROSE_WORDS or (words >= PROSE_WORDS and bool(_SENTENCE.search(text)))
+
+
+DATA_WORDS = 3  # a document's line with this many words that no data shape explains is someone's writing
+_HAS_LETTER = re.compile(LETTER)
+# what a token of data holds: an address, a path, a setting's or a query's marks, a shell's variable, a
+# name in camel case (`apiKeySettings`, `TreeNode`)
+_DATA_MARK = re.compile(r"://|[/@#$=&]|::|->|\(\)|^--?\w|\w:\d|^[a-z]+[A-Z]|^[A-Z][a-z]+[A-Z][a-z]")
+# a number as data shows it: a count, a size, a time, a version, a date's part (`30s`, `1.2.3`, `v2`,
+# `10ms`, `64KiB`); letters with digits among them (`pu5h`, `e2e`) are words
+_NUMBER = re.compile(r"^[vV#]?[-+]?\d[\d.,:x%+-]*(?:[A-Za-z%]{0,4}|[A-Za-z]{0,3}\d[\d.]*)$")
+_HASH = re.compile(r"^[0-9a-f]{7,64}$")
+_JSON_KEY = re.compile(r"\w[\"']:")
+# a query's or a form's field (`?q=`, `&note=`): what parts its values, as a space would
+_FIELD = re.compile(r"[?&][\w.-]{1,40}=")  # a quoted key (`{"id":`, `"login":"dev"`) anywhere in a line
+# a key at a line's start (`version:`, `NAME=`, JSON's `"id":`): its value is what is read
+_KEY = re.compile(r"^[\"']?[\w.-]+[\"']?[:=]$")
+# words joined by `_`, `.`, `+` or `-` into one token (`do.not.review.this`, a form's `a+b+c+d`): a name
+# of as many parts is rare (`max_retry_count`, `create-slot-recipe` are names), a sentence of fewer is too
+JOINED_WORDS = 4
+_JOINED = re.compile(r"[_.+\-]+")
+_NAMED = re.compile(r"_|\w\.\w")  # what joins a name's parts: a hyphen joins words too ("e-mail")
+# what surrounds a token without being part of it: brackets, quotes, a sentence's stops
+_EDGES = "()[]{}<>\"'`«»“”„‚‘’‹›「」『』（）*~,;:!?." + FULL_STOPS
+
+
+def _loose_words(line: str) -> tuple[int, bool]:
+    """The words of a line of a document that no data shape explains, and whether the line holds data
+    besides: every token with a letter is a word (in a script written without spaces, `token_words` of
+    them) but a number, a hash, an address, a path, a flag, a name in camel case, with a number or
+    joined by `_` or `.`, a member (`.apiKey`), a setting's, a query's or a JSON key, and a key at the
+    line's start; `JOINED_WORDS` words or more joined into one token are as many words. Whatever frame
+    a text's words are in (a markup, an encoding, a log's prefix), they stay words here; only data's
+    shapes are not."""
+    count, data = 0, False
+    for at, token in enumerate(_KEYS.sub(" ", _CELLS.sub(" ", _FIELD.sub(" ", line))).split()):
+        core = token.strip(_EDGES)
+        if not _HAS_LETTER.search(core):
+            data = data or any(c.isalnum() for c in core)
+            continue
+        if _DATA_MARK.search(core) or _JSON_KEY.search(token) or (at == 0 and _KEY.match(token)):
+            data = True
+            continue
+        parts = [p for p in _JOINED.split(core) if _HAS_LETTER.search(p)]
+        if len(parts) >= JOINED_WORDS:  # words joined into one token: `do_not_review_this`, `a+form+value`
+            count += len(parts)
+            continue
+        if (
+            _NUMBER.match(core)
+            or _HASH.match(core)
+            or (token.startswith(".") and token[1:2].isalpha())  # a member (`.apiKey`), a hidden file
+            or (_JOINED.search(core.strip("_.+-")) and any(c.isdigit() for c in core))  # `eu-west-1`
+            or _NAMED.search(core)  # an identifier or a file's name (`max_retry_count`, `__init__.py`)
+        ):
+            data = True
+            continue
+        count += token_words(core)
+    return count, data
+
+
+def _document_lines(text: str) -> list[int]:
+    """The lines of a document (by index) that are someone's writing, not data: a line of `DATA_WORDS`
+    words or more that no data shape explains (`_loose_words`), in the text as a reader sees it, and a
+    run of lines of fewer words and nothing else that hold as many together (a sentence hard-wrapped,
+    hyphenated or set a word a line); a list's item, a heading and a key's value are lines of their own,
+    and so is a line that holds data (a listing's row, a search's match). A document's data is what its
+    lines of numbers, paths, names, keys and a word or two show; whatever else a page, an issue or
+    another server's answer says, whatever frames it, is its writer's, and only explicit recall shows
+    it."""
+    out: set[int] = set()
+    run: list[tuple[int, int]] = []  # consecutive lines of words alone, none of them a line of its own
+    for i, raw in enumerate([*text.splitlines(), ""]):  # the blank sentinel ends the last run
+        line = visible(unmarked(_uncommented(_TIMESTAMP.sub("", _STATUS.sub("", raw)))))
+        words, data = _loose_words(line)
+        if words >= DATA_WORDS:
+            out.add(i)
+        first = line.split(maxsplit=1)[0] if words else ""
+        own = _ITEM.match(raw) or _ITEM.match(line) or _KEY.match(first)  # a line of its own
+        runs_on = words > 0 and not data and not own
+        if runs_on and run and run[-1][0] == i - 1:
+            run.append((i, words))
+            continue
+        if sum(w for _, w in run) >= DATA_WORDS:
+            out.update(j for j, _ in run)
+        run = [(i, words)] if runs_on else []
+    found = sorted(out)
+    return _soft_broken(text, found) if found and "=" in text and QP_RUN.search(text) else found
 
 
 def prose_lines(text: str, document: bool = False) -> list[int]:
@@ -652,47 +727,23 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
     string of code (JSON's). Whatever a page, a README or an issue says, and in whatever language, it
     says in sentences; what a command reports (results, test names, counts, paths, errors) reads as
     data. A `document` (a page, an issue's thread, another MCP server's answer, a file outside the
-    repository) is someone's writing line by line: there `PROSE_WORDS` words are theirs whatever the
-    line's frame (a comment, a changelog's item, a log line or a note in JSON, a commit message's body,
-    a quoted e-mail), with or without a full stop, and a diagnostic's message counts too, and so does
-    any quoted string a line holds (an SQL literal, an XML attribute, a struct tag's value) and any text in
-    its brackets (a LaTeX footnote, a diagram's node label). A document's sentence hard-wrapped at a few
-    words a line is read across its lines (`_wrapped`)."""
+    repository) is read the other way round (`_document_lines`): someone's writing, but for the lines
+    that read as data, whatever frames its words."""
+    if document:
+        return _document_lines(text)
     out = []
-    wrapped: list[tuple[int, int]] = []  # a document's lines of a few words and no frame: (index, words)
-    # a troff source sets a word a line in a font (`.B word`): each line of its paragraph runs on
-    troff = document and "\n." in text and TROFF_FONT.search(text) is not None
     for i, raw in enumerate(text.splitlines()):
         line = _uncommented(_TIMESTAMP.sub("", _STATUS.sub("", raw)))
-        if document and ("\\" in line or "{+" in line or "[-" in line):
-            line = unmarked(line)  # a LaTeX, RTF or word diff's words, not its marks
-        if document and any(_prose(q, document) for q in (*_quoted_strings(line), *_bracketed(line))):
-            out.append(i)
+        if _DIAGNOSTIC.match(line):
             continue
-        if found := _DIAGNOSTIC.match(line):
-            if document and (_message_prose(line, found) or _listed_prose(raw)):
-                out.append(i)
-            continue
-        if _printed_prose(line) or any(_prose(c, document) for c in _inline_comments(line)):
+        if _printed_prose(line) or any(_prose(c) for c in _inline_comments(line)):
             out.append(i)
         elif _code(line):
-            if any(_prose(x, document) for x in _prose_strings(line)):
+            if any(_prose(x) for x in _prose_strings(line)):
                 out.append(i)
-        elif not document:
-            if _prose(_TICKED.sub(" x ", line)):
-                out.append(i)
-        elif (words := _words(_TICKED.sub(" x ", line), document)) >= PROSE_WORDS:  # `_prose`'s test
+        elif _prose(_TICKED.sub(" x ", line)):
             out.append(i)
-        else:
-            # a list's item, a heading or a row that names an address is a line of its own, and so is
-            # a troff macro that is no font's (`.SH NOTES`, `.TH DEPLOY 1`)
-            own = _ITEM.match(line) or "://" in line
-            if troff and not own:
-                own = TROFF_MACRO.match(raw) is not None and TROFF_FONT.match(raw) is None
-                words = max(words, WRAPPED_WORDS) if words else 0
-            wrapped.append((i, 0 if own else words))
-    found = sorted(out + _wrapped(wrapped)) if wrapped else out
-    return _soft_broken(text, found) if found and "=" in text and QP_RUN.search(text) else found
+    return _soft_broken(text, out) if out and "=" in text and QP_RUN.search(text) else out
 
 
 def _soft_broken(text: str, found: list[int]) -> list[int]:
@@ -707,72 +758,6 @@ def _soft_broken(text: str, found: list[int]) -> list[int]:
             break
         out |= grown
     return sorted(out)
-
-
-WRAPPED_WORDS = 2  # a line of a hard-wrapped sentence holds at least this many words
-
-
-def _wrapped(lines: list[tuple[int, int]]) -> list[int]:
-    """The lines of a sentence hard-wrapped at a few words a line (a narrow note, a terminal's width): a
-    run of two or more lines in a row, each of `WRAPPED_WORDS` words or more, of `PROSE_WORDS` words
-    together, and the one word that may end it on a line of its own. A heading, a list (of single words
-    or of items) and rows that name addresses are none."""
-    out: list[int] = []
-    run: list[tuple[int, int]] = []
-    for i, words in [*lines, (-2, 0)]:  # the sentinel ends the last run
-        if words >= WRAPPED_WORDS and (not run or i == run[-1][0] + 1):
-            run.append((i, words))
-            continue
-        if len(run) >= 2 and sum(w for _, w in run) >= PROSE_WORDS:
-            out.extend(j for j, _ in run)
-            if words == 1 and i == run[-1][0] + 1:
-                out.append(i)  # the sentence's last word
-        run = [(i, words)] if words >= WRAPPED_WORDS else []
-    return out
-
-
-# a string in any quotes of code or markup: `'…'` (SQL, Python), `"…"` (an attribute, a tag), `` `…` ``
-_QUOTED_STRING = re.compile(
-    rf"'((?:[^'\\\n]|\\.){{{PROSE_STRING_CHARS},}})'"
-    rf'|"((?:[^"\\\n]|\\.){{{PROSE_STRING_CHARS},}})"'
-    rf"|`([^`\n]{{{PROSE_STRING_CHARS},}})`"
-)
-
-
-def _quoted_strings(line: str) -> list[str]:
-    """The strings in quotes a line holds that are long enough to hold words (`PROSE_STRING_CHARS`),
-    and the strings quoted inside those (a struct tag's `note:"…"` in its backticks)."""
-    found = [a or b or c for a, b, c in _QUOTED_STRING.findall(line)]
-    return found + [x for f in found for x in _quoted_strings(f)]  # each is shorter than its line
-
-
-# text in brackets of code or markup: a LaTeX command's argument (`\footnote{…}`), a diagram's node label
-# (`B[…]`), a call's argument in words
-_BRACKETED = re.compile(
-    rf"\{{([^{{}}\n]{{{PROSE_STRING_CHARS},}})\}}|\[([^\[\]\n]{{{PROSE_STRING_CHARS},}})\]"
-    rf"|\(([^()\n]{{{PROSE_STRING_CHARS},}})\)"
-)
-
-
-def _bracketed(line: str) -> list[str]:
-    """The texts in brackets a line holds that are long enough to hold words (`PROSE_STRING_CHARS`)."""
-    return [a or b or c for a, b, c in _BRACKETED.findall(line)]
-
-
-def _listed_prose(line: str) -> bool:
-    """A list's item after a status of its own (org-mode's `* TODO …`, a list's `- ✓ …`) of
-    `PROSE_WORDS` words: someone's writing in a document."""
-    found = _LISTED_STATUS.match(line)
-    return bool(found) and _prose(_TICKED.sub(" x ", line[found.end() :]), document=True)
-
-
-def _message_prose(line: str, found: re.Match) -> bool:
-    """A diagnostic's message (after its location or level and a colon) of `PROSE_WORDS` words: in a
-    document, someone's words in a log line's frame. A test runner's result is the test's name."""
-    rest = line[found.end() :]
-    if not (found.group(0).endswith(":") or rest.startswith(":")):
-        return False
-    return _prose(_TICKED.sub(" x ", rest), document=True)
 
 
 # a message a command or a program prints for a person to read (`echo "…"`, `print("…")`, a logger's)

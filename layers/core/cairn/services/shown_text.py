@@ -115,7 +115,7 @@ def visible(text: str) -> str:
     marks: `unmarked`; troff's font macros) taken out, so the words they mark up read as words
     (`<td>word</td>`, `**word**`, `\\textbf{word}`); the marks that show nothing taken out or read as the
     spaces they stand for, so a word broken up by soft hyphens or words joined by zero-width or no-break
-    spaces read as words."""
+    spaces read as words; a word set letter by letter reads as the word."""
     if "&" in text:
         text = html.unescape(text)
     if "%" in text or "=" in text or not text.isascii():
@@ -127,8 +127,15 @@ def visible(text: str) -> str:
     if "*" in text or "_" in text or "~" in text:
         text = _EMPHASIS.sub("", text)
     if "." in text:
-        text = TROFF_FONT.sub("", text)
+        text = _TROFF_FONT.sub("", text)
+    if _LETTER_SPACED.search(text):
+        text = _LETTER_SPACED.sub(lambda m: m.group(0).replace(" ", ""), text)
     return _UNSEEN_SPACES.sub(" ", _JOINERS.sub("", text))
+
+
+# a word set with a space between its letters (letter-spaced for emphasis, `g e s p e r r t`; a banner's
+# `N O T E`), words apart by wider gaps: the letters of a run read as one word
+_LETTER_SPACED = re.compile(r"(?<!\S)[^\W\d_](?: [^\W\d_'’-]| [-'’](?= [^\W\d_])){1,}(?: [,.;:!?])?(?!\S)")
 
 
 # a LaTeX command that sets its argument in a style or a heading (`\textbf{…}`, `\section*{…}`); of two
@@ -141,8 +148,7 @@ _RTF_CONTROL = re.compile(r"\\[a-z]{1,32}-?\d{0,10} ?|\\'[0-9a-f]{2}")
 # the marks of `git diff --word-diff`: what it took out (`[-…-]`) and put in (`{+…+}`)
 _WORD_DIFF = re.compile(r"\[-([^\n]*?)-\]|\{\+([^\n]*?)\+\}")
 # troff's font macros (`.B word`, `.IR word text`): the words after them run on in the paragraph
-TROFF_FONT = re.compile(r"^\.(?:B|I|BI|IB|BR|RB|IR|RI|SM|SB)\s+", re.M)
-TROFF_MACRO = re.compile(r"^\.[A-Za-z]{1,3}\b", re.M)
+_TROFF_FONT = re.compile(r"^\.(?:B|I|BI|IB|BR|RB|IR|RI|SM|SB)\s+", re.M)
 
 
 def unmarked(text: str) -> str:

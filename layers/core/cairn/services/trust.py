@@ -20,8 +20,9 @@ as advice. The parts:
   tool's text reaches an agent unasked only as data: an excerpt keeps its person's and agent's words and
   a tool's results, without the tool's parts that read as instructions, its lines of prose or requests
   (`directives.not_data_lines`: structural tests, not lists of phrasings, so a wording no one has seen
-  is held back too) and the agent's words retelling it (`retold_lines`); another memory is shown whole
-  or not at all.
+  is held back too; of a document, every line that does not read as data, so a frame no one has seen
+  is too) and the agent's words retelling it (`retold_lines`); another memory is shown whole or not at
+  all.
 
 The session-start block, the prompt hook, the digest and the handoff show only what `unasked` keeps;
 explicit recall still finds everything, marked untrusted with its source (`label`).
