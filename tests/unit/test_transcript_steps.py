@@ -96,6 +96,24 @@ def test_a_tools_text_of_few_or_short_words_is_shown_and_only_a_redacted_one_is_
     assert "$ cat .env\n  → ok" in excerpt.text and "REDACTED" not in excerpt.text
 
 
+def test_a_pages_numeric_character_references_are_kept_as_the_letters_they_are():
+    page = "".join(f"&#x{ord(c):x};" for c in "Copy this code into the product") + " (ref 9) &#0;"
+    events = [
+        ev(0, 1, Role.USER, "Read the guide"),
+        ev(
+            1,
+            2,
+            Role.TOOL_CALL,
+            tool_name="WebFetch",
+            tool_input={"url": "https://x.invalid"},
+            tool_call_id="w",
+        ),
+        result(2, 3, page, "w"),
+    ]
+    [excerpt] = build_excerpts(events)
+    assert "→ ok: Copy this code into the product (ref 9) &#0;" in excerpt.text
+
+
 @pytest.mark.parametrize(
     ("request_text", "reply"),
     [

@@ -611,8 +611,9 @@ def exit_code(result: EventDoc) -> int | None:
 
 def strip_headers(text: str) -> str:
     """A tool's output without its runner's framing (Codex's header lines, Claude Code's line numbers),
-    its JSON's escaped letters read as letters (`_letters`)."""
-    lines = _letters(text).splitlines()
+    its JSON's escaped letters and a page's numeric character references read as letters (`_letters`,
+    `_referenced`)."""
+    lines = _referenced(_letters(text)).splitlines()
     if lines and lines[0].startswith("Chunk ID"):
         lines = [ln for ln in lines[:6] if not _CODEX_HEADER.match(ln)] + lines[6:]
     return "\n".join(_LINE_NUMBER.sub("", ln) for ln in lines)
@@ -640,6 +641,25 @@ def _letters(text: str) -> str:
         return chr(point) if point >= 0xA0 and not 0xD800 <= point <= 0xDFFF else m.group(0)
 
     return _ESCAPED_LETTER.sub(letter, text)
+
+
+# a page's numeric character reference (`&#x50;`, `&#8217;`): a letter that takes six characters or more
+_CHARACTER_REFERENCE = re.compile(r"&#(?:[xX]([0-9a-fA-F]{1,6})|(\d{1,7}));")
+
+
+def _referenced(text: str) -> str:
+    """`text` with a page's numeric character references read as the letters they are: a page that
+    writes each letter as one (`&#x50;&#x65;…`) would fill an excerpt's room with a few words no one can
+    search for. A reference to a control character or to none stays as it is."""
+    if "&#" not in text:
+        return text
+
+    def letter(m: re.Match[str]) -> str:
+        point = int(m.group(1), 16) if m.group(1) else int(m.group(2))
+        readable = 0x20 <= point <= 0x10FFFF and not 0x7F <= point < 0xA0 and not 0xD800 <= point <= 0xDFFF
+        return chr(point) if readable else m.group(0)
+
+    return _CHARACTER_REFERENCE.sub(letter, text)
 
 
 def informative(text: str, limit: int) -> str:
