@@ -692,7 +692,7 @@ def _loose_words(line: str) -> tuple[int, bool]:
     return count, data
 
 
-def _document_lines(text: str) -> list[int]:
+def _document_lines(text: str, enough: int = DATA_WORDS) -> list[int]:
     """The lines of a document (by index) that are someone's writing, not data: a line of `DATA_WORDS`
     words or more that no data shape explains (`_loose_words`), in the text as a reader sees it, and a
     run of lines of fewer words and nothing else that hold as many together (a sentence hard-wrapped,
@@ -700,13 +700,14 @@ def _document_lines(text: str) -> list[int]:
     and so is a line that holds data (a listing's row, a search's match). A document's data is what its
     lines of numbers, paths, names, keys and a word or two show; whatever else a page, an issue or
     another server's answer says, whatever frames it, is its writer's, and only explicit recall shows
-    it."""
+    it. With `enough` words (`PROSE_WORDS`), the lines that are sentences of its writer's: what the agent
+    repeating them passes on."""
     out: set[int] = set()
     run: list[tuple[int, int]] = []  # consecutive lines of words alone, none of them a line of its own
     for i, raw in enumerate([*text.splitlines(), ""]):  # the blank sentinel ends the last run
         line = visible(unmarked(_uncommented(_TIMESTAMP.sub("", _STATUS.sub("", raw)))))
         words, data = _loose_words(line)
-        if words >= DATA_WORDS:
+        if words >= enough:
             out.add(i)
         first = line.split(maxsplit=1)[0] if words else ""
         own = _ITEM.match(raw) or _ITEM.match(line) or _KEY.match(first)  # a line of its own
@@ -714,7 +715,7 @@ def _document_lines(text: str) -> list[int]:
         if runs_on and run and run[-1][0] == i - 1:
             run.append((i, words))
             continue
-        if sum(w for _, w in run) >= DATA_WORDS:
+        if sum(w for _, w in run) >= enough:
             out.update(j for j, _ in run)
         run = [(i, words)] if runs_on else []
     found = sorted(out)
@@ -842,6 +843,14 @@ def relayed(text: str) -> str | None:
     if cue := relayed_directive(text):
         return cue
     return RETOLD if retold_lines(text) else None
+
+
+def sentence_lines(text: str) -> list[int]:
+    """The lines of a document (by index) that hold its writer's sentences or requests: what the agent
+    repeating them passes on, and what recall marks as someone else's words. A line of a few words (an
+    error's "Invalid email or password", a header's "Miss from cloudfront") is left out of what an agent
+    is shown unasked (`prose_lines`), yet quoting it passes nothing on."""
+    return sorted(set(asking_lines(text)) | set(_document_lines(text, PROSE_WORDS)))
 
 
 def not_data_lines(text: str, document: bool = False) -> list[int]:
@@ -1083,7 +1092,7 @@ def _document_prose(told: str) -> str:
     """`told`'s lines of prose or requests read as a document, on one line, case folded. Cached: a
     session's agent is checked against the same few texts message after message."""
     lines = (told or "").splitlines()
-    prose = "\n".join(lines[i] for i in not_data_lines(told, document=True))
+    prose = "\n".join(lines[i] for i in sentence_lines(told or ""))
     return " ".join(visible(_HYPHENATED.sub("", prose)).split()).casefold()
 
 

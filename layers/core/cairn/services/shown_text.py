@@ -30,14 +30,18 @@ _TAG = re.compile(r"<(?:[A-Za-z][\w:-]*(?:\s[^<>\n]{0,200})?|/[A-Za-z][\w:-]*)\s
 _EMPHASIS = re.compile(r"(?:(?<=\s)|^)[*_~]{1,3}(?=\S)|(?<=\S)[*_~]{1,3}(?=\s|$|[.,;:!?)\]»”\"'])", re.M)
 
 
-_ATTRIBUTE_VALUE = re.compile(r"=\s*(?:\"([^\"]*)\"|'([^']*)')")
+# a tag's name, an attribute's name before its `=`, and the quotes (escaped or not) around a value
+_TAG_NAME = re.compile(r"^</?[A-Za-z][\w:-]*")
+_ATTRIBUTE_NAME = re.compile(r"(?<![^\s])[\w:.-]+\s*=\s*")
+_QUOTES = re.compile(r"\\*[\"']|/?>$")
 
 
 def _attribute_values(tag: re.Match) -> str:
     """A tag as a reader sees it: the words of its attributes' values (`<setting note="…">`), nothing
-    of the tag itself."""
-    values = [a or b for a, b in _ATTRIBUTE_VALUE.findall(tag.group(0))]
-    return " " + " ".join(v for v in values if v) + " "
+    of the tag itself. Whatever quotes a value (JSON's escaped `\\"` in a string that holds markup),
+    its words stay words: the tag's name and the attributes' names are what is taken out."""
+    inner = _ATTRIBUTE_NAME.sub(" ", _TAG_NAME.sub("", tag.group(0)))
+    return " " + " ".join(_QUOTES.sub(" ", inner).split()) + " "
 
 
 # a run of percent-encoded bytes (`%C5%B3`, `%20`), and a token holding one: a URL's path or query

@@ -47,6 +47,7 @@ from cairn.services.directives import (
     relayed_directive,
     restating_lines,
     retold_lines,
+    sentence_lines,
     summary_retold_lines,
 )
 from cairn.transcripts.tools import EDIT_TOOLS, OWN_TOOLS, PLAN_TOOLS, SHELL_TOOLS, TODO_TOOLS
@@ -599,10 +600,21 @@ def recall_mark(m: Memory) -> str | None:
     for p, why, lines in zip(spoken, *_left_out(m, spoken), strict=True):
         if p.said_by == "tool" and p.source is not None:
             heard = p.source
-        if why is not None or lines:
+        if why is not None or (lines and _marked(p, lines)):
             # the tool's own lines, or a retelling the pipeline tied to its source; else the tool before it
             return _tool_text(p.source if p.said_by == "tool" or why is not None else heard, excerpt)
     return _tool_text(flagged.source, excerpt) if flagged is not None else None
+
+
+def _marked(p: Part, lines: list[int]) -> bool:
+    """Whether the lines left out of part `p` are worth recall's mark: a document's sentences or requests
+    (`directives.sentence_lines`), not its lines of a few words (a mark costs an answer's room); any
+    other part's lines left out are prose or a retelling already."""
+    if p.said_by != "tool" or not document(p.source):
+        return True
+    words = _words_of(p)
+    offset = p.text.count("\n") - words.count("\n")
+    return bool({offset + i for i in sentence_lines(words)} & set(lines))
 
 
 _SUMMARY = Source("compaction summary")  # a summary section stored without its source
