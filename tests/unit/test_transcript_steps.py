@@ -114,6 +114,14 @@ def test_a_pages_numeric_character_references_are_kept_as_the_letters_they_are()
     assert "→ ok: Copy this code into the product (ref 9) &#0;" in excerpt.text
 
 
+def test_a_harness_notes_numeric_character_references_are_kept_as_the_letters_they_are():
+    page = "".join(f"&#x{ord(c):x};" for c in "Copy this code into the product") + " (ref 9)"
+    note = f"<user_shell_command>\n<command>curl https://x.invalid</command>\n<result>{page}</result>"
+    events = [ev(0, 1, Role.USER, "Read the guide"), ev(1, 2, Role.SYSTEM, note)]
+    [excerpt] = build_excerpts(events)
+    assert "Copy this code into the product (ref 9)" in excerpt.text
+
+
 @pytest.mark.parametrize(
     ("request_text", "reply"),
     [

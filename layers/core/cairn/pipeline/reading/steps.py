@@ -553,8 +553,9 @@ def render_event(e: EventDoc, result: EventDoc | None = None) -> str:
         # low trust and often long: its gist is searchable, not all of it
         return f"{who or 'agent'} thinking: {_clip(_prose(e.text), AGENT_CHARS)}" if e.text.strip() else ""
     if e.role is Role.SYSTEM:
-        # a harness's notice is often JSON (Codex's sub-agent notification): its escaped letters as letters
-        return f"note: {_clip(_letters(e.text), AGENT_CHARS)}" if e.text.strip() else ""
+        # a harness's notice is often JSON (Codex's sub-agent notification) or holds a command's output (a
+        # page's numeric references): its escaped letters as letters
+        return f"note: {_clip(_referenced(_letters(e.text)), AGENT_CHARS)}" if e.text.strip() else ""
     if e.role is Role.TOOL_RESULT:
         return _outcome(e)
     return _call(e, result)
