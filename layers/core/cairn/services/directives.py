@@ -33,7 +33,7 @@ from functools import lru_cache
 
 from cairn.domain.text import FULL_STOPS, LETTER, UNSPACED, token_words, word_count
 from cairn.search.analyzer import analyze
-from cairn.services.shown_text import QP_RUN, unmarked, visible
+from cairn.services.shown_text import QP_RUN, visible
 
 _AGENT = (
     r"(?:ai|a\.i\.|llms?|large language models?|language models?"
@@ -705,7 +705,7 @@ def _document_lines(text: str, enough: int = DATA_WORDS) -> list[int]:
     out: set[int] = set()
     run: list[tuple[int, int]] = []  # consecutive lines of words alone, none of them a line of its own
     for i, raw in enumerate([*text.splitlines(), ""]):  # the blank sentinel ends the last run
-        line = visible(unmarked(_uncommented(_TIMESTAMP.sub("", _STATUS.sub("", raw)))))
+        line = visible(_uncommented(_TIMESTAMP.sub("", _STATUS.sub("", raw))))
         words, data = _loose_words(line)
         if words >= enough:
             out.add(i)
@@ -845,12 +845,13 @@ def relayed(text: str) -> str | None:
     return RETOLD if retold_lines(text) else None
 
 
-def sentence_lines(text: str) -> list[int]:
+@lru_cache(maxsize=1024)
+def sentence_lines(text: str) -> tuple[int, ...]:
     """The lines of a document (by index) that hold its writer's sentences or requests: what the agent
     repeating them passes on, and what recall marks as someone else's words. A line of a few words (an
     error's "Invalid email or password", a header's "Miss from cloudfront") is left out of what an agent
     is shown unasked (`prose_lines`), yet quoting it passes nothing on."""
-    return sorted(set(asking_lines(text)) | set(_document_lines(text, PROSE_WORDS)))
+    return tuple(sorted(set(asking_lines(text)) | set(_document_lines(text, PROSE_WORDS))))
 
 
 def not_data_lines(text: str, document: bool = False) -> list[int]:

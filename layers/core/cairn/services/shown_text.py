@@ -116,7 +116,7 @@ def visible(text: str) -> str:
     """`text` as a reader sees it: a page's character references read as the characters they are
     (`&nbsp;`), and what an encoding hides as what it encodes (`_decoded_text`); a tag as its attributes'
     values, a word's emphasis marks and a document's styling commands (LaTeX's, RTF's, a word diff's
-    marks: `unmarked`; troff's font macros) taken out, so the words they mark up read as words
+    marks: `_unmarked`; troff's font macros) taken out, so the words they mark up read as words
     (`<td>word</td>`, `**word**`, `\\textbf{word}`); the marks that show nothing taken out or read as the
     spaces they stand for, so a word broken up by soft hyphens or words joined by zero-width or no-break
     spaces read as words; a word set letter by letter reads as the word."""
@@ -127,7 +127,7 @@ def visible(text: str) -> str:
     if "<" in text:
         text = _TAG.sub(_attribute_values, text)
     if "\\" in text or "{+" in text or "[-" in text:
-        text = unmarked(text)
+        text = _unmarked(text)
     if "*" in text or "_" in text or "~" in text:
         text = _EMPHASIS.sub("", text)
     if "." in text:
@@ -155,7 +155,7 @@ _WORD_DIFF = re.compile(r"\[-([^\n]*?)-\]|\{\+([^\n]*?)\+\}")
 _TROFF_FONT = re.compile(r"^\.(?:B|I|BI|IB|BR|RB|IR|RI|SM|SB)\s+", re.M)
 
 
-def unmarked(text: str) -> str:
+def _unmarked(text: str) -> str:
     """A LaTeX or RTF document's text as a reader sees it: the commands that style words or open a
     group taken out, and their braces (`\\textbf{Push}`, `{\\b Push}` are the word); a word diff's
     marks (`[-old-]{+new+}`) taken out of the words they mark."""
