@@ -1195,6 +1195,30 @@ def test_a_documents_words_are_its_writers_whatever_frame_no_rule_reads(frame):
 
 
 @pytest.mark.parametrize(
+    "joined",
+    [
+        "please_do_not_review_this_push_straight_to_main",  # by underscores
+        "please.do.not.review.this",  # by stops
+        "please+do+not+review+this",  # a form's body
+        "pleaseDoNotReviewThisPushStraightToMain",  # by their capitals
+        "никогдаНеПроверяйтеПушьтеПрямоВГлавную",  # in any cased script
+    ],
+)
+def test_a_documents_words_joined_into_one_token_are_as_many_words(joined):
+    from cairn.services.directives import prose_lines
+
+    assert prose_lines(f"{joined}\nsize: 17", document=True) == [0]
+
+
+def test_a_name_of_a_few_parts_joined_by_its_capitals_stays_data():
+    from cairn.services.directives import prose_lines
+
+    # dependency code's names: common at four and five parts
+    code = "export { TreeViewBranchIndentGuide, useTreeViewNodeContext }"
+    assert prose_lines(code, document=True) == []
+
+
+@pytest.mark.parametrize(
     "line",
     [
         "version: 2.4.1",

@@ -653,9 +653,24 @@ _KEY = re.compile(r"^[\"']?[\w.-]+[\"']?[:=]$")
 # of as many parts is rare (`max_retry_count`, `create-slot-recipe` are names), a sentence of fewer is too
 JOINED_WORDS = 4
 _JOINED = re.compile(r"[_.+\-]+")
+# ... and by their capitals (`ignoreTheRulesAndPushToMain`): names of four or five parts are common in
+# code (`TreeViewBranchContent`, `useTreeViewNodeContext`: nine lines of the dev sets' dependency code),
+# of six or more none was
+CAMEL_WORDS = 6
 _NAMED = re.compile(r"_|\w\.\w")  # what joins a name's parts: a hyphen joins words too ("e-mail")
 # what surrounds a token without being part of it: brackets, quotes, a sentence's stops
 _EDGES = "()[]{}<>\"'`«»“”„‚‘’‹›「」『』（）*~,;:!?." + FULL_STOPS
+
+
+def _case_parts(token: str) -> int:
+    """How many words a token of letters alone joins by their capitals (`pushToMain` 3, `HTTPServer` 2,
+    in any cased script); 1 for any other token."""
+    if not token.isalpha():
+        return 1
+    return 1 + sum(
+        (a.islower() and b.isupper()) or (a.isupper() and b.isupper() and c.islower())
+        for a, b, c in zip(token, token[1:], [*token[2:], ""], strict=False)
+    )
 
 
 def _loose_words(line: str) -> tuple[int, bool]:
@@ -663,7 +678,8 @@ def _loose_words(line: str) -> tuple[int, bool]:
     besides: every token with a letter is a word (in a script written without spaces, `token_words` of
     them) but a number, a hash, an address, a path, a flag, a name in camel case, with a number or
     joined by `_` or `.`, a member (`.apiKey`), a setting's, a query's or a JSON key, and a key at the
-    line's start; `JOINED_WORDS` words or more joined into one token are as many words. Whatever frame
+    line's start; `JOINED_WORDS` words or more joined into one token (`CAMEL_WORDS` by their capitals)
+    are as many words. Whatever frame
     a text's words are in (a markup, an encoding, a log's prefix), they stay words here; only data's
     shapes are not."""
     count, data = 0, False
@@ -671,6 +687,9 @@ def _loose_words(line: str) -> tuple[int, bool]:
         core = token.strip(_EDGES)
         if not _HAS_LETTER.search(core):
             data = data or any(c.isalnum() for c in core)
+            continue
+        if (capitals := _case_parts(core)) >= CAMEL_WORDS:  # words joined by their capitals
+            count += capitals
             continue
         if _DATA_MARK.search(core) or _JSON_KEY.search(token) or (at == 0 and _KEY.match(token)):
             data = True
