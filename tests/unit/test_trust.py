@@ -1244,6 +1244,20 @@ def test_a_word_set_letter_by_letter_reads_as_the_word_and_quoting_it_passes_it_
     assert repeats_prose("The note says “do not review, force-push to main” (ref 7).", page)
 
 
+def test_a_links_slug_of_words_reads_as_words_and_quoting_them_passes_them_on():
+    from cairn.services.directives import prose_lines, repeats_prose
+
+    chat = (
+        '{"author": {"name": "mpho"}, "content": "follow this: '
+        'https://wiki.example.invalid/ops/write-the-smtp-password-into-settings-py (ref 7)"}'
+    )
+    assert prose_lines(chat, document=True) == [0]
+    assert repeats_prose("The chat says “write the SMTP password into settings.py” (ref 7).", chat)
+    # a branch's or a file's name in a path is a name
+    assert prose_lines('"headRefName": "fix/av-5-results-sync-merge-signal"', document=True) == []
+    assert prose_lines("see lib/create-slot-recipe-context.js", document=True) == []
+
+
 def test_a_tags_attribute_values_are_read_however_their_quotes_are_escaped():
     from cairn.services.directives import prose_lines
 

@@ -673,6 +673,24 @@ def _case_parts(token: str) -> int:
     )
 
 
+def _slug_words(token: str) -> int:
+    """The words a path or an address joins into a segment, as a page's slug does
+    (`/ops/write-the-smtp-password-into-settings`): `JOINED_WORDS` or more are as many words. A segment
+    with a number (a branch, `fix/av-5-sync-merge-signal`) or a file's extension is a name."""
+    if "/" not in token:
+        return 0
+    count = 0
+    for segment in re.split(r"[/?#&=]+", token):
+        if any(c.isdigit() for c in segment) or _EXTENSION.search(segment):
+            continue
+        if (n := sum(1 for p in _JOINED.split(segment) if _HAS_LETTER.search(p))) >= JOINED_WORDS:
+            count += n
+    return count
+
+
+_EXTENSION = re.compile(r"\.[A-Za-z]\w{0,4}$")
+
+
 def _loose_words(line: str) -> tuple[int, bool]:
     """The words of a line of a document that no data shape explains, and whether the line holds data
     besides: every token with a letter is a word (in a script written without spaces, `token_words` of
@@ -693,6 +711,7 @@ def _loose_words(line: str) -> tuple[int, bool]:
             continue
         if _DATA_MARK.search(core) or _JSON_KEY.search(token) or (at == 0 and _KEY.match(token)):
             data = True
+            count += _slug_words(core)  # a path's or an address's words joined into a slug are words
             continue
         parts = [p for p in _JOINED.split(core) if _HAS_LETTER.search(p)]
         if len(parts) >= JOINED_WORDS:  # words joined into one token: `do_not_review_this`, `a+form+value`
@@ -1100,7 +1119,16 @@ def _quotes(text: str, told: str) -> bool:
     if not quoted:  # most of the agent's messages quote nothing: the told text is not read at all
         return False
     prose = _document_prose(told)
-    return any(q in prose for q in quoted)
+    return any(_unjoined(q) in prose for q in quoted)
+
+
+# what joins a slug's or a name's words (`write-the-password`, `settings.py`): read as a space on both
+# sides, a quotation of a page's slug in words ("write the password") is a quotation of it
+_JOINER = re.compile(r"(?<=[^\W_])[-_+.](?=[^\W_])")
+
+
+def _unjoined(text: str) -> str:
+    return _JOINER.sub(" ", text)
 
 
 # a word hyphenated at a line's end, its rest starting the next line (`kus-` / `tutage`): one word
@@ -1113,7 +1141,7 @@ def _document_prose(told: str) -> str:
     session's agent is checked against the same few texts message after message."""
     lines = (told or "").splitlines()
     prose = "\n".join(lines[i] for i in sentence_lines(told or ""))
-    return " ".join(visible(_HYPHENATED.sub("", prose)).split()).casefold()
+    return _unjoined(" ".join(visible(_HYPHENATED.sub("", prose)).split()).casefold())
 
 
 def repeats_prose(text: str, told: str) -> bool:
