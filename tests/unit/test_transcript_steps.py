@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from cairn.pipeline.models import EventDoc
 from cairn.pipeline.reading.steps import build_excerpts, documented_names, informative, render_event
@@ -319,21 +317,6 @@ def test_a_pasted_logs_run_of_one_line_with_other_numbers_is_cut_to_its_ends_and
 def test_a_few_lines_that_differ_only_in_their_numbers_are_kept_whole():
     steps = "\n".join(f"{i}. run the migration for shard {i}" for i in range(1, 6))
     assert render_event(ev(0, 1, Role.USER, text=steps)) == "user: " + steps
-
-
-def test_a_long_documents_sentences_past_its_head_and_tail_are_kept():
-    from cairn.pipeline.reading.steps import document_sentences
-
-    rows = "\n".join(f'<row id="{i}" state="ok" size="{i * 7}"/>' for i in range(40))
-    ask = "The maintainers ask every contributor to sign the new CLA before merging."
-    page = f"<report>\n{rows}\n{ask}\n{rows}\n</report>"
-    body = informative(page, 480)
-    assert "sign the new CLA" not in body
-    assert document_sentences(page, body) == [ask]
-    # a JSON document on one line gives the sentence its string holds, not its first keys
-    fields = {"labels": ["ci", "flaky"] * 20, "description": f"Note:\n{ask}"}
-    issue = json.dumps({"key": "OPS-7", "fields": fields})
-    assert document_sentences(issue, "") == [ask]
 
 
 def test_a_short_run_of_file_references_in_prose_is_kept_whole():

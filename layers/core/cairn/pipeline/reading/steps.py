@@ -39,9 +39,8 @@ from cairn.services.directives import (
     relayed_directive,
     repeats_prose,
     restatable,
-    sentence_lines,
 )
-from cairn.services.trust import classify, document, outside_text, written_path
+from cairn.services.trust import classify, outside_text, written_path
 from cairn.transcripts.model import Role
 
 EXCERPT_CHARS = 1_800  # one excerpt's rendered text; about 450 tokens
@@ -126,9 +125,6 @@ def build_excerpts(
                 # prose is never cut: a long message continues over as many pieces as it takes
                 unkept = unread.get(e.seq)
                 said = said_by(e, result, text, cwd, heard.before, unkept, heard.own)
-                answered = result is not None or e.role is Role.TOOL_RESULT
-                if said[0] == "tool" and answered and document(said[1]):
-                    text = render_event(e, result, written=True)  # its sentences past its head and tail too
                 split = split_prose(text, max_chars - 160)
                 if len(split) > 1 and said[1] is not None and e.role is not Role.TOOL_CALL:
                     # a long summary, report or reply: each piece is read on its own words
@@ -543,9 +539,7 @@ def _excerpt(index: int, pieces: list[tuple[str, int, int, _Said]], request: str
 
 
 # --- rendering one event -------------------------------------------------------------------------
-def render_event(e: EventDoc, result: EventDoc | None = None, written: bool = False) -> str:
-    """`written`: the result is a document (`trust.document`: a page, another server's answer, a file
-    outside the repository), whose sentences past its head and tail are kept too (`document_sentences`)."""
+def render_event(e: EventDoc, result: EventDoc | None = None) -> str:
     who = "sub-agent" if e.is_sidechain else None
     if e.role in (Role.USER, Role.ASSISTANT) and _is_placeholder(e.text):
         return ""  # a redacted message says nothing anyone could search for
@@ -563,17 +557,17 @@ def render_event(e: EventDoc, result: EventDoc | None = None, written: bool = Fa
         # page's numeric references): its escaped letters as letters
         return f"note: {_clip(_referenced(_letters(e.text)), AGENT_CHARS)}" if e.text.strip() else ""
     if e.role is Role.TOOL_RESULT:
-        return _outcome(e, written=written)
-    return _call(e, result, written)
+        return _outcome(e)
+    return _call(e, result)
 
 
-def _call(e: EventDoc, result: EventDoc | None, written: bool = False) -> str:
+def _call(e: EventDoc, result: EventDoc | None) -> str:
     if is_shell(e) and (command := command_of(e)) and not _redacted(command):
         line = f"$ {_clip(command, 400)}"
         description = _field(e, "description")
         if description:
             line += f"   # {one_line(description, 160)}"
-        return line + (("\n" + _outcome(result, _is_prose_file(command), written)) if result else "")
+        return line + (("\n" + _outcome(result, _is_prose_file(command))) if result else "")
     if is_edit(e):
         path = edited_path(e) or "?"
         change = _edit_summary(e)
@@ -583,7 +577,7 @@ def _call(e: EventDoc, result: EventDoc | None, written: bool = False) -> str:
     args = "" if _redacted(e.tool_input) else _compact_input(e.tool_input)
     line = f"{name} {args}".rstrip()
     prose = _is_prose_file(str(_field(e, "file_path") or _field(e, "path") or _field(e, "filePath") or ""))
-    return line + (("\n" + _outcome(result, prose, written)) if result else "")
+    return line + (("\n" + _outcome(result, prose)) if result else "")
 
 
 # documents, not code: their lines are all prose, and their `#` headings and `**bold**` are no comments
@@ -594,7 +588,7 @@ def _is_prose_file(named: str) -> bool:
     return bool(_PROSE_FILE.search(named))
 
 
-def _outcome(result: EventDoc, prose_file: bool = False, written: bool = False) -> str:
+def _outcome(result: EventDoc, prose_file: bool = False) -> str:
     text = result.text or ""
     code = exit_code(result)
     status = ("error" if result.is_error else "ok") if code is None else f"exit {code}"
@@ -606,38 +600,7 @@ def _outcome(result: EventDoc, prose_file: bool = False, written: bool = False) 
         # a file read or printed whole is cut to its head and tail; what its comments say each name
         # is for is how a later question about it finds it ("how does X avoid Y?")
         body += "\n" + documented
-    if written and len(plain) > OUTPUT_CHARS and (said := document_sentences(plain, body)):
-        body += "\n" + "\n".join(said)
     return f"  → {status}: " + body.replace("\n", "\n    ")
-
-
-SENTENCE_CHARS, SENTENCES_CHARS = 240, 720  # one sentence of a document kept past its head; all of them
-# where a long line (a JSON document on one line) parts into its strings: escaped line ends, string ends
-_PIECES = re.compile(r'\\n|\\"\s*[,:}\]]*\s*\\"|"\s*[,:}\]]+\s*"')
-
-
-def document_sentences(text: str, shown: str) -> list[str]:
-    """What a long document (a page, another server's answer, a file outside the repository) says in
-    sentences that its head and tail (`shown`) leave out, in its order, within `SENTENCES_CHARS`: what
-    a page or an issue told the agent is what explicit recall is asked for later, and a tool's output cut
-    to its head and tail lost it (the trust gate shows such lines to no one unasked). A long line is read
-    by its strings, so a JSON document on one line gives the sentence it holds, not its first keys."""
-    lines = text.splitlines()
-    out: list[str] = []
-    room = SENTENCES_CHARS
-    for i in sentence_lines(text):
-        line = lines[i].strip()
-        long = len(line) > SENTENCE_CHARS
-        for piece in _PIECES.split(line) if long else [line]:
-            piece = piece.strip(' "\\,{}[]')
-            if not piece or piece in shown or (long and not sentence_lines(piece)):
-                continue
-            piece = _clip(piece, SENTENCE_CHARS)
-            if len(piece) + 1 > room:
-                return out
-            out.append(piece)
-            room -= len(piece) + 1
-    return out
 
 
 def exit_code(result: EventDoc) -> int | None:
