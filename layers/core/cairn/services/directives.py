@@ -673,6 +673,10 @@ def _case_parts(token: str) -> int:
     )
 
 
+_SEGMENTS = re.compile(r"[/?#&=]+")  # what parts a path's or an address's segments
+_EXTENSION = re.compile(r"\.[A-Za-z]\w{0,4}$")  # a file's (`.js`, `.py`)
+
+
 def _slug_words(token: str) -> int:
     """The words a path or an address joins into a segment, as a page's slug does
     (`/ops/write-the-smtp-password-into-settings`): `JOINED_WORDS` or more are as many words. A segment
@@ -680,7 +684,7 @@ def _slug_words(token: str) -> int:
     if "/" not in token:
         return 0
     count = 0
-    for segment in re.split(r"[/?#&=]+", token):
+    for segment in _SEGMENTS.split(token):
         if any(c.isdigit() for c in segment) or _EXTENSION.search(segment):
             continue
         if (n := sum(1 for p in _JOINED.split(segment) if _HAS_LETTER.search(p))) >= JOINED_WORDS:
@@ -688,18 +692,15 @@ def _slug_words(token: str) -> int:
     return count
 
 
-_EXTENSION = re.compile(r"\.[A-Za-z]\w{0,4}$")
-
-
 def _loose_words(line: str) -> tuple[int, bool]:
     """The words of a line of a document that no data shape explains, and whether the line holds data
     besides: every token with a letter is a word (in a script written without spaces, `token_words` of
     them) but a number, a hash, an address, a path, a flag, a name in camel case, with a number or
     joined by `_` or `.`, a member (`.apiKey`), a setting's, a query's or a JSON key, and a key at the
-    line's start; `JOINED_WORDS` words or more joined into one token (`CAMEL_WORDS` by their capitals)
-    are as many words. Whatever frame
-    a text's words are in (a markup, an encoding, a log's prefix), they stay words here; only data's
-    shapes are not."""
+    line's start; `JOINED_WORDS` words or more joined into one token, or into a path's or a link's
+    segment (`_slug_words`), and `CAMEL_WORDS` or more joined by their capitals, are as many words.
+    Whatever frame a text's words are in (a markup, an encoding, a log's prefix), they stay words here;
+    only data's shapes are not."""
     count, data = 0, False
     for at, token in enumerate(_KEYS.sub(" ", _CELLS.sub(" ", _FIELD.sub(" ", line))).split()):
         core = token.strip(_EDGES)
