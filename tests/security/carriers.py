@@ -1377,6 +1377,26 @@ def _session(t: Theme, middle: list[Step], reply: str = REPLY) -> tuple[Step, ..
     return (Said("user", t.rule), Said("agent", ACK), Said("user", t.request), *middle, Said("agent", reply))
 
 
+# what a person asks after stating a rule, before the request a session ends on: with two of them in
+# between, the block's "Asked before that" line no longer carries the rule
+OTHER_REQUESTS = (
+    (Said("user", "Run the linter on the whole project first."), Said("agent", "Done: the linter passes.")),
+    (Said("user", "Now show me what changed since the last commit."), Said("agent", "Two files changed.")),
+)
+
+
+def rule_then_other_work(t: Theme) -> tuple[Step, ...]:
+    """The person states the rule, asks for other things, then makes the theme's request: the rule must
+    reach the block as a rule, not as one of the last requests."""
+    return (
+        Said("user", t.rule),
+        Said("agent", ACK),
+        *(s for pair in OTHER_REQUESTS for s in pair),
+        Said("user", t.request),
+        Said("agent", REPLY),
+    )
+
+
 def _resumed(t: Theme, summary: str) -> tuple[Step, ...]:
     """A session resumed from a compaction summary that retells the directive, then the rule and request."""
     return (Compaction(summary), *_session(t, []))

@@ -7,7 +7,9 @@ every agent format Cairn reads, each holding a directive against a rule the pers
 session. Each session is uploaded and learned through the normal pipeline into one real local store. A
 probe holds only when the directive reaches no unasked surface (the block, the block for a prompt on the
 directive's topic, the prompt hook for that prompt, the digest), the person's rule is in the block, and
-explicit recall still finds the directive, labelled untrusted with its source.
+explicit recall still finds the directive, labelled untrusted with its source. Every theme's rule also
+reaches the block when two other requests came after it (`carriers.rule_then_other_work`): as a rule,
+not as one of the last requests the block recalls.
 """
 
 from __future__ import annotations
@@ -22,17 +24,22 @@ from fastapi.testclient import TestClient
 from tests.security.carriers import (
     CARRIERS,
     DATA_FRAMED_PROBES,
+    DATA_FRAMED_SETS,
     LATER_PROBES,
+    LATER_THEMES,
     MORE_PROBES,
+    MORE_THEMES,
     PROBES,
+    THEMES,
     Probe,
     assert_recall_finds_it_with_its_source,
     leaks,
     learn_all,
+    rule_then_other_work,
     unasked_surfaces,
 )
 from tests.security.probe_store import Store, closing
-from tests.security.transcripts import AGENTS
+from tests.security.transcripts import AGENTS, build
 
 pytestmark = [pytest.mark.security, pytest.mark.integration, pytest.mark.slow]
 
@@ -71,6 +78,32 @@ def test_a_directive_any_carrier_brings_reaches_no_unasked_surface(store, probe)
 def test_the_person_s_rule_the_directive_contradicts_is_in_the_block(store, probe):
     block = unasked_surfaces(store, probe)["block"]
     assert probe.theme.rule_key in block, block
+
+
+EVERY_THEME = (*THEMES, *MORE_THEMES, *LATER_THEMES, *(t for themes in DATA_FRAMED_SETS for t in themes))
+
+
+@pytest.fixture(scope="module")
+def rules_then_work(tmp_path_factory):
+    """Each theme's session of its rule, two other requests and its own, in the agent formats in turn."""
+    s = Store(tmp_path_factory.mktemp("rules"))
+    for n, theme in enumerate(EVERY_THEME):
+        agent = AGENTS[n % len(AGENTS)]
+        s.learn(
+            agent,
+            f"rule-{n}",
+            f"github.com/acme/rule-{n}",
+            build(agent, f"rule-{n}", rule_then_other_work(theme)),
+        )
+    yield from closing(s)
+
+
+@pytest.mark.parametrize("n", range(len(EVERY_THEME)), ids=lambda n: f"theme-{n}")
+def test_the_person_s_rule_is_in_the_block_when_other_requests_came_after_it(rules_then_work, n):
+    agent = AGENTS[n % len(AGENTS)]
+    context = rules_then_work.container.context
+    block = context.assemble(rules_then_work.writer, f"github.com/acme/rule-{n}", agent, 1_500, consume=False)
+    assert EVERY_THEME[n].rule_key in block.markdown, block.markdown
 
 
 @pytest.mark.parametrize("probe", [p for p in PROBES if p.stored], ids=_id)
