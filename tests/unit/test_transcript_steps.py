@@ -222,13 +222,12 @@ def test_a_codex_exit_status_is_read_from_its_output_header():
 
 
 def test_a_long_request_is_never_cut_it_continues_over_several_excerpts():
-    parts = ("store", "index", "router", "parser", "cache", "queue", "hook")
-    plan = "\n".join(f"- step {i}: change {parts[i % 7]}_{i} to handle the empty case" for i in range(120))
+    plan = "\n".join(f"- step {i}: change module_{i} so that it handles the empty case" for i in range(120))
     plan += "\n- No attempt to fully support empty repos (too many downstream HEAD dependencies)"
     excerpts = build_excerpts([ev(1, 1, Role.USER, "Implement the following plan:\n" + plan)])
     joined = "\n".join(x.text for x in excerpts)
     assert len(excerpts) > 2 and all(len(x.text) <= 1_800 for x in excerpts)
-    assert "too many downstream HEAD dependencies" in joined and "store_119" in joined
+    assert "too many downstream HEAD dependencies" in joined and "module_119" in joined
     assert all(x.request.startswith("Implement the following plan") for x in excerpts)
 
 
@@ -302,21 +301,6 @@ def test_a_stack_trace_pasted_into_a_message_is_cut_to_its_first_lines_and_a_cou
     text = render_event(message)
     assert text.startswith("user: I get this in the console:") and "What is wrong with the tree?" in text
     assert "more trace lines)" in text and len(text) < 1_000
-
-
-def test_a_pasted_logs_run_of_one_line_with_other_numbers_is_cut_to_its_ends_and_a_count():
-    warning = "3/29/2026, 8:06:{s:02d} AM WARN lineprotocol.go:368: channel full, dropped {n} messages"
-    log = "\n".join(warning.format(s=i % 60, n=650_001 + 90_000 * i) for i in range(94))
-    message = ev(0, 1, Role.USER, text=f"Still too slow under load:\n{log}\nINFO checkpoint started")
-    text = render_event(message)
-    assert "dropped 650001 messages" in text and f"dropped {650_001 + 90_000 * 93} messages" in text
-    assert "(90 more lines like these)" in text and "INFO checkpoint started" in text
-    assert len(text) < 1_000
-
-
-def test_a_few_lines_that_differ_only_in_their_numbers_are_kept_whole():
-    steps = "\n".join(f"{i}. run the migration for shard {i}" for i in range(1, 6))
-    assert render_event(ev(0, 1, Role.USER, text=steps)) == "user: " + steps
 
 
 def test_a_short_run_of_file_references_in_prose_is_kept_whole():

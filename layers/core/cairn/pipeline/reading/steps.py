@@ -749,7 +749,7 @@ _DOCSTRING = ('"""', "'''", 'r"""')
 
 def _prose(text: str) -> str:
     lines = [_RUN.sub(r"\1\1\1", _WS.sub(" ", ln)).rstrip() for ln in (text or "").strip().splitlines()]
-    return _clip("\n".join(squeeze_repeats(squeeze_traces([ln for ln in lines if ln.strip()]))), PROSE_CHARS)
+    return _clip("\n".join(squeeze_traces([ln for ln in lines if ln.strip()])), PROSE_CHARS)
 
 
 # a line of a stack trace or log in most runtimes: a file and line number (`app.js:12:5`, `main.go:40
@@ -786,31 +786,6 @@ def squeeze_traces(lines: list[str]) -> list[str]:
         flush()
         run, frames = [], 0
         out.append(line)
-    flush()
-    return out
-
-
-_DIGITS = re.compile(r"\d+")
-
-
-def squeeze_repeats(lines: list[str]) -> list[str]:
-    """A run of `TRACE_MIN` lines or more that say the same but for their numbers (a pasted log's one
-    warning with its time and count) is cut to its first lines, its last and a count: 94 such lines of
-    one message made nine excerpts that took every answer's place for a question quoting the warning."""
-    out: list[str] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        if len(run) >= TRACE_MIN:
-            out.extend([*run[:TRACE_KEEP], f"… ({len(run) - TRACE_KEEP - 1} more lines like these)", run[-1]])
-        else:
-            out.extend(run)
-
-    for line in lines:
-        if run and _DIGITS.sub("0", line) != _DIGITS.sub("0", run[-1]):
-            flush()
-            run = []
-        run.append(line)
     flush()
     return out
 
