@@ -687,9 +687,14 @@ def _slug_words(token: str) -> int:
     for segment in _SEGMENTS.split(token):
         if any(c.isdigit() for c in segment) or _EXTENSION.search(segment):
             continue
-        if (n := sum(1 for p in _JOINED.split(segment) if _HAS_LETTER.search(p))) >= JOINED_WORDS:
+        if (n := _joined_words(segment)) >= JOINED_WORDS:
             count += n
     return count
+
+
+def _joined_words(token: str) -> int:
+    """How many parts with a letter `_`, `.`, `+` or `-` join in a token (`do_not_review_this` 4)."""
+    return sum(1 for p in _JOINED.split(token) if _HAS_LETTER.search(p))
 
 
 def _loose_words(line: str) -> tuple[int, bool]:
@@ -714,9 +719,8 @@ def _loose_words(line: str) -> tuple[int, bool]:
             data = True
             count += _slug_words(core)  # a path's or an address's words joined into a slug are words
             continue
-        parts = [p for p in _JOINED.split(core) if _HAS_LETTER.search(p)]
-        if len(parts) >= JOINED_WORDS:  # words joined into one token: `do_not_review_this`, `a+form+value`
-            count += len(parts)
+        if (parts := _joined_words(core)) >= JOINED_WORDS:  # `do_not_review_this`, `a+form+value`
+            count += parts
             continue
         if (
             _NUMBER.match(core)
