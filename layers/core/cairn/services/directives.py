@@ -602,13 +602,17 @@ def _words(text: str) -> int:
     )
 
 
-# a tool's diagnostic: a file and line (`main.go:12:`), or a level or failure before a colon
+# a tool's diagnostic: a file and line (`main.go:12:`), or a level or failure before a colon, its label
+# short: a place, a code, a thread ("Exception in thread "main" java.lang.X:", "Traceback (most recent
+# call last):"). A sentence whose third word is "error" and whose clause runs on to a colon is someone's
+# writing ("Notebook ke error mein data-platform ka hint hai: …").
 # a test's result as a runner prints it: a status word, or a mark
 _RESULT = r"[(\[]?(?:pass(?:ed)?|fail(?:ed)?|ok|skip(?:ped)?|todo)[)\]]?|[✓✔✗✘×√]"
+DIAGNOSTIC_LABEL_TOKENS = 4
 _DIAGNOSTIC = re.compile(
     r"^\W{0,4}(?:[\w./\\-]+:\d+(?::\d+)?\b"
     r"|(?:[\w.-]+\s+){0,2}?(?:error|warning|warn|fatal|panic|fail(?:ed|ure)?|exception|traceback"
-    r"|assertion\w*|[a-z]{0,3}\d{3,5})\b[^:\n]{0,40}:"
+    rf"|assertion\w*|[a-z]{{0,3}}\d{{3,5}})\b(?=[^:\n]{{0,40}}:)(?:\s*[^\s:]+){{0,{DIAGNOSTIC_LABEL_TOKENS}}}\s*:"
     # a test runner's result: "(pass) suite > case [12ms]", "✓ renders", "--- FAIL: TestX", "PASSED"
     rf"|(?:{_RESULT})(?:(?<=[✓✔✗✘×√])|(?=[\s:]|$)))",
     re.I,
@@ -1125,6 +1129,39 @@ def _quotes(text: str, told: str) -> bool:
         return False
     prose = _document_prose(told)
     return any(_unjoined(q) in prose for q in quoted)
+
+
+# a run of this many of a tool text's tokens, in its order, in the agent's words is a copy of it, in any
+# language: the agent quoting a build's note or repeating its sub-agent's report whole passes its words on
+COPIED_TOKENS = 8
+# what starts a line of a quoted or commented block (`> `, `# `, `// `, ` * `): its marks, not its words
+_LINE_MARKS = re.compile(r"^\s*(?:>+|#+|//+|\*+|--|;+)\s+", re.M)
+# quotation marks and brackets: how the agent sets a quotation off, or how code frames a value
+_FRAMING = re.compile(r"[«»“”„\"‚‘’‹›「」『』(){}\[\]]")
+
+
+def copies(text: str, told: str) -> bool:
+    """Whether a line of `text` holds `COPIED_TOKENS` tokens of `told` word for word, `PROSE_WORDS` of
+    them words: `told` read as running text, its lines joined and a quoted block's marks left out, so a
+    sentence hard-wrapped over `> ` lines (a build's note) is one. Whose words they seem to be (the
+    agent's summary, its quotation) does not matter: they are the text's."""
+    if not text or not told:
+        return False
+    running = _running(told)
+    for line in text.splitlines():
+        tokens = _unjoined(" ".join(_FRAMING.sub(" ", visible(line)).split()).casefold()).split()
+        for i in range(len(tokens) - COPIED_TOKENS + 1):
+            run = " ".join(tokens[i : i + COPIED_TOKENS])
+            if f" {run} " in running and _words(run) >= PROSE_WORDS:
+                return True
+    return False
+
+
+@lru_cache(maxsize=256)
+def _running(told: str) -> str:
+    """`told` as running text: lines joined, a quoted block's marks left out, case folded."""
+    joined = _FRAMING.sub(" ", visible(_LINE_MARKS.sub("", _HYPHENATED.sub("", told))))
+    return " " + _unjoined(" ".join(joined.split()).casefold()) + " "
 
 
 # what joins a slug's or a name's words (`write-the-password`, `settings.py`): read as a space on both
