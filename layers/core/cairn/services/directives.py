@@ -1131,8 +1131,10 @@ def _quotes(text: str, told: str) -> bool:
     return any(_unjoined(q) in prose for q in quoted)
 
 
-# a run of this many of a tool text's tokens, in its order, in the agent's words is a copy of it, in any
-# language: the agent quoting a build's note or repeating its sub-agent's report whole passes its words on
+# a quotation longer than a title (git's convention for a commit's subject: 72 characters) quotes a
+# passage, not a name: the agent quoting a build's note passes it on, citing a commit or a PR does not
+QUOTED_PASSAGE_CHARS = 72
+# a run of this many of the passage's tokens, in their order, found in a tool's text is that text's
 COPIED_TOKENS = 8
 # what starts a line of a quoted or commented block (`> `, `# `, `// `, ` * `): its marks, not its words
 _LINE_MARKS = re.compile(r"^\s*(?:>+|#+|//+|\*+|--|;+)\s+", re.M)
@@ -1140,16 +1142,21 @@ _LINE_MARKS = re.compile(r"^\s*(?:>+|#+|//+|\*+|--|;+)\s+", re.M)
 _FRAMING = re.compile(r"[«»“”„\"‚‘’‹›「」『』(){}\[\]]")
 
 
-def copies(text: str, told: str) -> bool:
-    """Whether a line of `text` holds `COPIED_TOKENS` tokens of `told` word for word, `PROSE_WORDS` of
-    them words: `told` read as running text, its lines joined and a quoted block's marks left out, so a
-    sentence hard-wrapped over `> ` lines (a build's note) is one. Whose words they seem to be (the
-    agent's summary, its quotation) does not matter: they are the text's."""
+def quotes_passage(text: str, told: str) -> bool:
+    """Whether `text` quotes a passage of `told` (a tool's text): a quotation, in any language's marks,
+    longer than `QUOTED_PASSAGE_CHARS`, `COPIED_TOKENS` of whose tokens (`PROSE_WORDS` of them words) run
+    in `told` as they run in it. `told` is read as running text, its lines joined and a quoted block's
+    marks left out, so a note hard-wrapped over `> ` lines (a build's) is one passage, and the agent
+    may mend a word of it: «Aggiungete … il repository X con Y» after a note's "… il repository X { Y }"."""
     if not text or not told:
         return False
+    spans = (next(g for g in f.groups() if g) for f in _QUOTATION.finditer(visible(text)))
+    passages = [q for q in spans if len(q.strip()) > QUOTED_PASSAGE_CHARS]
+    if not passages:  # most of the agent's messages quote nothing: the told text is not read at all
+        return False
     running = _running(told)
-    for line in text.splitlines():
-        tokens = _unjoined(" ".join(_FRAMING.sub(" ", visible(line)).split()).casefold()).split()
+    for passage in passages:
+        tokens = _unjoined(" ".join(_FRAMING.sub(" ", passage).split()).casefold()).split()
         for i in range(len(tokens) - COPIED_TOKENS + 1):
             run = " ".join(tokens[i : i + COPIED_TOKENS])
             if f" {run} " in running and _words(run) >= PROSE_WORDS:

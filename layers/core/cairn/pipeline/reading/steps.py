@@ -34,9 +34,9 @@ from cairn.pipeline.reading.shell import (
 from cairn.services.directives import (
     QUOTED_MARKS,
     RETOLD,
-    copies,
     directive,
     marks,
+    quotes_passage,
     relayed_directive,
     repeats_prose,
     restatable,
@@ -368,13 +368,12 @@ def _repeated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
 def _restated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
     """The outside text (`trust.outside_text`: a page, a search, another MCP server, a file outside the
     repository) whose prose `text` restates as the agent's own (`directives.repeats_prose`), or any
-    tool's text that `text` copies a stretch of word for word (`directives.copies`), newest first. The
-    agent restating its own plan, its sub-agent's report or a summary of its work in its own words is
-    its own; copying them whole passes on what they retell."""
+    tool's text a passage of which `text` quotes (`directives.quotes_passage`), newest first. The agent
+    restating its own plan, its sub-agent's report or a summary of its work is its own."""
     told = (
         source
         for source, said in reversed(heard)
-        if (outside_text(source) and repeats_prose(text, said)) or copies(text, said)
+        if (outside_text(source) and repeats_prose(text, said)) or quotes_passage(text, said)
     )
     return next(told, None)
 
