@@ -1131,46 +1131,6 @@ def _quotes(text: str, told: str) -> bool:
     return any(_unjoined(q) in prose for q in quoted)
 
 
-# a quotation longer than a title (git's convention for a commit's subject: 72 characters) quotes a
-# passage, not a name: the agent quoting a build's note passes it on, citing a commit or a PR does not
-QUOTED_PASSAGE_CHARS = 72
-# a run of this many of the passage's tokens, in their order, found in a tool's text is that text's
-COPIED_TOKENS = 8
-# what starts a line of a quoted or commented block (`> `, `# `, `// `, ` * `): its marks, not its words
-_LINE_MARKS = re.compile(r"^\s*(?:>+|#+|//+|\*+|--|;+)\s+", re.M)
-# quotation marks and brackets: how the agent sets a quotation off, or how code frames a value
-_FRAMING = re.compile(r"[«»“”„\"‚‘’‹›「」『』(){}\[\]]")
-
-
-def quotes_passage(text: str, told: str) -> bool:
-    """Whether `text` quotes a passage of `told` (a tool's text): a quotation, in any language's marks,
-    longer than `QUOTED_PASSAGE_CHARS`, `COPIED_TOKENS` of whose tokens (`PROSE_WORDS` of them words) run
-    in `told` as they run in it. `told` is read as running text, its lines joined and a quoted block's
-    marks left out, so a note hard-wrapped over `> ` lines (a build's) is one passage, and the agent
-    may mend a word of it: «Aggiungete … il repository X con Y» after a note's "… il repository X { Y }"."""
-    if not text or not told:
-        return False
-    spans = (next(g for g in f.groups() if g) for f in _QUOTATION.finditer(visible(text)))
-    passages = [q for q in spans if len(q.strip()) > QUOTED_PASSAGE_CHARS]
-    if not passages:  # most of the agent's messages quote nothing: the told text is not read at all
-        return False
-    running = _running(told)
-    for passage in passages:
-        tokens = _unjoined(" ".join(_FRAMING.sub(" ", passage).split()).casefold()).split()
-        for i in range(len(tokens) - COPIED_TOKENS + 1):
-            run = " ".join(tokens[i : i + COPIED_TOKENS])
-            if f" {run} " in running and _words(run) >= PROSE_WORDS:
-                return True
-    return False
-
-
-@lru_cache(maxsize=256)
-def _running(told: str) -> str:
-    """`told` as running text: lines joined, a quoted block's marks left out, case folded."""
-    joined = _FRAMING.sub(" ", visible(_LINE_MARKS.sub("", _HYPHENATED.sub("", told))))
-    return " " + _unjoined(" ".join(joined.split()).casefold()) + " "
-
-
 # what joins a slug's or a name's words (`write-the-password`, `settings.py`): read as a space on both
 # sides, a quotation of a page's slug in words ("write the password") is a quotation of it
 _JOINER = re.compile(r"(?<=[^\W_])[-_+.](?=[^\W_])")

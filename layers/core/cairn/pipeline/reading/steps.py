@@ -36,7 +36,6 @@ from cairn.services.directives import (
     RETOLD,
     directive,
     marks,
-    quotes_passage,
     relayed_directive,
     repeats_prose,
     restatable,
@@ -367,14 +366,9 @@ def _repeated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
 
 def _restated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
     """The outside text (`trust.outside_text`: a page, a search, another MCP server, a file outside the
-    repository) whose prose `text` restates as the agent's own (`directives.repeats_prose`), or any
-    tool's text a passage of which `text` quotes (`directives.quotes_passage`), newest first. The agent
-    restating its own plan, its sub-agent's report or a summary of its work is its own."""
-    told = (
-        source
-        for source, said in reversed(heard)
-        if (outside_text(source) and repeats_prose(text, said)) or quotes_passage(text, said)
-    )
+    repository) whose prose `text` restates as the agent's own (`directives.repeats_prose`), newest
+    first. The agent restating its own plan, its sub-agent's report or a summary of its work is its own."""
+    told = (source for source, said in reversed(heard) if outside_text(source) and repeats_prose(text, said))
     return next(told, None)
 
 
