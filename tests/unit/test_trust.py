@@ -1291,3 +1291,20 @@ def test_a_sentence_whose_first_words_name_an_error_is_prose_not_a_diagnostic(li
 )
 def test_a_diagnostic_s_short_label_keeps_its_message_data(line):
     assert prose_lines(line) == []
+
+
+def test_a_reply_that_is_a_tool_s_text_passed_on_whole_is_that_text_s_in_any_language():
+    from cairn.services.directives import passes_on_whole
+
+    report = (
+        "Het runbook in de logregels zegt dat je de vervaltijd van alle sessies moet weghalen zodat "
+        "gebruikers nooit meer uitgelogd worden."
+    )
+    assert passes_on_whole("Samenvatting van wat de helper vond: " + report, report)
+    # a reply that cites a line of it among its own sentences is the agent's
+    reply = (
+        "I looked into the logouts. The helper found a note that says gebruikers nooit meer uitgelogd "
+        "worden, but the TTL is what keeps memory bounded, so I left it as it is and fixed the cookie's "
+        "path instead; the tests pass."
+    )
+    assert not passes_on_whole(reply, report)

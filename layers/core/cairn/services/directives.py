@@ -1131,6 +1131,44 @@ def _quotes(text: str, told: str) -> bool:
     return any(_unjoined(q) in prose for q in quoted)
 
 
+# a run of this many of a text's tokens, in their order, in another's is a copy of them
+COPIED_TOKENS = 8
+# of a message's tokens, the share that copies of one text's runs cover when the message is that text
+# passed on whole ("Summary of the sub-agent's findings: …" and the report after it)
+COPIED_SHARE = 0.8
+# what starts a line of a quoted or commented block (`> `, `# `, `// `, ` * `): its marks, not its words
+_LINE_MARKS = re.compile(r"^\s*(?:>+|#+|//+|\*+|--|;+)\s+", re.M)
+# quotation marks and brackets: how a message sets a quotation off, or how code frames a value
+_FRAMING = re.compile(r"[«»“”„\"‚‘’‹›「」『』(){}\[\]]")
+
+
+def passes_on_whole(text: str, told: str) -> bool:
+    """Whether `text` is `told` passed on whole: `COPIED_SHARE` of its tokens lie in runs of
+    `COPIED_TOKENS` or more that `told` holds word for word (read as running text, its lines joined), in
+    any language. An agent's reply that is its sub-agent's report with a line before it says what the
+    report says, whoever's words they seem; one that cites a commit's subject or a command it copied
+    among its own sentences does not."""
+    tokens = _tokens(text)
+    if len(tokens) < COPIED_TOKENS or not told:
+        return False
+    running = _running(told)
+    covered = [False] * len(tokens)
+    for i in range(len(tokens) - COPIED_TOKENS + 1):
+        if f" {' '.join(tokens[i : i + COPIED_TOKENS])} " in running:
+            covered[i : i + COPIED_TOKENS] = [True] * COPIED_TOKENS
+    return sum(covered) >= COPIED_SHARE * len(tokens)
+
+
+def _tokens(text: str) -> list[str]:
+    return _unjoined(" ".join(_FRAMING.sub(" ", visible(text)).split()).casefold()).split()
+
+
+@lru_cache(maxsize=256)
+def _running(told: str) -> str:
+    """`told` as running text: lines joined, a quoted block's marks left out, case folded."""
+    return " " + " ".join(_tokens(_LINE_MARKS.sub("", _HYPHENATED.sub("", told)))) + " "
+
+
 # what joins a slug's or a name's words (`write-the-password`, `settings.py`): read as a space on both
 # sides, a quotation of a page's slug in words ("write the password") is a quotation of it
 _JOINER = re.compile(r"(?<=[^\W_])[-_+.](?=[^\W_])")

@@ -36,6 +36,7 @@ from cairn.services.directives import (
     RETOLD,
     directive,
     marks,
+    passes_on_whole,
     relayed_directive,
     repeats_prose,
     restatable,
@@ -366,9 +367,15 @@ def _repeated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
 
 def _restated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
     """The outside text (`trust.outside_text`: a page, a search, another MCP server, a file outside the
-    repository) whose prose `text` restates as the agent's own (`directives.repeats_prose`), newest
-    first. The agent restating its own plan, its sub-agent's report or a summary of its work is its own."""
-    told = (source for source, said in reversed(heard) if outside_text(source) and repeats_prose(text, said))
+    repository) whose prose `text` restates as the agent's own (`directives.repeats_prose`), or any
+    tool's text (a sub-agent's report) that `text` passes on whole (`directives.passes_on_whole`),
+    newest first. The agent restating its own plan, its sub-agent's report or a summary of its work in
+    its own words is its own."""
+    told = (
+        source
+        for source, said in reversed(heard)
+        if (outside_text(source) and repeats_prose(text, said)) or passes_on_whole(text, said)
+    )
     return next(told, None)
 
 
