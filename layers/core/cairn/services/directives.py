@@ -1134,8 +1134,8 @@ def _quotes(text: str, told: str) -> bool:
 # a run of this many of a text's tokens, in their order, in another's is a copy of them
 COPIED_TOKENS = 8
 # of a message's tokens, the share that copies of one text's runs cover when the message is that text
-# passed on whole ("Summary of the sub-agent's findings: …" and the report after it)
-COPIED_SHARE = 0.8
+# passed on whole, most of it ("Summary of the sub-agent's findings: …" and the report after it)
+COPIED_SHARE = 2 / 3
 # what starts a line of a quoted or commented block (`> `, `# `, `// `, ` * `): its marks, not its words
 _LINE_MARKS = re.compile(r"^\s*(?:>+|#+|//+|\*+|--|;+)\s+", re.M)
 # quotation marks and brackets: how a message sets a quotation off, or how code frames a value
@@ -1143,7 +1143,7 @@ _FRAMING = re.compile(r"[«»“”„\"‚‘’‹›「」『』(){}\[\]]")
 
 
 def passes_on_whole(text: str, told: str) -> bool:
-    """Whether `text` is `told` passed on whole: `COPIED_SHARE` of its tokens lie in runs of
+    """Whether `text` is `told` passed on whole: `COPIED_SHARE` of its tokens or more lie in runs of
     `COPIED_TOKENS` or more that `told` holds word for word (read as running text, its lines joined), in
     any language. An agent's reply that is its sub-agent's report with a line before it says what the
     report says, whoever's words they seem; one that cites a commit's subject or a command it copied
