@@ -1151,7 +1151,10 @@ def passes_on_whole(text: str, told: str) -> bool:
     tokens = _tokens(text)
     if len(tokens) < COPIED_TOKENS or not told:
         return False
-    running = _running(told)
+    running, words = _running(told)
+    # most messages share few of a text's tokens: they are told apart without looking for runs
+    if sum(t in words for t in tokens) < COPIED_SHARE * len(tokens):
+        return False
     covered = [False] * len(tokens)
     for i in range(len(tokens) - COPIED_TOKENS + 1):
         if f" {' '.join(tokens[i : i + COPIED_TOKENS])} " in running:
@@ -1159,14 +1162,19 @@ def passes_on_whole(text: str, told: str) -> bool:
     return sum(covered) >= COPIED_SHARE * len(tokens)
 
 
-def _tokens(text: str) -> list[str]:
-    return _unjoined(" ".join(_FRAMING.sub(" ", visible(text)).split()).casefold()).split()
+@lru_cache(maxsize=1024)
+def _tokens(text: str) -> tuple[str, ...]:
+    """`text`'s tokens, case folded, its quotation marks and brackets and a name's joiners as spaces.
+    Cached: one message of the agent is read against each text it heard before it."""
+    return tuple(_unjoined(" ".join(_FRAMING.sub(" ", visible(text)).split()).casefold()).split())
 
 
 @lru_cache(maxsize=256)
-def _running(told: str) -> str:
-    """`told` as running text: lines joined, a quoted block's marks left out, case folded."""
-    return " " + " ".join(_tokens(_LINE_MARKS.sub("", _HYPHENATED.sub("", told)))) + " "
+def _running(told: str) -> tuple[str, frozenset[str]]:
+    """`told` as running text (lines joined, a quoted block's marks left out, case folded), and its
+    tokens."""
+    tokens = _tokens(_LINE_MARKS.sub("", _HYPHENATED.sub("", told)))
+    return " " + " ".join(tokens) + " ", frozenset(tokens)
 
 
 # what joins a slug's or a name's words (`write-the-password`, `settings.py`): read as a space on both
