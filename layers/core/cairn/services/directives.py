@@ -603,9 +603,9 @@ def _words(text: str) -> int:
 
 
 # a tool's diagnostic: a file and line (`main.go:12:`), or a level or failure before a colon, its label
-# short: a place, a code, a thread ("Exception in thread "main" java.lang.X:", "Traceback (most recent
-# call last):"). A sentence whose third word is "error" and whose clause runs on to a colon is someone's
-# writing ("Notebook ke error mein data-platform ka hint hai: …").
+# short: a place, a code (`error[E0599]:`, `npm WARN deprecated x@1.0.6:`, `Traceback (most recent call
+# last):`). A sentence whose third word is "error" and whose clause runs on to a colon ("Nightly error
+# report from the platform team: …") is someone's writing, in whatever language it goes on.
 # a test's result as a runner prints it: a status word, or a mark
 _RESULT = r"[(\[]?(?:pass(?:ed)?|fail(?:ed)?|ok|skip(?:ped)?|todo)[)\]]?|[✓✔✗✘×√]"
 DIAGNOSTIC_LABEL_TOKENS = 4
@@ -1134,7 +1134,7 @@ def _quotes(text: str, told: str) -> bool:
 # a run of this many of a text's tokens, in their order, in another's is a copy of them
 COPIED_TOKENS = 8
 # of a message's tokens, the share that copies of one text's runs cover when the message is that text
-# passed on whole, most of it ("Summary of the sub-agent's findings: …" and the report after it)
+# passed on whole, most of it (a line of the agent's own, then its sub-agent's report)
 COPIED_SHARE = 2 / 3
 # what starts a line of a quoted or commented block (`> `, `# `, `// `, ` * `): its marks, not its words
 _LINE_MARKS = re.compile(r"^\s*(?:>+|#+|//+|\*+|--|;+)\s+", re.M)
@@ -1162,18 +1162,20 @@ def passes_on_whole(text: str, told: str) -> bool:
     return sum(covered) >= COPIED_SHARE * len(tokens)
 
 
-@lru_cache(maxsize=1024)
-def _tokens(text: str) -> tuple[str, ...]:
-    """`text`'s tokens, case folded, its quotation marks and brackets and a name's joiners as spaces.
-    Cached: one message of the agent is read against each text it heard before it."""
+def _split(text: str) -> tuple[str, ...]:
+    """`text`'s tokens, case folded, its quotation marks and brackets and a name's joiners as spaces."""
     return tuple(_unjoined(" ".join(_FRAMING.sub(" ", visible(text)).split()).casefold()).split())
+
+
+# one message of the agent is read against each text it heard before it
+_tokens = lru_cache(maxsize=1024)(_split)
 
 
 @lru_cache(maxsize=256)
 def _running(told: str) -> tuple[str, frozenset[str]]:
     """`told` as running text (lines joined, a quoted block's marks left out, case folded), and its
     tokens."""
-    tokens = _tokens(_LINE_MARKS.sub("", _HYPHENATED.sub("", told)))
+    tokens = _split(_LINE_MARKS.sub("", _HYPHENATED.sub("", told)))
     return " " + " ".join(tokens) + " ", frozenset(tokens)
 
 
