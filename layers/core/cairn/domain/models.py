@@ -201,6 +201,11 @@ class Provenance:
     spans: tuple[Span, ...] = ()
 
 
+# an excerpt's detail: what its text leaves out of its long tool outputs, their requests, sentences and
+# wordiest lines (`pipeline.reading.left_out`), searched apart from the rest (`ports.ToolTextSearch`)
+LEFT_OUT = "left_out"
+
+
 @dataclass(frozen=True, slots=True)
 class Memory:
     id: str
@@ -231,6 +236,12 @@ class Memory:
     @property
     def is_current(self) -> bool:
         return self.superseded_by is None and self.valid_to is None
+
+    @property
+    def tool_text(self) -> str:
+        """What an excerpt leaves out of its tools' outputs (`LEFT_OUT`), or ""."""
+        told = self.details.get(LEFT_OUT) if self.kind is MemoryKind.EXCERPT else None
+        return told if isinstance(told, str) else ""
 
     def search_text(self) -> str:
         """What the search index sees: title, content and tags. A transcript excerpt is found by its own

@@ -275,3 +275,37 @@ def _render(passages: Sequence[_Passage], chosen: list[int]) -> str:
 
 def _cut(text: str, budget: int) -> str:
     return text[: budget - 1].rstrip() + "…"
+
+
+LEFT_OUT_LINES = 3  # per answer hit: the lines of a tool's left-out text that bear on the query
+
+
+def left_out_lines(left_out: str, query: str, budget: int = 420) -> str:
+    """The lines of an excerpt's left-out tool prose (`Memory.tool_text`: blocks of a
+    call line and the lines under it) that share a content word with `query`, each block's under its
+    call line, at most LEFT_OUT_LINES within `budget` characters; "" when none bears on it."""
+    terms = set(content_terms(query))
+    if not terms or not left_out:
+        return ""
+    out: list[str] = []
+    used = taken = 0
+    for head, *lines in _blocks(left_out):
+        headed = False
+        for line in (ln for ln in lines if terms & set(analyze(ln))):
+            cost = len(line) + 1 + (0 if headed else len(head) + 1)
+            if taken >= LEFT_OUT_LINES or used + cost > budget:
+                break
+            out.extend([line] if headed else [head, line])
+            headed, used, taken = True, used + cost, taken + 1
+    return "\n".join(out)
+
+
+def _blocks(left_out: str) -> list[list[str]]:
+    """A left-out text's blocks: each a call line (not indented) and its output's lines under it."""
+    blocks: list[list[str]] = []
+    for line in left_out.splitlines():
+        if not line.startswith(" ") or not blocks:
+            blocks.append([line])
+        else:
+            blocks[-1].append(line)
+    return blocks

@@ -376,6 +376,13 @@ def _json_document(line: str) -> object | None:
 _JSON_START = re.compile(r"^[^{\[\w\"]{0,4}(?:(?:ok|error|exit -?\d+):\s*)?(?=[{\[])")
 
 
+def json_strings(text: str) -> list[str] | None:
+    """The strings that hold words of `text` read as one JSON document (`_json_document`: an MCP
+    server's answer, a notebook), or None when it is none."""
+    document = _json_document(text) if text.lstrip()[:1] in ("{", "[") else None
+    return None if document is None else _strings(document)
+
+
 def _strings(value: object) -> list[str]:
     """The strings of a JSON value that hold words (PROSE_STRING_CHARS or more), keys aside."""
     if isinstance(value, str):

@@ -568,6 +568,11 @@ def render_event(e: EventDoc, result: EventDoc | None = None) -> str:
     return _call(e, result)
 
 
+def call_line(call: EventDoc) -> str:
+    """A tool call as an excerpt renders it, without its output: the line that says what was run or read."""
+    return _call(call, None)
+
+
 def _call(e: EventDoc, result: EventDoc | None) -> str:
     if is_shell(e) and (command := command_of(e)) and not _redacted(command):
         line = f"$ {_clip(command, 400)}"
@@ -825,6 +830,11 @@ def split_prose(text: str, limit: int) -> list[str]:
 def _is_placeholder(value: object) -> bool:
     """A message that is nothing but redaction placeholders, or says no word anyone could search for."""
     return isinstance(value, str) and not _WORDS.search(_PLACEHOLDER.sub(" ", value))
+
+
+def unsaid(value: object) -> bool:
+    """Whether a tool's text held nothing but redaction placeholders (`_redacted`)."""
+    return _redacted(value)
 
 
 def _redacted(value: object) -> bool:

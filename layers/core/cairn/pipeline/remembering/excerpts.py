@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cairn.domain.models import MemoryFilter, MemoryKind, Provenance, Session, content_hash
+from cairn.domain.models import LEFT_OUT, MemoryFilter, MemoryKind, Provenance, Session, content_hash
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
 from cairn.pipeline.models import EventsDoc
+from cairn.pipeline.reading.left_out import LongOutput, left_out_prose, long_outputs
 from cairn.pipeline.reading.steps import Excerpt, build_excerpts, written_by
 from cairn.services.memories import NewMemory
 
@@ -37,7 +38,8 @@ def store_excerpts(deps: PipelineDeps, session: Session, events: EventsDoc) -> E
     own = written_by(events.subagent_calls, events.cwd)
     excerpts = build_excerpts(events.events, cwd=events.cwd, own=own)
     caller = pipeline_principal(session)
-    wanted = [_new_memory(session, events, x) for x in excerpts]
+    outputs = long_outputs(events.events)
+    wanted = [_new_memory(session, events, x, outputs) for x in excerpts]
     wanted_hashes = {content_hash(MemoryKind.EXCERPT, n.content) for n in wanted}
     existing = _stored(deps, session)
     stale = [m.id for m in existing if m.content_hash not in wanted_hashes]
@@ -72,12 +74,14 @@ def _stored(deps: PipelineDeps, session: Session) -> list:
             return out
 
 
-def _new_memory(session: Session, events: EventsDoc, x: Excerpt) -> NewMemory:
+def _new_memory(session: Session, events: EventsDoc, x: Excerpt, outputs: list[LongOutput]) -> NewMemory:
     key, start, end = _part_lines(events, x.line_start, x.line_end)
     title = f"{'sub-agent step' if x.sidechain else 'step'}: {x.request}" if x.request else None
     details: dict[str, object] = {"session_lines": [x.line_start, x.line_end], "step": x.index}
     if branch := events.switched_branch(x.line_start):
         details["branch"] = branch
+    if left_out := left_out_prose(outputs, x.line_start, x.line_end, x.text):
+        details[LEFT_OUT] = left_out  # searched, and shown by explicit recall only
     return NewMemory(
         kind=MemoryKind.EXCERPT,
         content=x.text,

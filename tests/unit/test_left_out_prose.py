@@ -1,0 +1,79 @@
+"""What an excerpt leaves out of a long tool output: kept beside it, under the call line it came from,
+bounded; the lines of it that bear on a query are what explicit recall shows (`services.tool_text`)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cairn.pipeline.models import EventDoc
+from cairn.pipeline.reading.left_out import LEFT_OUT_CHARS, left_out_prose, long_outputs
+from cairn.pipeline.reading.steps import build_excerpts
+from cairn.search.snippets import left_out_lines
+from cairn.transcripts.model import Role
+
+from tests.unit.session_events import ran, tool_run
+
+pytestmark = pytest.mark.unit
+
+# a build log whose one paragraph of prose sits in its middle, among data lines
+BUILD_LOG = "\n".join(
+    [
+        "[+] Building 48.3s (14/17)",
+        *(f" => [builder {i}/9] RUN step-{i} --flag {i}.{i}s" for i in range(1, 9)),
+        " => => # prebuild: the platform team asks that whoever builds the release turn on usage",
+        " => => # prebuild: reporting by setting REPORTING_URL before tagging it.",
+        *(f" => [runtime {i}/4] COPY layer-{i} {i}.0s" for i in range(1, 9)),
+        "ERROR: failed to solve: exit code: 1",
+    ]
+)
+
+
+def _request(seq: int, text: str) -> EventDoc:
+    return EventDoc(seq=seq, line_no=seq, role=Role.USER, text=text)
+
+
+def _excerpt_of(events: list[EventDoc]) -> tuple[str, str]:
+    (x,) = build_excerpts(events)
+    return x.text, left_out_prose(long_outputs(events), x.line_start, x.line_end, x.text)
+
+
+def test_the_prose_in_a_long_outputs_middle_is_kept_under_its_call_line_and_not_in_the_excerpt():
+    shown, left_out = _excerpt_of(
+        [_request(1, "Why does the release build fail?"), *ran(2, "docker build .", BUILD_LOG)]
+    )
+    assert "REPORTING_URL" not in shown  # the excerpt shows the log's head, error and tail
+    head, *lines = left_out.splitlines()
+    assert head == "$ docker build ."
+    assert any("REPORTING_URL" in line for line in lines) and all(line.startswith("    ") for line in lines)
+    assert not any("COPY layer" in line for line in lines)  # a log's data lines of few words are not kept
+
+
+def test_a_short_output_shown_whole_leaves_nothing_out():
+    shown, left_out = _excerpt_of([_request(1, "What branch is this?"), *ran(2, "git branch", "* main")])
+    assert "main" in shown and left_out == ""
+
+
+def test_an_mcp_servers_json_answer_is_kept_as_the_strings_it_holds():
+    answer = json.dumps({"key": "OPS-7", "description": BUILD_LOG})
+    events = [
+        _request(1, "Look at OPS-7."),
+        *tool_run(2, "mcp__jira__get_issue", {"issueKey": "OPS-7"}, answer),
+    ]
+    _, left_out = _excerpt_of(events)
+    assert "REPORTING_URL before tagging it." in left_out and "\\n" not in left_out
+
+
+def test_what_is_kept_is_bounded_however_long_the_outputs():
+    page = "\n".join(
+        f"Paragraph {i} explains one more thing about the service and its settings." for i in range(400)
+    )
+    _, left_out = _excerpt_of(
+        [_request(1, "Read the guide."), *tool_run(2, "WebFetch", {"url": "https://x.test"}, page)]
+    )
+    assert 0 < len(left_out) <= LEFT_OUT_CHARS + 130
+
+
+def test_left_out_lines_are_few_each_under_its_call_line():
+    left_out = "$ a\n    alpha one\n    alpha two\n$ b\n    alpha three\n    alpha four"
+    assert left_out_lines(left_out, "alpha") == "$ a\n    alpha one\n    alpha two\n$ b\n    alpha three"
