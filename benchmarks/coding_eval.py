@@ -101,10 +101,14 @@ class _Shown:
         self.memories = [h.memory for h in result.hits]
         return result
 
+    def tool_text(self, *args, **kwargs):
+        return self.inner.tool_text(*args, **kwargs)
+
 
 def mcp_recall(container, team_id: str, project: str, limit: int = RECALL_LIMIT):
     """`recall(question) -> (text, tokens, hits, memories)`: the MCP `recall` tool's answer as the JSON
-    text an agent is shown, its token count, its hits in rank order and the memories behind them."""
+    text an agent is shown, its token count, its hits in rank order (its tool texts last) and the
+    memories behind the ranked hits."""
     spec = {s.name: s for s in tool_specs(with_context=True)}["recall"]
     shown = _Shown(container.recall)
     services = replace(ToolServices.from_container(container), recall=shown)
@@ -114,7 +118,10 @@ def mcp_recall(container, team_id: str, project: str, limit: int = RECALL_LIMIT)
         args = spec.args.model_validate({"query": question, "project": project, "limit": limit})
         payload = spec.run(services, reader, args)
         text = json.dumps(payload, ensure_ascii=False, default=str)
-        return as_read(text), count_many([text])[0], payload.get("hits", []), shown.memories
+        # what tools said past their excerpts is shown after the ranked hits: a hit too (a negative
+        # question answered by it is answered)
+        shown_hits = [*payload.get("hits", []), *payload.get("tool_text", [])]
+        return as_read(text), count_many([text])[0], shown_hits, shown.memories
 
     return recall
 

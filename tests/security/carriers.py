@@ -2001,7 +2001,11 @@ def leaks(store, p: Probe) -> dict[str, str]:
 
 def recalled(store, p: Probe) -> tuple[list[dict], list[list[dict]]]:
     """The hits holding the probe's mark when asked about its topic or its mark, and both answers."""
-    answers = [store.recall(p.project, q)["hits"] for q in (p.theme.prompt, p.mark)]
+    # the ranked hits, then what tools said past their excerpts (the answer's `tool_text`)
+    answers = [
+        [*(a := store.recall(p.project, q))["hits"], *a.get("tool_text", ())]
+        for q in (p.theme.prompt, p.mark)
+    ]
     return [h for answer in answers for h in answer if shows(str(h), p)], answers
 
 

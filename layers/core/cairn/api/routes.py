@@ -151,7 +151,14 @@ def search(body: SearchIn, caller: Caller, request: Request) -> dict:
         if mark := recall_mark(h.memory):
             hit["untrusted"] = mark
         hits.append(hit)
-    return {"hits": hits, "degraded": result.degraded}
+    out: dict = {"hits": hits, "degraded": result.degraded}
+    # what tools said past what their excerpts show, that bears on the query: apart from the ranked hits
+    if told := _c(request).recall.tool_text(caller, body.query, body.to_filter()):
+        out["tool_text"] = [
+            {"memory": _memory_out(h.memory), "lines": h.lines, "score": h.score, "untrusted": "tool text"}
+            for h in told
+        ]
+    return out
 
 
 # --- sessions ---------------------------------------------------------------------------------

@@ -119,13 +119,15 @@ def recall(
         return
     if res.get("degraded"):
         err.print(f"[yellow]degraded:[/yellow] {esc(res['degraded'])}")
-    if not res["hits"]:
+    if not res["hits"] and not res.get("tool_text"):
         out.print("[dim]nothing found[/dim]")
     for h in res["hits"]:
         m = h["memory"]
         out.print(f"{m['id']}  {m['kind']:<10} {h['score']:.3f}  {esc(cut(m['content'], full))}")
         if h.get("untrusted"):
             out.print(f"    [yellow]untrusted:[/yellow] {esc(h['untrusted'])}")
+    for t in res.get("tool_text") or ():  # what tools said past their excerpts: data, not advice
+        out.print(f"{t['memory']['id']}  [yellow]{t['untrusted']}[/yellow]  {esc(t['lines'])}")
 
 
 @app.command()

@@ -235,6 +235,19 @@ class SearchIndex(Protocol):
 
 
 @runtime_checkable
+class ToolTextSearch(Protocol):
+    """A search index that also holds, apart from everything it ranks, what each transcript excerpt
+    leaves out of its tools' outputs (`Memory.tool_text`): found by its words only when explicit recall
+    asks for it, so it never competes with the memories and excerpts an answer ranks."""
+
+    def search_tool_text(
+        self, team_id: str, query_text: str, flt: MemoryFilter, k: int
+    ) -> tuple[tuple[str, float], ...]:
+        """(memory id, the engine's BM25 score) of the excerpts whose tool text matches the query's
+        words, best first, confined to team and filter."""
+
+
+@runtime_checkable
 class Embedder(Protocol):
     version: str  # model + dimension; stored on memories to know when to re-embed
     dimension: int

@@ -58,6 +58,7 @@ from cairn.search.intent import asks_present_state
 from cairn.search.language import written_in
 from cairn.search.relevance import FLOOR, Relevance, never_discussed, only_common_ground, query_parts
 from cairn.services.memories import require
+from cairn.services.tool_text import ToolTextHit, find_tool_text
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +191,11 @@ class RecallService:
         hits = self._score(pool, fused, candidates)
         judged = self._later_first(self._present(query, self._judge(query, hits, dict(candidates.semantic))))
         return self._finish(team_id, self._expand(team_id, judged, flt), limit, degraded, bool(hits))
+
+    def tool_text(self, caller: Principal, query: str, flt: MemoryFilter) -> list[ToolTextHit]:
+        """What tools said past what their excerpts show that bears on `query` (`services.tool_text`):
+        explicit recall's, beside its ranked hits."""
+        return find_tool_text(self._index, self._memories, caller, query, flt)
 
     def _finish(
         self, team_id: str, hits: list[RecallHit], limit: int, degraded: list[str], found: bool

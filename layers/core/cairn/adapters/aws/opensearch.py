@@ -17,12 +17,15 @@ from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import NotFoundError, TransportError
 
 from cairn.adapters.aws.opensearch_bodies import (
+    TOOL_TEXT_FIELD,
+    TOOL_TEXT_MAPPING,
     VECTOR_FIELD,
     build_bulk_body,
     build_knn_query,
     build_lexical_query,
     build_msearch_body,
     build_stored_vectors_query,
+    build_tool_text_query,
     doc_id,
     document,
     hits,
@@ -112,6 +115,10 @@ class OpenSearchIndex:
             )
             if not self._client.indices.exists(index=self.index):
                 self._client.indices.create(index=self.index)
+            else:  # an index made before a field was added to the template gets it (adding is allowed)
+                self._client.indices.put_mapping(
+                    index=self.index, body={"properties": {TOOL_TEXT_FIELD: TOOL_TEXT_MAPPING}}
+                )
         except TransportError as exc:
             if "resource_already_exists" not in str(exc.error):
                 raise self._unavailable(exc) from exc
@@ -267,6 +274,23 @@ class OpenSearchIndex:
         if "lexical" in failed and not results["semantic"]:
             raise Unavailable("search engine rejected the query", reasons=degraded)
         return Candidates(results["lexical"], results["semantic"], "; ".join(degraded) or None)
+
+    def search_tool_text(
+        self, team_id: str, query_text: str, flt: MemoryFilter, k: int
+    ) -> tuple[tuple[str, float], ...]:
+        """`ToolTextSearch`: BM25 over the `tool_text` field alone (explicit recall's own search)."""
+        if not query_words(query_text) or k <= 0:
+            return ()
+        body = build_tool_text_query(team_id, query_text, flt, k)
+        try:
+            response = self._client.search(index=self.index, body=body, params={"routing": team_id})
+        except TransportError as exc:
+            if "index_not_found" in str(exc.error):
+                return ()  # nothing indexed yet
+            raise self._unavailable(exc) from exc
+        except OSConnectionError as exc:
+            raise self._unavailable(exc) from exc
+        return hits(response)
 
     def _bulk(self, actions: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
         try:

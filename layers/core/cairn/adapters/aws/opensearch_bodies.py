@@ -15,6 +15,9 @@ from typing import Any
 from cairn.domain.models import Memory, MemoryFilter, Scope
 
 VECTOR_FIELD = "vector"
+# what an excerpt leaves out of its tools' outputs (`Memory.tool_text`): a field no ranked leg queries
+TOOL_TEXT_FIELD = "tool_text"
+TOOL_TEXT_MAPPING = {"type": "text", "analyzer": "english"}
 KEYWORD_FIELDS = (
     "memory_id",
     "team_id",
@@ -66,6 +69,7 @@ def index_body(dimension: int, engine: str = "lucene", shards: int = 1, replicas
         {
             "title": {"type": "text", "analyzer": "english"},
             "text": {"type": "text", "analyzer": "english"},
+            TOOL_TEXT_FIELD: TOOL_TEXT_MAPPING,
             "current": {"type": "boolean"},
             "pinned": {"type": "boolean"},
             "confidence": {"type": "float"},
@@ -115,6 +119,8 @@ def document(m: Memory, vector: Sequence[float] | None) -> dict[str, Any]:
         "created_at": m.created_at.isoformat(),
         "updated_at": m.updated_at.isoformat(),
     }
+    if told := m.tool_text:
+        doc[TOOL_TEXT_FIELD] = plain_words(told)
     if vector is not None:
         doc[VECTOR_FIELD] = [float(x) for x in vector]
     return doc
@@ -166,6 +172,21 @@ def build_lexical_query(team_id: str, text: str, flt: MemoryFilter, k: int) -> d
         "query": {
             "bool": {
                 "must": [{"multi_match": {"query": query_words(text), "fields": ["title^2", "text"]}}],
+                "filter": filter_clauses(team_id, flt),
+            }
+        },
+    }
+
+
+def build_tool_text_query(team_id: str, text: str, flt: MemoryFilter, k: int) -> dict[str, Any]:
+    """`ToolTextSearch`: BM25 over the excerpts' tool text alone, with the english analyzer."""
+    return {
+        "size": k,
+        "_source": ["memory_id"],
+        "track_total_hits": False,
+        "query": {
+            "bool": {
+                "must": [{"match": {TOOL_TEXT_FIELD: query_words(text)}}],
                 "filter": filter_clauses(team_id, flt),
             }
         },

@@ -30,7 +30,16 @@ import numpy as np
 from cairn.adapters.local import search_ivf
 from cairn.adapters.local.db import SqliteDatabase
 from cairn.adapters.local.search_segments import TeamView, build_segment
-from cairn.domain.models import Candidates, IndexedMemory, Memory, MemoryFilter, vector_key
+from cairn.domain.models import (
+    Candidates,
+    IndexedMemory,
+    Memory,
+    MemoryFilter,
+    MemoryKind,
+    Provenance,
+    Scope,
+    vector_key,
+)
 from cairn.domain.ports import BuildProgress, PendingDoc, VersionCounts
 from cairn.search.analyzer import analyzed_text, query_terms
 
@@ -57,6 +66,11 @@ CREATE TABLE IF NOT EXISTS search_vectors (
 CREATE INDEX IF NOT EXISTS search_vectors_team ON search_vectors (team_id, dim);
 CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
     body, head, tokenize = 'unicode61 remove_diacritics 0'
+);
+-- what each excerpt leaves out of its tools' outputs (`Memory.tool_text`), under its doc's rowid: searched
+-- apart from the ranked legs (`ToolTextSearch`), by FTS5 itself (explicit recall alone asks it)
+CREATE VIRTUAL TABLE IF NOT EXISTS search_told USING fts5(
+    body, tokenize = 'unicode61 remove_diacritics 0'
 );
 CREATE TABLE IF NOT EXISTS search_generation (
     team_id TEXT PRIMARY KEY,
@@ -99,6 +113,13 @@ _ROWS = (
     " WHERE d.team_id = ? AND d.written > ? ORDER BY d.rowid"
 )
 
+_TOLD = (
+    "SELECT d.memory_id, d.kind, d.scope, d.project, d.owner, d.tags, d.session_id, d.is_current,"
+    " bm25(search_told) AS score FROM search_told JOIN search_docs d ON d.rowid = search_told.rowid"
+    " WHERE search_told MATCH ? AND d.team_id = ?"
+)
+_TOLD_TERMS = 64  # a query's words OR'ed: a pasted page is no question
+_TOLD_SPARE = 50  # matches read past k for those the rest of the filter drops (another member's)
 _CACHED_TEAMS = 16  # local mode rarely serves more than a few teams
 _MERGE_AT = 0.2  # merge when new segments or dead rows pass this share of the rows
 _MERGE_MIN = 1_000  # ... and this many rows
@@ -152,6 +173,10 @@ class SqliteSearchIndex:
                 "DELETE FROM search_fts WHERE rowid IN (SELECT rowid FROM search_docs WHERE team_id = ?)",
                 (team_id,),
             )
+            conn.execute(
+                "DELETE FROM search_told WHERE rowid IN (SELECT rowid FROM search_docs WHERE team_id = ?)",
+                (team_id,),
+            )
             conn.execute("DELETE FROM search_vectors WHERE team_id = ?", (team_id,))
             conn.execute("DELETE FROM search_vectors_next WHERE team_id = ?", (team_id,))
             conn.execute("DELETE FROM search_docs WHERE team_id = ?", (team_id,))
@@ -162,6 +187,7 @@ class SqliteSearchIndex:
         segments until a merge), then compact the file: after a redaction no old text stays on disk."""
         with self._db.transaction() as conn:
             conn.execute("INSERT INTO search_fts(search_fts) VALUES('optimize')")
+            conn.execute("INSERT INTO search_told(search_told) VALUES('optimize')")
         self._db.compact()
 
     def warm(self, team_id: str) -> None:
@@ -339,6 +365,10 @@ class SqliteSearchIndex:
             "INSERT INTO search_fts (rowid, body, head) VALUES (?, ?, ?)",
             (cur.lastrowid, analyzed_text(m.content), head),
         )
+        if told := m.tool_text:
+            conn.execute(
+                "INSERT INTO search_told (rowid, body) VALUES (?, ?)", (cur.lastrowid, analyzed_text(told))
+            )
 
     @staticmethod
     def _delete(conn: sqlite3.Connection, team_id: str, memory_id: str) -> None:
@@ -347,6 +377,7 @@ class SqliteSearchIndex:
         ).fetchone()
         if row is not None:
             conn.execute("DELETE FROM search_fts WHERE rowid = ?", (row[0],))
+            conn.execute("DELETE FROM search_told WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM search_vectors WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM search_vectors_next WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM search_docs WHERE rowid = ?", (row[0],))
@@ -388,6 +419,25 @@ class SqliteSearchIndex:
             # (a query embedded just before a swap of models skips the k-NN leg, never compares across)
             semantic = tuple(view.knn(query, flt, k_semantic))
         return Candidates(lexical=lexical, semantic=semantic)
+
+    def search_tool_text(
+        self, team_id: str, query_text: str, flt: MemoryFilter, k: int
+    ) -> tuple[tuple[str, float], ...]:
+        """`ToolTextSearch`: FTS5's own BM25 over the team's excerpts' tool text, any query word. The
+        filter is `MemoryFilter.admits` over each match's doc fields; a project's narrows the SQL first."""
+        terms = list(dict.fromkeys(query_terms(query_text or "")))
+        if not terms or k <= 0:
+            return ()
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:_TOLD_TERMS])
+        sql, args = _TOLD, [match, team_id]
+        if flt.project is not None:
+            sql, args = sql + " AND (d.project = ? OR d.scope = ?)", [*args, flt.project, Scope.TEAM.value]
+        out: list[tuple[str, float]] = []
+        with self._db.read() as conn:
+            for row in conn.execute(sql + " ORDER BY score LIMIT ?", (*args, k + _TOLD_SPARE)):
+                if flt.admits(_doc_fields(team_id, row)):
+                    out.append((row[0], -float(row[-1])))  # FTS5's bm25() is lower for a better match
+        return tuple(out[:k])
 
     def _view(self, team_id: str) -> TeamView:
         with self._db.read() as conn:
@@ -533,3 +583,20 @@ def _clusters(conn: sqlite3.Connection, team_id: str) -> np.ndarray | None:
         )
     sample = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, dim)
     return search_ivf.train(sample, search_ivf.NLIST)
+
+
+def _doc_fields(team_id: str, row: sqlite3.Row | tuple) -> Memory:
+    """A match's filter fields as the memory `MemoryFilter.admits` reads (its text is not needed)."""
+    memory_id, kind, scope, project, owner, tags, session_id, current = row[:8]
+    return Memory(
+        id=memory_id,
+        team_id=team_id,
+        kind=MemoryKind(kind),
+        content="",
+        scope=Scope(scope),
+        project=project,
+        owner=owner,
+        tags=tuple(json.loads(tags or "[]")),
+        provenance=Provenance(session_id=session_id),
+        superseded_by=None if current else "?",
+    )
