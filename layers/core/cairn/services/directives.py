@@ -27,6 +27,7 @@ structural tests (`asks`, `prose_lines`, `retelling_lines`) are what keeps unsee
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -1115,10 +1116,12 @@ def _restating(text: str, said: Sequence[frozenset[str]]) -> list[int]:
 
 
 # a quotation, in any language's marks: «…», »…« and »…» (Slovenian, German, Danish; Finnish, Swedish),
-# “…”, ”…” (Finnish, Swedish), „…“, ‚…‘, ‹…›, "…", 「…」, 『…』
+# “…”, ”…” (Finnish, Swedish), „…“, ‚…‘, ‹…›, "…", 「…」, 『…』; and as Markdown quotes: a `>` line, a
+# code span (an agent sets a quoted sentence in backticks as often as in quotation marks)
 _QUOTATION = re.compile(
     r"«([^»\n]+)»|»([^«»\n]+)[«»]|“([^”\n]+)”|”([^”\n]+)”|„([^“”\n]+)[“”]|‚([^‘’\n]+)[‘’]|‹([^›\n]+)›"
-    r'|"([^"\n]+)"|「([^」\n]+)」|『([^』\n]+)』'
+    r'|"([^"\n]+)"|「([^」\n]+)」|『([^』\n]+)』|`([^`\n]+)`|^[ \t]*>[ \t]?([^\n]+)$',
+    re.M,
 )
 # fewer quoted tokens name a thing (`npm run build`, "the deploy step"); this many, two of them words,
 # say what the text said
@@ -1135,7 +1138,15 @@ def _quotes(text: str, told: str) -> bool:
     if not quoted:  # most of the agent's messages quote nothing: the told text is not read at all
         return False
     prose = _document_prose(told)
-    return any(_unjoined(q) in prose for q in quoted)
+    return any(_opens_with_prose(_unjoined(q), prose) for q in quoted)
+
+
+def _opens_with_prose(quote: str, prose: str) -> bool:
+    """Whether most of `quote` (two thirds of its tokens, `QUOTED_TOKENS` at least), from its start, is
+    `prose` word for word: an agent quoting a line often adds where it came from ("… (ref. OPS-12)")."""
+    tokens = quote.split()
+    least = max(QUOTED_TOKENS, math.ceil(len(tokens) * 2 / 3))
+    return any(" ".join(tokens[:k]) in prose for k in range(len(tokens), least - 1, -1))
 
 
 # a run of this many of a text's tokens, in their order, in another's is a copy of them
@@ -1204,8 +1215,22 @@ def _document_prose(told: str) -> str:
     """`told`'s lines of prose or requests read as a document, on one line, case folded. Cached: a
     session's agent is checked against the same few texts message after message."""
     lines = (told or "").splitlines()
-    prose = "\n".join(lines[i] for i in sentence_lines(told or ""))
+    prose = "\n".join(lines[i] for i in _continued(lines, sentence_lines(told or "")))
     return _unjoined(" ".join(visible(_HYPHENATED.sub("", prose)).split()).casefold())
+
+
+def _continued(lines: list[str], found: Sequence[int]) -> list[int]:
+    """`found` lines with the line that continues each when it is hard-wrapped: a line of a few words
+    right after one whose sentence runs on (no full stop, no colon at its end) finishes that sentence."""
+    out = set(found)
+    for i in found:
+        j = i + 1
+        if j < len(lines) and j not in out and lines[j].strip() and not _ENDS.search(lines[i]):
+            out.add(j)
+    return sorted(out)
+
+
+_ENDS = re.compile(r"[.!?:;。！？]\W*$")
 
 
 def repeats_prose(text: str, told: str) -> bool:
