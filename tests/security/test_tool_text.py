@@ -92,4 +92,3 @@ def test_rest_search_gives_the_tool_text_apart_marked_with_the_excerpt_it_belong
     assert told["untrusted"] == "tool text" and "qz7audit" in told["lines"]
     assert told["memory"]["kind"] == "excerpt" and "qz7audit" not in told["memory"]["content"]
     assert not any("qz7audit" in h["memory"]["content"] for h in r.json()["hits"])
-
