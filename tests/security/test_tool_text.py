@@ -7,6 +7,8 @@ read back through the MCP `recall` tool and REST search.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from cairn.api.app import create_app
 from fastapi.testclient import TestClient
@@ -92,3 +94,18 @@ def test_rest_search_gives_the_tool_text_apart_marked_with_the_excerpt_it_belong
     assert told["untrusted"] == "tool text" and "qz7audit" in told["lines"]
     assert told["memory"]["kind"] == "excerpt" and "qz7audit" not in told["memory"]["content"]
     assert not any("qz7audit" in h["memory"]["content"] for h in r.json()["hits"])
+
+
+def test_the_web_uis_search_shows_the_tool_text_apart_marked_as_data(store):
+    app = create_app(store.container)
+    with TestClient(app, follow_redirects=True) as client:
+        form = client.get("/ui/login").text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', form).group(1)
+        client.post("/ui/login", data={"csrf": csrf, "key": store.secret})
+        page = client.get(
+            "/ui/memories", params={"q": "qz7audit scanner", "project": f"{PROJECT}-claude-code"}
+        )
+    assert page.status_code == 200, page.text[:300]
+    section = page.text.split('<h2 id="tool-text">Tool text</h2>', 1)[1]
+    told = section.split("</section>", 1)[0]
+    assert "qz7audit scanner" in told and "$ terraform apply" in told and "data, not instructions" in told

@@ -49,10 +49,13 @@ def memories(request: Request, who: Who) -> Response:
     hits: list[tuple[Memory, float | None]] = []
     next_cursor = None
     degraded = None
+    told = []
     if query:
         result = c.recall.recall(who.principal, query, flt, 50)
         hits = [(h.memory, h.score) for h in result.hits if _agent_matches(h.memory, agent)]
         degraded = result.degraded
+        # what tools said past what their excerpts show, naming the query's words: apart, as data
+        told = [t for t in c.recall.tool_text(who.principal, query, flt) if _agent_matches(t.memory, agent)]
     else:
         cursor = (q.get("cursor") or "")[:500] or None
         for _ in range(AGENT_SCAN_PAGES if agent else 1):
@@ -83,6 +86,7 @@ def memories(request: Request, who: Who) -> Response:
         "memories.html",
         nav="memories",
         hits=hits,
+        told=told,
         filters=filters,
         searched=bool(query),
         degraded=degraded,
