@@ -4,10 +4,11 @@ An excerpt shows a tool's output as its head, error lines and tail (`steps.infor
 page or a README says most of what it says in its middle. The sentences and requests among those left-out
 lines (`directives.not_data_lines`), and its other lines of many words, are what a person later asks
 recall about ("what did the build log tell us to do?"), and what a tool's text tells an agent hides there
-too. They are kept beside the excerpt, indented under the call line they came from (as an excerpt shows
-an output): explicit recall shows those that bear on its query with the excerpt, marked as the tool's,
-and nothing Cairn shows unasked (the block, the prompt hook, the digest) reads them. They are not
-searched: added to an excerpt's searched words, they made every excerpt's own words count for less.
+too. They are kept beside the excerpt (`Memory.tool_text`), indented under the call line they came from
+(as an excerpt shows an output), and searched apart from what an answer ranks (`ports.ToolTextSearch`:
+added to an excerpt's searched words, they made every excerpt's own words count for less): explicit
+recall shows the lines that bear on its query in a section of their own (`services.tool_text`), marked
+as the tool's, and nothing Cairn shows unasked (the block, the prompt hook, the digest) reads them.
 """
 
 from __future__ import annotations
