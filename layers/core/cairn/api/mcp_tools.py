@@ -42,7 +42,7 @@ from cairn.services.handoffs import CheckpointNote, HandoffNote, HandoffService,
 from cairn.services.memories import MemoryPatch, MemoryService, new_memory
 from cairn.services.procedures import ProcedureService, ProcedureStats
 from cairn.services.tokens import count_tokens
-from cairn.services.tool_text import ToolTextHit
+from cairn.services.tool_text import TOOL_TEXT_MARK, ToolTextHit
 from cairn.services.trust import Call, label, marked_call, recall_mark, shown_mark
 
 
@@ -189,14 +189,18 @@ def _recall(s: ToolServices, caller: Principal, x: a.RecallArgs) -> dict[str, An
 def tool_text_view(h: ToolTextHit) -> dict[str, Any]:
     """A tool's text past what its excerpt shows, as an agent sees it: the lines that bear on the query
     under the call line they came from, cited by the excerpt's session and lines, marked as data."""
-    m = h.memory
     return {
         "kind": "tool text",
         "snippet": _unsecret(h.lines),
-        "session_id": m.provenance.session_id,
-        "lines": m.details.get("session_lines") or [m.provenance.line_start, m.provenance.line_end],
-        "untrusted": "tool text",  # as `trust.recall_mark` marks an excerpt's own lines of a tool's text
+        "session_id": h.memory.provenance.session_id,
+        "lines": _cited_lines(h.memory),
+        "untrusted": TOOL_TEXT_MARK,
     }
+
+
+def _cited_lines(m: Memory) -> list:
+    """The session lines an excerpt cites."""
+    return m.details.get("session_lines") or [m.provenance.line_start, m.provenance.line_end]
 
 
 NOTHING_RELEVANT = "nothing relevant: no memory or transcript excerpt of this scope bears on the query"
@@ -384,7 +388,7 @@ def recall_view(
     times; neither changes)."""
     m = h.memory
     if m.kind is MemoryKind.EXCERPT:
-        lines = m.details.get("session_lines") or [m.provenance.line_start, m.provenance.line_end]
+        lines = _cited_lines(m)
         # no id: an excerpt is opened by its session and lines (`transcript`), and its id cost about
         # as many tokens as its citation (a tenth of a ten-hit answer)
         view: dict[str, Any] = {

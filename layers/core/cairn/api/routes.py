@@ -21,6 +21,7 @@ from cairn.domain.details import bounded
 from cairn.domain.errors import InvalidInput
 from cairn.domain.models import ApiKey, Memory, MemoryFilter, MemoryKind, Principal, Scope
 from cairn.services.sessions import visible_sessions
+from cairn.services.tool_text import TOOL_TEXT_MARK
 from cairn.services.trust import recall_mark
 
 router = APIRouter(prefix="/v1")
@@ -155,7 +156,7 @@ def search(body: SearchIn, caller: Caller, request: Request) -> dict:
     # what tools said past what their excerpts show, that bears on the query: apart from the ranked hits
     if told := _c(request).recall.tool_text(caller, body.query, body.to_filter()):
         out["tool_text"] = [
-            {"memory": _memory_out(h.memory), "lines": h.lines, "score": h.score, "untrusted": "tool text"}
+            {"memory": _memory_out(h.memory), "lines": h.lines, "score": h.score, "untrusted": TOOL_TEXT_MARK}
             for h in told
         ]
     return out

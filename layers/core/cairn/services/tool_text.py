@@ -23,6 +23,8 @@ from cairn.services.memories import require
 TOOL_TEXT_HITS = 3  # an answer's tool texts: what was asked for, not a second answer
 TOOL_TEXT_CHARS = 360  # each one's lines, within this many characters
 MAX_QUERY_CHARS = 10_000
+# how explicit recall marks it, as `trust.recall_mark` marks an excerpt's own lines of a tool's text
+TOOL_TEXT_MARK = "tool text"
 
 
 @dataclass(frozen=True, slots=True)

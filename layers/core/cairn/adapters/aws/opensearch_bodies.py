@@ -165,31 +165,23 @@ def _any_of(options: list[dict[str, Any]]) -> dict[str, Any]:
 
 def build_lexical_query(team_id: str, text: str, flt: MemoryFilter, k: int) -> dict[str, Any]:
     """The BM25 leg: title and text with the english analyzer, title counting double."""
-    return {
-        "size": k,
-        "_source": ["memory_id"],
-        "track_total_hits": False,
-        "query": {
-            "bool": {
-                "must": [{"multi_match": {"query": query_words(text), "fields": ["title^2", "text"]}}],
-                "filter": filter_clauses(team_id, flt),
-            }
-        },
-    }
+    return _bm25(
+        team_id, flt, k, {"multi_match": {"query": query_words(text), "fields": ["title^2", "text"]}}
+    )
 
 
 def build_tool_text_query(team_id: str, text: str, flt: MemoryFilter, k: int) -> dict[str, Any]:
     """`ToolTextSearch`: BM25 over the excerpts' tool text alone, with the english analyzer."""
+    return _bm25(team_id, flt, k, {"match": {TOOL_TEXT_FIELD: query_words(text)}})
+
+
+def _bm25(team_id: str, flt: MemoryFilter, k: int, match: dict[str, Any]) -> dict[str, Any]:
+    """The `k` best memory ids by `match`'s BM25 among what the team's filter admits."""
     return {
         "size": k,
         "_source": ["memory_id"],
         "track_total_hits": False,
-        "query": {
-            "bool": {
-                "must": [{"match": {TOOL_TEXT_FIELD: query_words(text)}}],
-                "filter": filter_clauses(team_id, flt),
-            }
-        },
+        "query": {"bool": {"must": [match], "filter": filter_clauses(team_id, flt)}},
     }
 
 
