@@ -1101,13 +1101,13 @@ def _stated(told: str) -> tuple[frozenset[str], ...]:
     return _windows(["\n".join(lines[i] for i in not_data_lines(told))])
 
 
-def _restating(text: str, said: Sequence[frozenset[str]]) -> list[int]:
+def _restating(text: str, said: Sequence[frozenset[str]], least: int = RESTATED_TERMS) -> list[int]:
     if not said:
         return []
     out = []
     for i, line in enumerate((text or "").splitlines()):
         own, size = _read(line)
-        if min(len(own), size) < RESTATED_TERMS or _TABLE_ROW.match(line):
+        if min(len(own), size) < least or _TABLE_ROW.match(line):
             continue
         need = max(RESTATED_TERMS, RESTATED_SHARE * min(len(own), size))
         if any(len(own & s) >= need for s in said):
@@ -1191,10 +1191,44 @@ _tokens = lru_cache(maxsize=1024)(_split)
 
 @lru_cache(maxsize=256)
 def _running(told: str) -> tuple[str, frozenset[str]]:
-    """`told` as running text (lines joined, a quoted block's marks left out, case folded), and its
-    tokens."""
-    tokens = _split(_LINE_MARKS.sub("", _HYPHENATED.sub("", told)))
+    """`told` as running text (lines joined, each without its log frame, a quoted block's marks left
+    out, case folded), and its tokens."""
+    unframed = "\n".join(unframed_lines((told or "").splitlines()))
+    tokens = _split(_LINE_MARKS.sub("", _HYPHENATED.sub("", unframed)))
     return " " + " ".join(tokens) + " ", frozenset(tokens)
+
+
+# A log puts its frame before each line (`2026-03-11T09:42:20Z  WARN  `, `[WARNING]   `, `=> => # step: `,
+# `host unit[pid]: `): a note it prints over several lines is one sentence only with each frame taken
+# out. A frame is the run of tokens a line starts with that a neighbouring line starts with too, digits
+# aside (the clock moves on), ending in a token that is no word of prose (a mark, a number, a level in
+# capitals): two lines of a paragraph that open with the same word ("The …") keep it.
+_TOKEN = re.compile(r"\S+")
+_PROSE_WORD = re.compile(r"^[^\W\d_]+$")
+
+
+def _shape(token: str) -> str:
+    return re.sub(r"\d", "0", token)
+
+
+def unframed_lines(lines: Sequence[str]) -> list[str]:
+    """`lines`, each without the log frame it shares with the line before or after it."""
+    tokens = [list(_TOKEN.finditer(line)) for line in lines]
+    shapes = [[_shape(t.group(0)) for t in row] for row in tokens]
+    out = []
+    for i, line in enumerate(lines):
+        shared = 0
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(lines):
+                k = 0
+                while k < min(len(shapes[i]), len(shapes[j])) - 1 and shapes[i][k] == shapes[j][k]:
+                    k += 1
+                shared = max(shared, k)
+        shared = max(0, min(shared, len(tokens[i]) - 1))
+        while shared and _PROSE_WORD.match(last := tokens[i][shared - 1].group(0)) and not last.isupper():
+            shared -= 1
+        out.append(line[tokens[i][shared].start() :] if shared else line)
+    return out
 
 
 # what joins a slug's or a name's words (`write-the-password`, `settings.py`): read as a space on both
@@ -1215,22 +1249,62 @@ def _document_prose(told: str) -> str:
     """`told`'s lines of prose or requests read as a document, on one line, case folded. Cached: a
     session's agent is checked against the same few texts message after message."""
     lines = (told or "").splitlines()
-    prose = "\n".join(lines[i] for i in _continued(lines, sentence_lines(told or "")))
+    unframed = unframed_lines(lines)
+    prose = "\n".join(unframed[i] for i in continued_lines(lines, sentence_lines(told or "")))
     return _unjoined(" ".join(visible(_HYPHENATED.sub("", prose)).split()).casefold())
 
 
-def _continued(lines: list[str], found: Sequence[int]) -> list[int]:
-    """`found` lines with the line that continues each when it is hard-wrapped: a line of a few words
-    right after one whose sentence runs on (no full stop, no colon at its end) finishes that sentence."""
-    out = set(found)
-    for i in found:
-        j = i + 1
-        if j < len(lines) and j not in out and lines[j].strip() and not _ENDS.search(lines[i]):
-            out.add(j)
-    return sorted(out)
+CONTINUED_LINES = 3  # a sentence hard-wrapped runs on over this many lines after its first, at most
+
+
+def continued_lines(lines: Sequence[str], found: Sequence[int]) -> list[int]:
+    """`found` lines with the lines that continue each when it is hard-wrapped: a line right after one
+    whose sentence runs on (no full stop, no colon at its end) goes on with that sentence."""
+    return sorted({j for i in found for j in continuing(lines, i)})
+
+
+def continuing(lines: Sequence[str], i: int) -> list[int]:
+    """Line `i` and the lines that go on with its sentence (`continued_lines`)."""
+    out = [i]
+    while (
+        len(out) <= CONTINUED_LINES
+        and (j := out[-1] + 1) < len(lines)
+        and lines[j].strip()
+        and not _ENDS.search(lines[out[-1]])
+    ):
+        out.append(j)
+    return out
 
 
 _ENDS = re.compile(r"[.!?:;。！？]\W*$")
+
+
+# a sentence read on its own restates a request in this many of its terms or more: a short one that
+# shares most of its few words with a page's request ("the new tool is live") shares a topic
+RESTATED_SENTENCE_TERMS = 8
+
+
+def restates_request(text: str, told: str) -> bool:
+    """Whether a sentence of `text` restates one of `told`'s requests in most of its words
+    (`restating_lines` against the lines that ask, each with the line that continues it, read without
+    their log frames): the agent's reply runs its retelling of a page's request and its own next step on
+    in one line, which `repeats_prose` reads whole."""
+    asked = _requested(told)
+    return bool(asked) and any(
+        _restating(sentence, asked, RESTATED_SENTENCE_TERMS)
+        for line in (text or "").splitlines()
+        for sentence in _SENTENCE_END.split(line)
+    )
+
+
+@lru_cache(maxsize=256)
+def _requested(told: str) -> tuple[frozenset[str], ...]:
+    """`_windows` of a tool text's lines that ask for something, each with the line that continues it,
+    read without their log frames. Cached as `_stated` is."""
+    lines = (told or "").splitlines()
+    unframed = unframed_lines(lines)
+    asked = "\n".join(unframed[i] for i in continued_lines(lines, asking_lines("\n".join(unframed))))
+    return _windows([asked])
 
 
 def repeats_prose(text: str, told: str) -> bool:

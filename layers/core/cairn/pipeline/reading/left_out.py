@@ -30,7 +30,13 @@ from cairn.pipeline.reading.steps import (
     strip_headers,
     unsaid,
 )
-from cairn.services.directives import asking_lines, json_strings, prose_lines
+from cairn.services.directives import (
+    asking_lines,
+    continuing,
+    json_strings,
+    prose_lines,
+    unframed_lines,
+)
 from cairn.transcripts.model import Role
 
 LEFT_OUT_CHARS = 900  # per excerpt: a few outputs' worth of sentences, not a log
@@ -65,10 +71,12 @@ def left_out_prose(outputs: Sequence[LongOutput], start: int, end: int, shown: s
         if room <= 0:
             break
         lines = text.splitlines()
+        # kept without a log's frame: a note printed over a journal's lines fits the room three times over
+        unframed = unframed_lines(lines)
         kept: dict[int, str] = {}
         for i in _worth_keeping(text):
-            line = one_line(lines[i], LINE_CHARS)
-            if line and " ".join(line.split()) not in seen and len(line) < room:
+            line = one_line(unframed[i], LINE_CHARS)
+            if line and " ".join(lines[i].split()) not in seen and len(line) < room:
                 kept[i] = line
                 room -= len(line) + 1
         if kept:
@@ -87,7 +95,25 @@ def _worth_keeping(text: str) -> tuple[int, ...]:
         (i for i, line in enumerate(lines) if len(_WORD.findall(line)) >= LEFT_OUT_WORDS),
         key=lambda i: -len(_WORD.findall(lines[i])),
     )
-    return tuple(dict.fromkeys([*asking_lines(text), *prose_lines(text), *wordy]))
+    ranked = [*asking_lines(text), *prose_lines(text), *wordy]
+    return tuple(dict.fromkeys(j for i in ranked for j in _sentence_at(lines, i)))
+
+
+def _sentence_at(lines: list[str], i: int) -> list[int]:
+    """Line `i` with the lines of its sentence around it, of words enough: the line before that leads
+    into it (a note's heading, ending in a colon) and the lines it runs on into when hard-wrapped. A
+    request wrapped over a log's lines holds what it asks for in its next line, and whose it is in the
+    line before."""
+    wordy = [j for j in continuing(lines, i) if j == i or len(_WORD.findall(lines[j])) >= LEFT_OUT_WORDS]
+    run = [j for k, j in enumerate(wordy) if j == i + k]  # up to the first line of too few words
+    before = i - 1
+    if (
+        before >= 0
+        and lines[before].rstrip().endswith(":")
+        and len(_WORD.findall(lines[before])) >= LEFT_OUT_WORDS
+    ):
+        return [before, *run]
+    return run
 
 
 def long_outputs(events: Sequence[EventDoc]) -> list[LongOutput]:

@@ -40,6 +40,7 @@ from cairn.services.directives import (
     relayed_directive,
     repeats_prose,
     restatable,
+    restates_request,
 )
 from cairn.services.trust import classify, outside_text, written_path
 from cairn.transcripts.model import Role
@@ -261,7 +262,7 @@ class Heard:
             # a call whose result the file does not keep (Codex's web search) is still what the agent
             # read: its words about it pass that tool's text on
             source = _source_of_call(e, self.cwd, self.own)
-            text = result.text if result is not None else ""
+            text = _unechoed(result.text, f"{e.text} {e.tool_input}") if result is not None else ""
             if not source.trusted:
                 self.before = [*self.before[-(self.KEEP - 1) :], (source, text[: self.CHARS])]
             return
@@ -273,6 +274,26 @@ class Heard:
             return
         if not source.trusted and text:
             self.before = [*self.before[-(self.KEEP - 1) :], (source, text[: self.CHARS])]
+
+
+ECHOED_SHARE = 0.8  # of an output line's words, the share the call holds when the line echoes it
+
+
+def _unechoed(output: str, call: str) -> str:
+    """`output` without the lines that echo what the agent wrote in its call (a commit's subject, a
+    file it wrote, a message it posted): those are the agent's own words, not the tool's."""
+    written = set(_ECHO_WORD.findall(call.casefold()))
+    if not written:
+        return output
+    kept = []
+    for line in output.splitlines():
+        words = _ECHO_WORD.findall(line.casefold())
+        if len(words) < 3 or sum(w in written for w in words) < ECHOED_SHARE * len(words):
+            kept.append(line)
+    return "\n".join(kept)
+
+
+_ECHO_WORD = re.compile(r"[^\W\d_]{3,}")
 
 
 def _source_of_call(e: EventDoc, cwd: str | None, own: Collection[str] = ()) -> Source:
@@ -374,7 +395,9 @@ def _restated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
     told = (
         source
         for source, said in reversed(heard)
-        if (outside_text(source) and repeats_prose(text, said)) or passes_on_whole(text, said)
+        if (outside_text(source) and repeats_prose(text, said))
+        or passes_on_whole(text, said)
+        or (outside_text(source) and restates_request(text, said))
     )
     return next(told, None)
 
