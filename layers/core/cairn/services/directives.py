@@ -1203,31 +1203,28 @@ def _running(told: str) -> tuple[str, frozenset[str]]:
 # out. A frame is the run of tokens a line starts with that a neighbouring line starts with too, digits
 # aside (the clock moves on), ending in a token that is no word of prose (a mark, a number, a level in
 # capitals): two lines of a paragraph that open with the same word ("The …") keep it.
-_TOKEN = re.compile(r"\S+")
+FRAME_TOKENS = 8  # a log's frame is a few tokens: a time, a host, a unit, a level
+_DIGITS = str.maketrans("0123456789", "0000000000")
 _PROSE_WORD = re.compile(r"^[^\W\d_]+$")
-
-
-def _shape(token: str) -> str:
-    return re.sub(r"\d", "0", token)
 
 
 def unframed_lines(lines: Sequence[str]) -> list[str]:
     """`lines`, each without the log frame it shares with the line before or after it."""
-    tokens = [list(_TOKEN.finditer(line)) for line in lines]
-    shapes = [[_shape(t.group(0)) for t in row] for row in tokens]
+    heads = [line.split(None, FRAME_TOKENS)[:FRAME_TOKENS] for line in lines]
+    shapes = [[token.translate(_DIGITS) for token in head] for head in heads]
     out = []
     for i, line in enumerate(lines):
         shared = 0
         for j in (i - 1, i + 1):
             if 0 <= j < len(lines):
-                k = 0
-                while k < min(len(shapes[i]), len(shapes[j])) - 1 and shapes[i][k] == shapes[j][k]:
+                k, most = 0, min(len(shapes[i]), len(shapes[j]))
+                while k < most and shapes[i][k] == shapes[j][k]:
                     k += 1
                 shared = max(shared, k)
-        shared = max(0, min(shared, len(tokens[i]) - 1))
-        while shared and _PROSE_WORD.match(last := tokens[i][shared - 1].group(0)) and not last.isupper():
+        shared = max(0, min(shared, len(line.split(None, shared)) - 1))  # a line keeps a token of its own
+        while shared and _PROSE_WORD.match(last := heads[i][shared - 1]) and not last.isupper():
             shared -= 1
-        out.append(line[tokens[i][shared].start() :] if shared else line)
+        out.append(line.split(None, shared)[-1] if shared else line)
     return out
 
 

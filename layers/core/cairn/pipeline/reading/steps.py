@@ -17,6 +17,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from cairn.domain.models import Source, Span
 from cairn.domain.text import word_pattern
@@ -279,6 +280,7 @@ class Heard:
 ECHOED_SHARE = 0.8  # of an output line's words, the share the call holds when the line echoes it
 
 
+@lru_cache(maxsize=512)
 def _unechoed(output: str, call: str) -> str:
     """`output` without the lines that echo what the agent wrote in its call (a commit's subject, a
     file it wrote, a message it posted): those are the agent's own words, not the tool's."""
@@ -388,16 +390,16 @@ def _repeated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
 
 def _restated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
     """The outside text (`trust.outside_text`: a page, a search, another MCP server, a file outside the
-    repository) whose prose `text` restates as the agent's own (`directives.repeats_prose`), or any
-    tool's text (a sub-agent's report) that `text` passes on whole (`directives.passes_on_whole`),
-    newest first. The agent restating its own plan, its sub-agent's report or a summary of its work in
-    its own words is its own."""
+    repository) whose prose `text` restates as the agent's own (`directives.repeats_prose`, or a
+    sentence of it one of the text's requests: `directives.restates_request`), or any tool's text (a
+    sub-agent's report) that `text` passes on whole (`directives.passes_on_whole`), newest first. The
+    agent restating its own plan, its sub-agent's report or a summary of its work in its own words is
+    its own."""
     told = (
         source
         for source, said in reversed(heard)
-        if (outside_text(source) and repeats_prose(text, said))
-        or passes_on_whole(text, said)
-        or (outside_text(source) and restates_request(text, said))
+        if passes_on_whole(text, said)
+        or (outside_text(source) and (repeats_prose(text, said) or restates_request(text, said)))
     )
     return next(told, None)
 
