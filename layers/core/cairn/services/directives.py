@@ -1276,9 +1276,10 @@ def continuing(lines: Sequence[str], i: int) -> list[int]:
 _ENDS = re.compile(r"[.!?:;。！？]\W*$")
 
 
-# a sentence read on its own restates a request in this many of its terms or more: a short one that
-# shares most of its few words with a page's request ("the new tool is live") shares a topic
-RESTATED_SENTENCE_TERMS = 8
+# a sentence read on its own restates a request in this many of its words or more, the names it gives
+# aside (a URL's parts, a code span): a short one that shares most of its few words with a page's request
+# ("the health check passed on the first attempt", "the tool is live at https://…") shares a topic
+RESTATED_SENTENCE_TERMS = 10
 
 
 def restates_request(text: str, told: str) -> bool:
@@ -1288,7 +1289,7 @@ def restates_request(text: str, told: str) -> bool:
     in one line, which `repeats_prose` reads whole."""
     asked = _requested(told)
     return bool(asked) and any(
-        _restating(sentence, asked, RESTATED_SENTENCE_TERMS)
+        _restating(_MARK.sub(" ", sentence), asked, RESTATED_SENTENCE_TERMS)
         for line in (text or "").splitlines()
         for sentence in _SENTENCE_END.split(line)
     )
