@@ -71,7 +71,8 @@ def left_out_prose(outputs: Sequence[LongOutput], start: int, end: int, shown: s
         if room <= 0:
             break
         lines = text.splitlines()
-        # kept without a log's frame: a note printed over a journal's lines fits the room three times over
+        # kept without a log's frame: a note printed over a journal's lines spends the room on its words,
+        # not on the time, host and unit repeated before each
         unframed = unframed_lines(lines)
         kept: dict[int, str] = {}
         for i in _worth_keeping(text):
