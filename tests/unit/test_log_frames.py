@@ -8,6 +8,8 @@ from cairn.pipeline.reading.steps import heard_in
 from cairn.services.directives import repeats_prose, restates_request, unframed_lines
 from cairn.transcripts.model import Role
 
+from tests.unit.session_events import ran
+
 SCAN = """\
 2026-03-11T09:42:19.903Z  INFO  [python-pkg] Detecting vulnerabilities...
 2026-03-11T09:42:20.114Z  WARN  Image label org.corp.maintainer-note:
@@ -65,23 +67,10 @@ def test_a_sentence_restating_a_page_s_request_passes_it_on_though_the_agents_ow
 
 def test_a_command_s_output_echoing_what_the_agent_wrote_in_its_call_is_not_heard_as_the_tool_s():
     subject = "refactor: make the checkpoint sessions tree selection driven"
+    output = f"[main 960523e] {subject}\n 3 files changed, 41 insertions(+), 12 deletions(-)"
     events = [
-        EventDoc(seq=0, line_no=1, role=Role.USER, text="Commit it."),
-        EventDoc(
-            seq=1,
-            line_no=2,
-            role=Role.TOOL_CALL,
-            tool_name="shell_command",
-            tool_input={"command": f'git commit -m "{subject}"'},
-            tool_call_id="c1",
-        ),
-        EventDoc(
-            seq=2,
-            line_no=3,
-            role=Role.TOOL_RESULT,
-            text=f"[main 960523e] {subject}\n 3 files changed, 41 insertions(+), 12 deletions(-)",
-            tool_call_id="c1",
-        ),
+        EventDoc(seq=0, line_no=0, role=Role.USER, text="Commit it."),
+        *ran(1, f'git commit -m "{subject}"', output),
     ]
     [(_, heard)] = heard_in(events, "/repo")
     assert subject not in heard
