@@ -381,6 +381,8 @@ def test_the_git_state_the_handoff_says_is_not_said_again_by_the_git_episode(sto
     md = store.context.assemble(ALICE, P, "claude-code", 1_500).markdown
     assert md.count(state) == 1
     assert "`37016ac` Fix tree view. at the end, git status: (as above)\n" in md
+    # the request is its own line, not one that runs on into git's words
+    assert f"- Last request: commit\n  - Git at the end: {state}\n" in md
 
 
 def test_a_compaction_summarys_sections_are_never_copied_into_the_block(store):

@@ -262,3 +262,30 @@ def test_a_reply_that_leaves_keeping_its_work_to_the_person_says_which_steps(rep
     from cairn.pipeline.learning.signals import handed_over
 
     assert handed_over(reply) == asks
+
+
+# a Gemini CLI call that stages, shows, commits, tags and shows again, as captured
+STAGED_THEN_COMMITTED = (
+    "On branch main\nYour branch is up to date with 'origin/main'.\n\nChanges to be committed:\n"
+    '  (use "git restore --staged <file>..." to unstage)\n        modified:   CHANGELOG.md\n'
+    "        new file:   media/logo.png\n\n[main 4e4af59] Release 0.0.2\n"
+    " 2 files changed, 15 insertions(+), 30 deletions(-)\n create mode 100644 media/logo.png\n"
+    "On branch main\nYour branch is ahead of 'origin/main' by 1 commit.\n"
+    '  (use "git push" to publish your local commits)\n\nnothing to commit, working tree clean'
+)
+COMMIT_AND_STATUS = 'git add . && git status && git commit -m "Release 0.0.2" && git tag v0.0.2 && git status'
+
+
+def test_a_line_that_shows_the_status_before_and_after_its_commit_leaves_the_last_one():
+    assert git_state(ran(1, COMMIT_AND_STATUS, STAGED_THEN_COMMITTED)) == (
+        "Your branch is ahead of 'origin/main' by 1 commit.; nothing to commit, working tree clean"
+    )
+    left = tree(ran(1, COMMIT_AND_STATUS, STAGED_THEN_COMMITTED))
+    assert left is not None and left.dirty == () and left.ahead
+
+
+def test_a_commit_in_the_same_line_after_its_only_status_settles_what_was_staged():
+    state = git_state(
+        ran(1, "git add . && git status && git commit -m x", STATUS.replace("not staged", "to be committed"))
+    )
+    assert state == "Your branch is ahead of 'origin/main' by 2 commits.; then committed, not pushed"

@@ -40,11 +40,14 @@ def git_state(calls: Sequence[ShellCall]) -> str | None:
     for c in reversed(calls):
         if not c.ok:
             continue
-        if re.search(r"\bgit (?:stash|reset|checkout|switch|rebase|merge)\b", c.command):
+        # in one command line (`git add . && git status && git commit … && git status`) only what
+        # ran after its last status came after what that status said
+        after = c.command[c.command.rfind("git status") :] if "git status" in c.command else c.command
+        if re.search(r"\bgit (?:stash|reset|checkout|switch|rebase|merge)\b", after):
             return None  # the work changed shape after the last status: what it said is stale
-        settled += [verb for verb in ("commit", "push") if re.search(rf"\bgit {verb}\b", c.command)]
+        settled += [verb for verb in ("commit", "push") if re.search(rf"\bgit {verb}\b", after)]
         if c.result is not None and "git status" in c.command:
-            lines = _status_lines(c.result.text, settled)
+            lines = _status_lines(last_status_output(c.command, c.result.text), settled)
             if lines and settled:
                 lines.append(_AFTERWARDS[frozenset(settled)])
             return "; ".join(lines)[:GIT_STATE_CHARS] or None
@@ -52,6 +55,19 @@ def git_state(calls: Sequence[ShellCall]) -> str | None:
 
 
 GIT_STATE_CHARS = 400
+# where a status's output begins, in git's long and short words (`## main...origin/main`)
+_STATUS_START = re.compile(r"^(?:On branch |HEAD detached |Not currently on any branch|## )", re.M)
+
+
+def last_status_output(command: str, text: str) -> str:
+    """What the last `git status` of a command line printed: a line that ran several (before and after
+    a commit) printed each, and only the last is the state it left."""
+    if command.count("git status") < 2:
+        return text
+    starts = list(_STATUS_START.finditer(text))
+    return text[starts[-1].start() :] if starts else text
+
+
 _AFTERWARDS = {  # what the session did after that status, in words a reader cannot misread
     frozenset({"commit"}): "then committed, not pushed",
     frozenset({"push"}): "then pushed",
@@ -143,12 +159,13 @@ def tree_state(calls: Sequence[ShellCall], cwd: str | None) -> Tree | None:
     home = posixpath.normpath(cwd) if cwd and cwd.startswith("/") else None
     for i in range(len(calls) - 1, -1, -1):
         c = calls[i]
-        m = _PLAIN_STATUS.search(c.command)
+        m = next(reversed(list(_PLAIN_STATUS.finditer(c.command))), None)  # the last status of the line
         if not c.ok or c.result is None or m is None or not _in_checkout(c, home):
             continue
         if _stashed_away(calls[:i]):
             return None
-        return _tree(c.result.text or "", short=bool(re.search(r"\s(?:-s|--short|--porcelain)", m.group(1))))
+        text = last_status_output(c.command, c.result.text or "")
+        return _tree(text, short=bool(re.search(r"\s(?:-s|--short|--porcelain)", m.group(1))))
     return None
 
 

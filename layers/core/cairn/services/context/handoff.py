@@ -32,6 +32,7 @@ from cairn.services.handoffs import is_waiting_handoff
 REPEAT_CHARS = 60  # a stretch this long said twice in one block is said once
 _TITLED = re.compile(r"^\*\*[^*\n]{1,120}\*\*: ")
 _LABEL = re.compile(r"^[A-Z][\w ]{0,40}: ")  # a handoff line's own label ("Git at the end: ")
+LABELLED_MIN_CHARS = 80  # a labelled line past the handoff's room still says what it is about
 LAST_REQUEST = "Last request:"  # the line of a learned handoff that holds the person's words
 
 
@@ -82,7 +83,7 @@ def handoff_lines(
     content = "\n".join(
         ln for ln in content.splitlines() if ln.startswith(LAST_REQUEST) or relayed(ln) is None
     )
-    shown, cut = clip(content, ITEM_CHARS)
+    shown, cut = _shown(content)
     said = WS.sub(" ", content)
     # (details key, label, characters an item keeps, the items shown, whether a cut counts);
     # the requests that led up to the last one are its nearest, and one cut short is named,
@@ -117,8 +118,29 @@ def handoff_lines(
             if counts:
                 cut = cut or len(clipped) < len(items) or any(c for _, c in clipped)
             rest += f"  - {label}: " + "; ".join(t.rstrip(" .;") for t, _ in clipped) + "\n"
-    text = f"- {shown}{ref(h.id) if cut else ''}\n{rest}"
+    head, *labelled = shown
+    text = f"- {head}{ref(h.id) if cut else ''}\n" + "".join(f"  - {t}\n" for t in labelled) + rest
     return [Line(text, h.id, h.content_hash)]
+
+
+def _shown(content: str) -> tuple[list[str], bool]:
+    """The handoff's lines as shown, within `ITEM_CHARS` together, and whether any was cut short: its
+    first, then each labelled one of its own ("Git at the end: …"), so a request does not read as running
+    into git's words. A handoff an agent wrote in prose is one line, as it wrote it."""
+    segments: list[str] = []
+    for ln in content.splitlines():
+        if not segments or (_LABEL.match(ln) and ln.strip()):
+            segments.append(ln)
+        else:
+            segments[-1] += "\n" + ln
+    shown, cut, room = [], False, ITEM_CHARS
+    for seg in segments:
+        text, short = clip(seg, max(room, LABELLED_MIN_CHARS))
+        if text:
+            shown.append(text)
+            room -= len(text)
+        cut = cut or short
+    return shown or [""], cut
 
 
 def last_session_lines(sessions: SessionRepository | None, team: str, project: str, agent: str) -> list[Line]:
