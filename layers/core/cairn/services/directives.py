@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from cairn.domain.text import FULL_STOPS, LETTER, UNSPACED, token_words, word_count
@@ -1276,6 +1276,23 @@ def continuing(lines: Sequence[str], i: int) -> list[int]:
 _ENDS = re.compile(r"[.!?:;。！？]\W*$")
 
 
+def began_on(lines: Sequence[str], i: int) -> list[int]:
+    """The lines before line `i` that its sentence began on when it is hard-wrapped: while a line starts
+    mid-sentence (in lower case) and the one before it runs on, at most CONTINUED_LINES."""
+    out: list[int] = []
+    j = i
+    while (
+        len(out) < CONTINUED_LINES
+        and j > 0
+        and lines[j].lstrip()[:1].islower()  # it starts mid-sentence
+        and lines[j - 1].strip()
+        and not _ENDS.search(lines[j - 1])
+    ):
+        j -= 1
+        out.insert(0, j)
+    return out
+
+
 # a sentence read on its own restates a request in this many of its words or more, the names it gives
 # aside (a URL's parts, a code span): a short one that shares most of its few words with a page's request
 # ("the health check passed on the first attempt", "the tool is live at https://…") shares a topic
@@ -1297,12 +1314,67 @@ def restates_request(text: str, told: str) -> bool:
 
 @lru_cache(maxsize=256)
 def _requested(told: str) -> tuple[frozenset[str], ...]:
-    """`_windows` of a tool text's lines that ask for something, each with the line that continues it,
-    read without their log frames. Cached as `_stated` is."""
+    """`_windows` of a tool text's lines that ask for something (`_asked_text`). Cached as `_stated` is."""
+    return _windows([_asked_text(told)])
+
+
+def _asked_text(told: str) -> str:
+    """A tool text's lines that ask for something, each with the lines that continue it, read without
+    their log frames."""
     lines = (told or "").splitlines()
     unframed = unframed_lines(lines)
-    asked = "\n".join(unframed[i] for i in continued_lines(lines, asking_lines("\n".join(unframed))))
-    return _windows([asked])
+    return "\n".join(unframed[i] for i in continued_lines(lines, asking_lines("\n".join(unframed))))
+
+
+# what a text gives exactly that no one would say by chance: an address, or a name with both letters and
+# digits in it (a ticket, a host, a bucket, a build's id, a branch); a version number is anyone's
+_ADDRESS = re.compile(r"\b[a-z][\w+.-]*://[^\s)>\]'\"`]+", re.I)
+_VALUE_EDGES = "()[]{}<>\"'`«»“”„‚‘’‹›「」『』（）*~,;:!?."
+_VALUE = re.compile(r"^[\w.:/@=+~%-]+$")  # a name's characters: no line number's arrow, no terminal code
+_VERSION = re.compile(r"^[vV]?\d+(?:[._-]\d+)*(?:[-.]?(?:rc|alpha|beta|dev|post)\d*)?$")
+VALUE_CHARS = 5
+VALUE_LETTERS = 3  # fewer are a time, a date or a duration (`16m55s`, `2024-Q2`)
+
+
+@lru_cache(maxsize=256)
+def stated_values(told: str) -> frozenset[str]:
+    """The values (`values_in`) a tool text's lines of prose or requests give (`not_data_lines`, each
+    with the lines its sentence is hard-wrapped over, read without their log frames): what a note or a
+    page states, not what its listings and code name. Cached as `_stated` is."""
+    lines = unframed_lines((told or "").splitlines())
+    said = not_data_lines("\n".join(lines))
+    return values_in("\n".join(lines[j] for i in said for j in (*began_on(lines, i), *continuing(lines, i))))
+
+
+def values_in(text: str) -> frozenset[str]:
+    """The addresses in `text`, and its names that hold letters and digits both; a setting
+    (`TICKET=PLAT-4821`) gives its value alone as well."""
+    found = {m.group(0).rstrip(".,;:") for m in _ADDRESS.finditer(text)}
+    for word in _ADDRESS.sub(" ", text).split():
+        word = word.strip(_VALUE_EDGES)
+        for token in (word, word.rpartition("=")[2].strip(_VALUE_EDGES)) if "=" in word else (word,):
+            if (
+                len(token) >= VALUE_CHARS
+                and _VALUE.match(token)
+                and any(c.isdigit() for c in token)
+                and sum(c.isalpha() for c in token) >= VALUE_LETTERS
+                and not _VERSION.match(token)
+            ):
+                found.add(token)
+    return frozenset(found)
+
+
+def names_stated_value(text: str, told: str, given: Callable[[str], bool] | None = None) -> bool:
+    """Whether `text` names a value `told`'s prose or requests gave (`stated_values`): retelling a note
+    with its address, its ticket or its branch passes the note on, in any language and whatever its
+    other words. A value `given` says the session had from someone it trusts (the person, the
+    repository's files) is the project's own, whatever a tool's text says of it."""
+    text = text or ""
+    return any(
+        re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text) and not (given is not None and given(v))
+        for v in stated_values(told)
+        if v in text
+    )
 
 
 def repeats_prose(text: str, told: str) -> bool:

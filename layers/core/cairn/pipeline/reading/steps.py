@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -37,6 +37,7 @@ from cairn.services.directives import (
     RETOLD,
     directive,
     marks,
+    names_stated_value,
     passes_on_whole,
     relayed_directive,
     repeats_prose,
@@ -127,12 +128,13 @@ def build_excerpts(
                 last = max(e.last_line, result.last_line if result else 0)
                 # prose is never cut: a long message continues over as many pieces as it takes
                 unkept = unread.get(e.seq)
-                said = said_by(e, result, text, cwd, heard.before, unkept, heard.own)
+                said = said_by(e, result, text, cwd, heard.before, unkept, heard.own, heard.given.gave)
                 split = split_prose(text, max_chars - 160)
                 if len(split) > 1 and said[1] is not None and e.role is not Role.TOOL_CALL:
                     # a long summary, report or reply: each piece is read on its own words
                     pieces.extend(
-                        (p, e.line_no, last, _said_in(p, said, heard.before, unkept)) for p in split
+                        (p, e.line_no, last, _said_in(p, said, heard.before, unkept, heard.given.gave))
+                        for p in split
                     )
                 else:
                     pieces.extend((part, e.line_no, last, said) for part in split)
@@ -187,6 +189,7 @@ def said_by(
     heard: Sequence[tuple[Source, str]] = (),
     unkept: Source | None = None,
     own: Collection[str] = (),
+    given: Callable[[str], bool] | None = None,
 ) -> _Said:
     """Whose words an event's rendering holds: a person's (a sub-agent's task is the agent's), the
     agent's, or a tool's, with the tool's source and the cue by which its output reads as instructions.
@@ -204,7 +207,7 @@ def said_by(
         command = command_of(e) if is_shell(e) else None
         source = classify(e.tool_name, e.tool_input, command=command, cwd=cwd, own=own)
     elif e.role in (Role.ASSISTANT, Role.THINKING):
-        return ("agent", passed_on(e.text, heard, unkept))
+        return ("agent", passed_on(e.text, heard, unkept, given))
     else:
         return ("agent", None)
     # what the tool returned: the rendering after its call line(s) (a command may span several)
@@ -214,14 +217,18 @@ def said_by(
 
 
 def _said_in(
-    piece: str, said: _Said, heard: Sequence[tuple[Source, str]], unkept: Source | None = None
+    piece: str,
+    said: _Said,
+    heard: Sequence[tuple[Source, str]],
+    unkept: Source | None = None,
+    given: Callable[[str], bool] | None = None,
 ) -> _Said:
     """Who said a piece of a long message, and the cue of that piece's own words."""
     who, source = said
     if source is None or source.trusted:
         return said
     if who == "agent":
-        return (who, passed_on(piece, heard, unkept))
+        return (who, passed_on(piece, heard, unkept, given))
     return (who, replace(source, directive=directive(piece)))
 
 
@@ -251,14 +258,21 @@ class Heard:
         self.cwd = cwd
         self.before: list[tuple[Source, str]] = []
         self.own: set[str] = set()  # the files the session wrote so far: reading them is no outside text
+        self.given = Given()  # what the person and the repository's own files said so far
 
     def hear(self, e: EventDoc, result: EventDoc | None = None) -> None:
-        if e.role is Role.TOOL_CALL:
-            self.own.update(writes(e, self.cwd))
-            if result is not None:
-                self.own.update(writes(result, self.cwd))
-        elif e.role is Role.TOOL_RESULT:
-            self.own.update(writes(e, self.cwd))
+        if e.role is Role.USER and not e.is_sidechain:
+            self.given.add(e.seq, e.text)
+            return
+        wrote = set(writes(e, self.cwd))
+        if e.role is Role.TOOL_CALL and result is not None:
+            wrote.update(writes(result, self.cwd))
+        if wrote - self.own:
+            # a file the session goes on to write is its own from then on, and what it read of it before
+            self.own.update(wrote)
+            for source, said in self.before:
+                if source.target and written_path(source.target, self.cwd) in wrote:
+                    self.given.add(e.seq, said)
         if e.role is Role.TOOL_CALL and not is_edit(e):
             # a call whose result the file does not keep (Codex's web search) is still what the agent
             # read: its words about it pass that tool's text on
@@ -266,6 +280,8 @@ class Heard:
             text = _unechoed(result.text, f"{e.text} {e.tool_input}") if result is not None else ""
             if not source.trusted:
                 self.before = [*self.before[-(self.KEEP - 1) :], (source, text[: self.CHARS])]
+            elif result is not None:
+                self.given.add(e.seq, result.text)
             return
         if e.role is Role.TOOL_RESULT:
             source, text = classify(e.tool_name, None), e.text
@@ -275,6 +291,23 @@ class Heard:
             return
         if not source.trusted and text:
             self.before = [*self.before[-(self.KEEP - 1) :], (source, text[: self.CHARS])]
+
+
+class Given:
+    """What the person typed and the repository's own files held, in the session's order: a value one of
+    them gave is the project's, whatever a tool's text says of it (`directives.names_stated_value`).
+    Looked up only for a value an agent's words share with a tool's request: rare, so a scan."""
+
+    def __init__(self) -> None:
+        self._said: list[tuple[int, str]] = []
+
+    def add(self, seq: int, text: str | None) -> None:
+        if text:
+            self._said.append((seq, text))
+
+    def gave(self, value: str, before: int | None = None) -> bool:
+        """Whether the person or a file of the repository gave `value` (before event `before`)."""
+        return any(value in text for seq, text in self._said if before is None or seq < before)
 
 
 ECHOED_SHARE = 0.8  # of an output line's words, the share the call holds when the line echoes it
@@ -350,27 +383,35 @@ def unkept_reads(events: Sequence[EventDoc], cwd: str | None, own: Collection[st
     return out
 
 
-def passed_on(text: str, heard: Sequence[tuple[Source, str]], unkept: Source | None = None) -> Source | None:
+def passed_on(
+    text: str,
+    heard: Sequence[tuple[Source, str]],
+    unkept: Source | None = None,
+    given: Callable[[str], bool] | None = None,
+) -> Source | None:
     """The untrusted source whose instruction or statement the agent's words pass on, with the cue: words
     that read as instructions to an agent and say they are another's (`directives.relayed_directive`), or
     repeat what a tool's text said before them (its code, URL, flag or package, word for word); or words
     that state what a tool's prose stated, in its words or naming what it named, as the agent's own
     (`RETOLD`); or, right after a read whose text the file does not keep (`unkept`), words enough to
-    restate it (`directives.restatable`). The agent's own advice is None."""
-    found = _passed_on(text, heard)
+    restate it (`directives.restatable`). `given`: whether the person or the repository gave a value
+    (`Given.gave`). The agent's own advice is None."""
+    found = _passed_on(text, heard, given)
     if found is None and unkept is not None and restatable(text):
         return Source(unkept.tool, unkept.target, False, RETOLD)
     return found
 
 
-def _passed_on(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
+def _passed_on(
+    text: str, heard: Sequence[tuple[Source, str]], given: Callable[[str], bool] | None = None
+) -> Source | None:
     if not heard or not text:
         return None
     cue = relayed_directive(text)
     source = _repeated(text, heard) if (cue or directive(text)) else None
     if cue is None:
         if source is None:
-            told = _restated(text, heard)
+            told = _restated(text, heard, given)
             return None if told is None else Source(told.tool, told.target, False, RETOLD)
         cue = directive(text)
     if source is None:
@@ -388,18 +429,28 @@ def _repeated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
     return None
 
 
-def _restated(text: str, heard: Sequence[tuple[Source, str]]) -> Source | None:
+def _restated(
+    text: str, heard: Sequence[tuple[Source, str]], given: Callable[[str], bool] | None = None
+) -> Source | None:
     """The outside text (`trust.outside_text`: a page, a search, another MCP server, a file outside the
     repository) whose prose `text` restates as the agent's own (`directives.repeats_prose`, or a
-    sentence of it one of the text's requests: `directives.restates_request`), or any tool's text (a
-    sub-agent's report) that `text` passes on whole (`directives.passes_on_whole`), newest first. The
-    agent restating its own plan, its sub-agent's report or a summary of its work in its own words is
-    its own."""
+    sentence of it one of the text's requests: `directives.restates_request`; or it names an address
+    or a ticket the text's prose gave that the person and the repository did not give:
+    `directives.names_stated_value`), or any tool's text (a sub-agent's report) that `text` passes on
+    whole (`directives.passes_on_whole`), newest first. The agent restating its own plan, its sub-agent's
+    report or a summary of its work in its own words is its own."""
     told = (
         source
         for source, said in reversed(heard)
         if passes_on_whole(text, said)
-        or (outside_text(source) and (repeats_prose(text, said) or restates_request(text, said)))
+        or (
+            outside_text(source)
+            and (
+                repeats_prose(text, said)
+                or restates_request(text, said)
+                or names_stated_value(text, said, given)
+            )
+        )
     )
     return next(told, None)
 
@@ -438,12 +489,13 @@ def said_in_span(
         spoken = hearing is not None and e.role in (Role.ASSISTANT, Role.THINKING)
         heard = hearing.before(e) if spoken else ()
         unkept = hearing.unkept.get(e.seq) if spoken else None
+        given = hearing.given(e) if hearing is not None and spoken else None
         own = hearing.own(e) if hearing is not None and e.role is Role.TOOL_CALL else ()
-        who, source = said_by(e, _result_of(e, results), output, cwd, heard, unkept, own)
+        who, source = said_by(e, _result_of(e, results), output, cwd, heard, unkept, own, given)
         if said and source is not None and not source.trusted:
             # the memory holds `said`, not the whole output, summary or reply: its cue is said's own
             source = (
-                passed_on(said, heard, unkept)
+                passed_on(said, heard, unkept, given)
                 if who == "agent"
                 else replace(source, directive=directive(said))
             )
@@ -473,6 +525,19 @@ class Hearing:
             if x.role in (Role.TOOL_CALL, Role.TOOL_RESULT)
             for f in writes(x, cwd)
         ]
+        self._given: Given | None = (
+            None  # read once, on the first value an agent's words share with a request
+        )
+
+    def given(self, e: EventDoc) -> Callable[[str], bool]:
+        """Whether the person or a file of the repository gave a value before `e` (`Given.gave`)."""
+
+        def gave(value: str) -> bool:
+            if self._given is None:
+                self._given = hearing_of(self._events, self._cwd, self._seeded).given
+            return self._given.gave(value, e.seq)
+
+        return gave
 
     def own(self, e: EventDoc) -> frozenset[str]:
         """The files the session wrote before `e`: reading them back is its own text."""
@@ -501,6 +566,12 @@ def heard_in(
 ) -> list[tuple[Source, str]]:
     """The untrusted tool text `events` showed the agent, newest last (`Heard`); `own`: files the session
     wrote that `events` do not show."""
+    return hearing_of(events, cwd, own).before
+
+
+def hearing_of(events: Sequence[EventDoc], cwd: str | None, own: Collection[str] = ()) -> Heard:
+    """`events` heard in order (`Heard`): the untrusted tool text they showed the agent, and what the
+    person and the repository's files gave (`Heard.given`)."""
     heard = Heard(cwd)
     heard.own.update(own)
     results = {x.tool_call_id: x for x in events if x.role is Role.TOOL_RESULT and x.tool_call_id}
@@ -510,7 +581,7 @@ def heard_in(
             heard.hear(x, results.get(x.tool_call_id))
         elif x.role is not Role.TOOL_RESULT or x.tool_call_id not in called:
             heard.hear(x)
-    return heard.before
+    return heard
 
 
 QUOTE_CHARS = 40  # a run of a tool's output this long in a memory's text is a quote of it

@@ -22,7 +22,7 @@ from cairn.pipeline.reading.edited_values import stated_values
 from cairn.pipeline.reading.failures import errors_fixed
 from cairn.pipeline.reading.session import SessionReading
 from cairn.pipeline.reading.shell import edited_path, shown_command, succeeded_edits
-from cairn.pipeline.reading.steps import heard_in, passed_on, unkept_reads
+from cairn.pipeline.reading.steps import hearing_of, passed_on, unkept_reads
 from cairn.pipeline.reading.turns import PLACEHOLDER, Turn
 from cairn.services.handoffs import HandoffNote, HandoffService
 from cairn.services.memories import NewMemory
@@ -110,14 +110,19 @@ def summarise(reading: SessionReading) -> dict[str, Any]:
     files = list(dict.fromkeys(p for e in succeeded_edits(events) if (p := edited_path(e))))
     main_replies = [e for e in events if e.role is Role.ASSISTANT and not e.is_sidechain]
     last_reply = main_replies[-1].text if main_replies else ""
-    heard = heard_in(events, reading.cwd, reading.own)
+    hearing = hearing_of(events, reading.cwd, reading.own)
     # the agent's messages right after a read whose text the file does not keep, and what it read
     unread = unkept_reads(events, reading.cwd, reading.own)
     unkept = [(e.text, source) for e in main_replies if (source := unread.get(e.seq)) is not None]
 
     def own(items: list[str]) -> list[str]:
         """The agent's words the next session is told unasked: not those passing a tool's text on."""
-        return [i for i in items if passed_on(i, heard, next((s for t, s in unkept if i in t), None)) is None]
+        return [
+            i
+            for i in items
+            if passed_on(i, hearing.before, next((s for t, s in unkept if i in t), None), hearing.given.gave)
+            is None
+        ]
 
     return {
         "requests": [r[:300] for r in requests[:MAX_ITEMS]],
