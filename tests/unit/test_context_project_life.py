@@ -199,3 +199,16 @@ def test_a_report_of_a_value_the_sessions_later_edit_took_out_is_no_outcome():
     assert reported(reading.turns, taken_out_after(reading.events)) == [
         "`LegalSection.swift` now links the Terms to Apple's standard EULA."
     ]
+
+
+def test_a_rule_restated_in_fewer_of_its_own_words_is_shown_once_in_its_fuller_form():
+    from cairn.services.context.conventions import convention_lines
+
+    fuller = memory(MemoryKind.PREFERENCE, "Do not add the full name of the agent as well", 1)
+    shorter = memory(MemoryKind.PREFERENCE, "Do not add the full names", 2)
+    other = memory(MemoryKind.PREFERENCE, "Add the full names of the reviewers", 3)  # starts otherwise
+    shown = [ln.text for ln in convention_lines([fuller, shorter, other], "p", {})]
+    assert shown == [
+        "- Add the full names of the reviewers\n",
+        "- Do not add the full name of the agent as well\n",
+    ]
