@@ -603,6 +603,7 @@ def test_a_passage_the_person_quotes_is_not_their_preference(said):
         "Lembrando que todas as features vão estar atrás de uma remote config.",
         "La clave de la API no debe quedar expuesta a todos los usuarios.",
         "Die WAL-Dateien müssen vor dem Herunterfahren gelöscht werden.",
+        "کلید API نباید در لاگ\u200cها نوشته شود.",  # Persian: "must not", one word
         "When clicked, the details panel should load the selected session with no fallback to another one",
     ],
 )
@@ -623,6 +624,7 @@ def test_an_obligation_the_person_states_in_their_language_is_a_preference(said)
         "O deploy sempre sai da branch main.",
         "لا نضع كلمات المرور في الكود أبداً.",
         "Δεν κάνουμε ποτέ push απευθείας στο main.",
+        "رمزها را هیچ\u200cوقت در مخزن نمی\u200cگذاریم.",  # Persian's everyday "never", joined by a ZWNJ
         "ང་ཚོས་ནམ་ཡང་ཐོན་སྐྱེད་གཞི་གྲངས་མཛོད་ལག་པས་བཟོ་བཅོས་མི་བྱེད།",  # Tibetan: no space between words
     ],
 )
