@@ -294,9 +294,10 @@ class Heard:
 
 
 class Given:
-    """What the person typed and the repository's own files held, in the session's order: a value one of
-    them gave is the project's, whatever a tool's text says of it (`directives.names_stated_value`).
-    Looked up only for a value an agent's words share with a tool's request: rare, so a scan."""
+    """What the person typed, the repository's own files held and the session read of a file it went on
+    to write, in the session's order: a value one of them gave is the project's, whatever a tool's text
+    says of it (`directives.names_stated_value`). Looked up only for a value an agent's words share with
+    a tool's text: rare, so a scan."""
 
     def __init__(self) -> None:
         self._said: list[tuple[int, str]] = []
