@@ -9,10 +9,10 @@ this project's own before the team's, surest first, then newest.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 
 from cairn.domain.models import Memory, Scope
-from cairn.services.context.lines import UNRANKED, Line, Rank, line, newest_first
+from cairn.services.context.lines import UNRANKED, WORD, Line, Rank, line, newest_first
 
 
 def convention_lines(found: list[Memory], project: str, rank: Rank) -> list[Line]:
@@ -27,30 +27,25 @@ def convention_lines(found: list[Memory], project: str, rank: Rank) -> list[Line
             *newest(m),
         ),
     )
-    return [line(m, project) for m in found if not said_by_another(m, found)]
+    words = {m.id: _words(m.content) for m in found}  # read once: the block is assembled per prompt
+    return [line(m, project) for m in found if not said_by_another(words[m.id], words.values())]
 
 
 MIN_RESTATED_WORDS = 4  # fewer words ("Use tabs") name a topic more than they state a rule
-_WORD = re.compile(r"\w+")
 
 
-def said_by_another(rule: Memory, rules: list[Memory]) -> bool:
-    """Whether another rule says all this one says and more, in the same words and from the same start
-    ("Do not add the full names" beside "Do not add the full name of the agent as well"): the person
-    restated a rule in passing; the block shows it once, in its fuller form. A rule that starts
-    otherwise ("Add the full names" beside "Do not add …") is another rule, however many words it
+def said_by_another(own: list[str], others: Iterable[list[str]]) -> bool:
+    """Whether another rule (by its `_words`) says all this one says and more, in the same words and from
+    the same start ("Do not add the full names" beside "Do not add the full name of the agent as well"):
+    the person restated a rule in passing; the block shows it once, in its fuller form. A rule that
+    starts otherwise ("Add the full names" beside "Do not add …") is another rule, however many words it
     shares."""
-    own = _words(rule.content)
     if len(own) < MIN_RESTATED_WORDS:
         return False
     said = set(own)
-    for other in rules:
-        theirs = _words(other.content)
-        if other.id != rule.id and len(theirs) > len(own) and theirs[:2] == own[:2] and said <= set(theirs):
-            return True
-    return False
+    return any(len(theirs) > len(own) and theirs[:2] == own[:2] and said <= set(theirs) for theirs in others)
 
 
 def _words(text: str) -> list[str]:
     """A rule's words, lower case, a plural's `s` aside (`names`, `name`)."""
-    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(text.lower())]
+    return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in WORD.findall(text.lower())]

@@ -129,7 +129,7 @@ def _shown(content: str) -> tuple[list[str], bool]:
     into git's words. A handoff an agent wrote in prose is one line, as it wrote it."""
     segments: list[str] = []
     for ln in content.splitlines():
-        if not segments or (_LABEL.match(ln) and ln.strip()):
+        if not segments or _LABEL.match(ln):
             segments.append(ln)
         else:
             segments[-1] += "\n" + ln
