@@ -352,6 +352,24 @@ def test_a_sentence_that_only_introduces_what_follows_is_not_learned():
 
 
 @pytest.mark.parametrize(
+    ("said", "read"),
+    [
+        (
+            "`listSessions` in orchestration.ts must accept a session ID.",
+            "`listSessions` in orchestration.ts must accept a session ID.",
+        ),
+        ("Always run `pnpm check-types`", "Always run `pnpm check-types`"),
+        ("`always rebase before you push`", "always rebase before you push"),
+        ("```never push to main```", "never push to main"),
+    ],
+)
+def test_a_code_span_at_either_end_of_a_sentence_keeps_its_backticks(said, read):
+    from cairn.pipeline.learning.person import sentences
+
+    assert sentences(said) == [read]
+
+
+@pytest.mark.parametrize(
     ("said", "learned"),
     [
         ("anything in next tag can be hard deprecated, maybe document this.", True),

@@ -133,6 +133,7 @@ SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")  # a CJK full
 _CLAUSE_SPLIT = re.compile(r"\s*(?:;|\s—\s|\s+[┃│|]\s+)\s*")
 _COMMA = re.compile(r",\s+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_FENCE = re.compile(r"^`{3,}\s*|\s*`{3,}$")
 _NOISE_MARKERS = (CAIRN_CONTEXT_OPEN, "<system-reminder>", "<tool_use_error>", "[REDACTED_")
 MIN_SENTENCE, MAX_SENTENCE = 12, 320
 
@@ -140,12 +141,21 @@ MIN_SENTENCE, MAX_SENTENCE = 12, 320
 def sentences(text: str) -> list[str]:
     out = []
     for raw in _clauses(SENTENCE_SPLIT.split(text)):
-        s = _BULLET.sub("", raw).strip().strip("`").strip()
+        s = _unquoted(_BULLET.sub("", raw).strip())
         if s.endswith(":"):
             continue  # it introduces what follows (a list, a code block): a fragment on its own
         if MIN_SENTENCE <= len(s) <= MAX_SENTENCE and not any(m in s for m in _NOISE_MARKERS):
             out.append(s)
     return out
+
+
+def _unquoted(s: str) -> str:
+    """A sentence without a code fence's backticks around it, or the pair around it when it was typed
+    whole as code: a backtick of a code span inside it stays (`listSessions` in … must accept…)."""
+    s = _FENCE.sub("", s)
+    if len(s) > 1 and s[0] == s[-1] == "`" and "`" not in s[1:-1]:
+        return s[1:-1].strip()
+    return s
 
 
 def _clauses(parts: list[str]) -> list[str]:
