@@ -1339,29 +1339,65 @@ VALUE_LETTERS = 3  # fewer are a time, a date or a duration (`16m55s`, `2024-Q2`
 @lru_cache(maxsize=256)
 def stated_values(told: str) -> frozenset[str]:
     """The values (`values_in`) a tool text's lines of prose or requests give (`not_data_lines`, each
-    with the lines its sentence is hard-wrapped over, read without their log frames): what a note or a
-    page states, not what its listings and code name. Cached as `_stated` is."""
+    with the lines its sentence is hard-wrapped over, read without their log frames), and the block a
+    request introduces (`introduced`): what a note or a page states or asks for, not what its listings
+    and code name. Cached as `_stated` is."""
     lines = unframed_lines((told or "").splitlines())
-    said = not_data_lines("\n".join(lines))
-    return values_in("\n".join(lines[j] for i in said for j in (*began_on(lines, i), *continuing(lines, i))))
+    text = "\n".join(lines)
+    said, asked = not_data_lines(text), asking_lines(text)
+    read = [j for i in said for j in (*began_on(lines, i), *continuing(lines, i))]
+    read += [k for i in asked for j in continuing(lines, i) for k in introduced(lines, j)]
+    return values_in("\n".join(lines[j] for j in read))
+
+
+def introduced(lines: Sequence[str], i: int) -> list[int]:
+    """The lines that line `i` introduces when it ends in a colon ("To finish installing, run:", or a
+    request's last wrapped line): the block right under it (past blank lines), at most CONTINUED_LINES.
+    What a request introduces is what it asks for, though the block is a command or code and no
+    sentence."""
+    if not _INTRODUCES.search(lines[i]):
+        return []
+    out: list[int] = []
+    j = i + 1
+    while j < len(lines) and not _HAS_WORD.search(lines[j]):
+        j += 1
+    while j < len(lines) and len(out) < CONTINUED_LINES and _HAS_WORD.search(lines[j]):
+        out.append(j)
+        j += 1
+    return out
+
+
+_INTRODUCES = re.compile(r":\W*$")  # a line that ends in a colon, a frame's edge after it or not
+_HAS_WORD = re.compile(r"\w")
 
 
 def values_in(text: str) -> frozenset[str]:
     """The addresses in `text`, and its names that hold letters and digits both; a setting
-    (`TICKET=PLAT-4821`) gives its value alone as well."""
-    found = {m.group(0).rstrip(".,;:") for m in _ADDRESS.finditer(text)}
-    for word in _ADDRESS.sub(" ", text).split():
-        word = word.strip(_VALUE_EDGES)
-        for token in (word, word.rpartition("=")[2].strip(_VALUE_EDGES)) if "=" in word else (word,):
-            if (
-                len(token) >= VALUE_CHARS
-                and _VALUE.match(token)
-                and any(c.isdigit() for c in token)
-                and sum(c.isalpha() for c in token) >= VALUE_LETTERS
-                and not _VERSION.match(token)
-            ):
-                found.add(token)
+    (`TICKET=PLAT-4821`) gives its value alone as well, and a value its parts that are such names
+    themselves: a retelling shortens what it names (an address to its host's `mk26q` in
+    `http://mk26q.npm.example/`, a bot account `ops7x-release-bot` to its owner's `ops7x`)."""
+    addresses = {m.group(0).rstrip(".,;:") for m in _ADDRESS.finditer(text)}
+    found = set(addresses)
+    words = [word.strip(_VALUE_EDGES) for word in _ADDRESS.sub(" ", text).split()]
+    for word in [*words, *addresses]:
+        tokens = {word, word.rpartition("=")[2].strip(_VALUE_EDGES)} if "=" in word else {word}
+        tokens |= {part for token in tokens for part in _VALUE_PARTS.split(token)}
+        found |= {t for t in tokens if _named_value(t)}
     return frozenset(found)
+
+
+_VALUE_PARTS = re.compile(r"[-_./@:=+~%]+")  # what joins the parts of a name, a host or an address
+
+
+def _named_value(token: str) -> bool:
+    """A name no one would give by chance: letters and digits both, no version number."""
+    return (
+        len(token) >= VALUE_CHARS
+        and bool(_VALUE.match(token))
+        and any(c.isdigit() for c in token)
+        and sum(c.isalpha() for c in token) >= VALUE_LETTERS
+        and not _VERSION.match(token)
+    )
 
 
 def names_stated_value(text: str, told: str, given: Callable[[str], bool] | None = None) -> bool:
