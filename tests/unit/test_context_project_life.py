@@ -60,6 +60,19 @@ def test_a_check_run_louder_in_one_session_is_the_same_check_counted_once():
     ]
 
 
+def test_a_check_with_its_action_and_switches_in_another_order_is_the_same_check():
+    found = kept_commands(
+        [
+            checks("s1", 1, "xcodebuild -project App.xcodeproj -scheme App -quiet build"),
+            checks("s2", 2, "xcodebuild build -project App.xcodeproj -scheme App -quiet"),
+            checks("s3", 3, "xcodebuild build -project App/App.xcodeproj -scheme App -quiet"),
+        ]
+    )
+
+    assert [len(k.sessions) for k in found] == [2, 1]
+    assert found[1].command == "xcodebuild build -project App/App.xcodeproj -scheme App -quiet"
+
+
 def test_requests_to_another_machine_stay_apart_whatever_their_switches():
     found = kept_commands(
         [

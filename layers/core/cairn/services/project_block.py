@@ -179,8 +179,11 @@ _BARE_SWITCH = re.compile(r"--?[A-Za-z][\w-]*")
 
 def _check_of(command: str) -> tuple[str, ...]:
     """A command without its bare switches: `go build -v ./cmd/x` and `go build ./cmd/x` run one check,
-    shown louder or quieter (a switch's value, the `out` of `-o out`, stays, so that one is another check)."""
-    return tuple(w for w in command.split() if not _BARE_SWITCH.fullmatch(w))
+    shown louder or quieter (a switch's value, the `out` of `-o out`, stays, so that one is another check);
+    its words after the program in any order (`xcodebuild build -project P -quiet` is `xcodebuild
+    -project P -quiet build`: a build tool reads its action and its switches wherever they stand)."""
+    words = [w for w in command.split() if not _BARE_SWITCH.fullmatch(w)]
+    return (*words[:1], *sorted(words[1:]))
 
 
 def _one_per_check(found: list[KeptCommand]) -> list[KeptCommand]:
