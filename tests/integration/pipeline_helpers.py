@@ -22,8 +22,10 @@ def upload(
     agent: str = "claude-code",
     part: int = 1,
     prepared: bool = True,
+    started_at: str | None = None,
 ) -> dict:
-    """POST /v1/uploads, then PUT the (redacted, gzipped) bytes to the presigned path, as a hook would."""
+    """POST /v1/uploads, then PUT the (redacted, gzipped) bytes to the presigned path, as a hook would
+    (`started_at`: when the session ran, as `cairn backfill` says it)."""
     data = prepare(raw).data if prepared else raw
     grant = api.post(
         "/v1/uploads",
@@ -35,6 +37,7 @@ def upload(
             "part": part,
             "bytes": len(data),
             "content_type": "application/gzip",
+            **({"started_at": started_at} if started_at else {}),
         },
     )
     assert grant.status_code == 201, grant.text
@@ -59,8 +62,11 @@ def memories_of(api, headers, project: str, **params) -> list[dict]:
     return resp.json()["items"]
 
 
-def claude_transcript(session_id: str, turns: list[tuple[str, object]], cwd: str = "/home/dev/demo") -> bytes:
-    """A Claude Code JSONL transcript: (role, content) turns threaded by parentUuid, as Claude Code writes."""
+def claude_transcript(
+    session_id: str, turns: list[tuple[str, object]], cwd: str = "/home/dev/demo", day: str = "2026-01-01"
+) -> bytes:
+    """A Claude Code JSONL transcript: (role, content) turns threaded by parentUuid, as Claude Code writes,
+    a second apart from midnight of `day`."""
     import json
     import uuid
 
@@ -82,7 +88,7 @@ def claude_transcript(session_id: str, turns: list[tuple[str, object]], cwd: str
                     "isSidechain": False,
                     "userType": "external",
                     "version": "2.0.0",
-                    "timestamp": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}.000Z",
+                    "timestamp": f"{day}T00:{i // 60:02d}:{i % 60:02d}.000Z",
                     "message": message,
                 }
             )

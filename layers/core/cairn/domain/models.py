@@ -223,6 +223,9 @@ class Memory:
     # episode outcome, handoff next_steps/open_questions/errors ... validated at the edges
     details: Mapping[str, Any] = field(default_factory=dict)
     provenance: Provenance = field(default_factory=Provenance)
+    # when it was said: the time of the session that taught it (`Session.ran_at`), else its writing.
+    # Sessions are ordered by it, not by when the pipeline got to them (a long session learned after a
+    # later short one, a retried upload, a backfill): `created_at` is when Cairn wrote it
     valid_from: datetime = field(default_factory=utcnow)
     valid_to: datetime | None = None
     superseded_by: str | None = None
@@ -279,6 +282,12 @@ class Session:
     status: str = SessionStatus.RECEIVED  # a SessionStatus: received -> processing -> learned | failed
     stats: Mapping[str, Any] = field(default_factory=dict)
     updated_at: datetime = field(default_factory=utcnow)
+
+    @property
+    def ran_at(self) -> datetime | None:
+        """When the session ran, as far as Cairn knows: its start (the transcript's, or its first
+        upload's), else its end. What it taught is dated by it (`Memory.valid_from`)."""
+        return self.started_at or self.ended_at
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,11 +5,13 @@ Also the documents stages keep in the blob store: serialised events, chunks, and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cairn.domain.models import MemoryKind
+from cairn.domain.models import MemoryKind, Session
 from cairn.project_files import ProjectFile
 from cairn.transcripts.model import Role, TranscriptEvent
 
@@ -183,3 +185,24 @@ class CandidatesDoc(BaseModel):
     chunk_id: str
     extractor: str
     candidates: list[Candidate]
+
+
+def taught_at(events: Sequence[EventDoc], session: Session) -> datetime | None:
+    """When a session said what it taught (`Memory.valid_from`): its transcript's last dated event, where
+    the work stood at its end whenever it was uploaded or learned (of two sessions that overlapped, the
+    one that went on longer); else when the session ran as Cairn knows it (`Session.ran_at`)."""
+    for e in reversed(events):
+        if (when := _time(e.timestamp)) is not None:
+            return when
+    return session.ran_at
+
+
+def _time(stamp: str | None) -> datetime | None:
+    """An event's ISO-8601 time as agents write it (`Z` or an offset; none is UTC), or None."""
+    if not stamp:
+        return None
+    try:
+        when = datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)

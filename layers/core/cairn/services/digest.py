@@ -375,7 +375,7 @@ def _still_open(scanned: list[Memory], pool: _Pool) -> tuple[DigestItem, ...]:
         and str(m.details.get("outcome", "")).strip().lower() not in RESOLVED_OUTCOMES
         and (Tag.OPEN in m.tags or Tag.UNRESOLVED in m.tags)
     ]
-    found.sort(key=lambda m: (m.created_at, m.id), reverse=True)
+    found.sort(key=lambda m: (m.valid_from, m.created_at, m.id), reverse=True)
     return tuple(_item(m) for m in found[:OPEN_SHOWN])
 
 
@@ -521,12 +521,12 @@ def _texts(value: Any) -> tuple[str, ...]:
 
 
 def _when(s: Session) -> datetime:
-    return s.started_at or s.ended_at or s.updated_at
+    return s.ran_at or s.updated_at
 
 
 def _newest(memories: Iterable[Memory]) -> Memory | None:
-    return max(memories, key=lambda m: (m.created_at, m.id), default=None)
+    return max(memories, key=lambda m: (m.valid_from, m.created_at, m.id), default=None)
 
 
 def _oldest_first(memories: Iterable[Memory]) -> list[Memory]:
-    return sorted(memories, key=lambda m: (m.created_at, m.provenance.line_start or 0, m.id))
+    return sorted(memories, key=lambda m: (m.valid_from, m.created_at, m.provenance.line_start or 0, m.id))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from cairn.domain.audit import AuditAction
@@ -72,6 +72,7 @@ class NewMemory:
     confidence: float = 0.5
     details: Mapping[str, Any] = field(default_factory=dict)
     provenance: Provenance = field(default_factory=Provenance)
+    said_at: datetime | None = None  # when its session ran (`Memory.valid_from`); None: now
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +114,8 @@ def new_memory(request: Mapping[str, Any], old: Memory | None = None) -> NewMemo
     return NewMemory(**built)
 
 
-_NEW_FIELDS = tuple(f.name for f in fields(NewMemory))
+# what a request may set; when it was said is now for what a caller writes (a correction too)
+_NEW_FIELDS = tuple(f.name for f in fields(NewMemory) if f.name != "said_at")
 
 
 def require(caller: Principal, needed: KeyScope) -> None:
@@ -422,7 +424,7 @@ class MemoryService:
             details=dict(new.details),
             # who wrote it is the caller, whatever the request says
             provenance=replace(new.provenance, member=caller.member, key_id=caller.key_id),
-            valid_from=now,
+            valid_from=said_at(new.said_at, now),
             created_at=now,
             updated_at=now,
             content_hash=content_hash(new.kind, content),
@@ -458,3 +460,14 @@ def _check_confidence(value: float) -> None:
 def _check_id(value: str, prefix: str) -> None:
     if not is_valid_id(value, prefix):
         raise InvalidInput(f"{value!r} is not a valid {prefix} id")
+
+
+def said_at(when: datetime | None, now: datetime) -> datetime:
+    """`NewMemory.said_at` as a memory keeps it: never after `now`, in `now`'s kind of time (a naive
+    time is UTC, as every time Cairn writes)."""
+    if when is None:
+        return now
+    if (when.tzinfo is None) != (now.tzinfo is None):
+        aware = now.tzinfo is not None
+        when = when.replace(tzinfo=UTC) if aware else when.astimezone(UTC).replace(tzinfo=None)
+    return min(when, now)

@@ -64,16 +64,17 @@ def default_salience(m: Memory, now: datetime) -> float:  # noqa: ARG001 - the s
 
 
 def written_order(memories: Iterable[Memory]) -> Callable[[Memory], tuple[datetime, int, int]]:
-    """A sort key for `memories`, oldest first and the same on every run: their session's time (its
-    newest memory's), then where the session said them, then their place among the sections of one
-    message. One session's memories are written within moments of each other, in whatever order the
-    pipeline's workers finish, so their own times (or their ids, which carry them) order them
-    differently on each run; their place in the session does not."""
+    """A sort key for `memories`, oldest first and the same on every run: their session's time (when
+    its newest memory was said: `Memory.valid_from`, the session's own time for what the pipeline
+    learned, whenever it got to it), then where the session said them, then their place among the
+    sections of one message. One session's memories are written within moments of each other, in
+    whatever order the pipeline's workers finish, so their own times (or their ids, which carry them)
+    order them differently on each run; their place in the session does not."""
     sessions: dict[str, datetime] = {}
     for m in memories:
         sid = m.provenance.session_id or m.id
-        if sid not in sessions or m.created_at > sessions[sid]:
-            sessions[sid] = m.created_at
+        if sid not in sessions or m.valid_from > sessions[sid]:
+            sessions[sid] = m.valid_from
 
     def key(m: Memory) -> tuple[datetime, int, int]:
         line = m.provenance.line_end or m.provenance.line_start or 0
@@ -81,13 +82,13 @@ def written_order(memories: Iterable[Memory]) -> Callable[[Memory], tuple[dateti
             section = max(int(m.details.get("section", 0) or 0), 0)
         except (TypeError, ValueError):
             section = 0
-        return sessions.get(m.provenance.session_id or m.id, m.created_at), line, -section
+        return sessions.get(m.provenance.session_id or m.id, m.valid_from), line, -section
 
     return key
 
 
 def latest_session(memories: Iterable[Memory]) -> str | None:
-    newest = max(memories, key=lambda m: m.created_at, default=None)
+    newest = max(memories, key=lambda m: (m.valid_from, m.created_at), default=None)
     return newest.provenance.session_id if newest is not None else None
 
 
@@ -295,13 +296,13 @@ _RULE = re.compile(r"\b(?:always|never|must)\b", re.I)  # a rule the project now
 
 
 def session_ages(memories: Iterable[Memory]) -> dict[str, int]:
-    """How many of the project's sessions were learned after each one (0: the latest). A project's
-    own order of sessions, not wall-clock days: a project idle for a month has not aged."""
+    """How many of the project's sessions ran after each one (0: the latest). A project's own order of
+    sessions, not wall-clock days: a project idle for a month has not aged."""
     newest: dict[str, datetime] = {}
     for m in memories:
         sid = m.provenance.session_id
-        if sid and (sid not in newest or m.created_at > newest[sid]):
-            newest[sid] = m.created_at
+        if sid and (sid not in newest or m.valid_from > newest[sid]):
+            newest[sid] = m.valid_from
     ordered = sorted(newest, key=lambda s: newest[s], reverse=True)
     return {sid: age for age, sid in enumerate(ordered)}
 

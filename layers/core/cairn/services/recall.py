@@ -267,7 +267,7 @@ class RecallService:
         vying = sorted(hits, key=lambda h: (-h.score, h.memory.id))[: t.present_sessions_of]
         relevant = [h for h in vying if h.relevance >= FLOOR]
         factors = session_recency(
-            [(_source(h.memory), h.memory.created_at) for h in relevant], t.present_decay, t.present_floor
+            [(_source(h.memory), h.memory.valid_from) for h in relevant], t.present_decay, t.present_floor
         )
         lowest = min(factors.values(), default=1.0)
         return [replace(h, score=h.score * factors.get(_source(h.memory), lowest)) for h in hits]

@@ -29,7 +29,7 @@ from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Sc
 from cairn.domain.ports import StoredVectors
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
-from cairn.pipeline.models import Candidate, EventsDoc
+from cairn.pipeline.models import Candidate, EventsDoc, taught_at
 from cairn.pipeline.reading.steps import Hearing, said_in_span, written_by
 from cairn.pipeline.remembering.contradictions import contradicts
 from cairn.pipeline.remembering.subjects import same_procedure
@@ -218,6 +218,7 @@ class Consolidation:
             confidence=c.confidence,
             details=details,
             provenance=self._provenance(c),
+            said_at=taught_at(self.events.events, self.session),
         )
 
     def _provenance(self, c: Candidate) -> Provenance:
@@ -449,6 +450,7 @@ class Consolidation:
                         confidence=min(CONFIDENCE_CAP, max(m.confidence for m in group)),
                         details={"promoted_from": [m.id for m in group], "projects": projects},
                         provenance=replace(memory.provenance),
+                        said_at=memory.valid_from,
                     ),
                 )
                 self.out.promoted.append(team.id)

@@ -218,7 +218,7 @@ class _Pass:
             return fallback
         if session_id not in self._times:
             s = self.deps.sessions.get(self.team_id, session_id)
-            self._times[session_id] = (s and (s.started_at or s.ended_at)) or fallback
+            self._times[session_id] = (s and s.ran_at) or fallback
         return self._times[session_id]
 
     def _time(self, m: Memory) -> datetime:

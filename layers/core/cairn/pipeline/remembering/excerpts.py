@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from cairn.domain.models import LEFT_OUT, MemoryFilter, MemoryKind, Provenance, Session, content_hash
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps, pipeline_principal
-from cairn.pipeline.models import EventsDoc
+from cairn.pipeline.models import EventsDoc, taught_at
 from cairn.pipeline.reading.left_out import LongOutput, left_out_prose, long_outputs
 from cairn.pipeline.reading.steps import Excerpt, build_excerpts, written_by
 from cairn.services.memories import NewMemory
@@ -100,6 +100,7 @@ def _new_memory(session: Session, events: EventsDoc, x: Excerpt, outputs: list[L
             sources=x.sources,
             spans=x.spans,
         ),
+        said_at=taught_at(events.events, session),
     )
 
 

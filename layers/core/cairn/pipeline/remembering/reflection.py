@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from cairn.domain.models import Memory, MemoryFilter, MemoryKind, Provenance, Scope, content_hash
@@ -35,7 +36,12 @@ MAX_DONE = 40
 
 
 def save_once_per_session(
-    deps: PipelineDeps, session, kind: MemoryKind, content: str, details: dict
+    deps: PipelineDeps,
+    session,
+    kind: MemoryKind,
+    content: str,
+    details: dict,
+    said_at: datetime | None = None,
 ) -> Memory:
     """One reflection per session: a later part's supersedes the earlier one; the same one is kept."""
     caller = pipeline_principal(session)
@@ -47,6 +53,7 @@ def save_once_per_session(
         title=f"{kind.value.capitalize()} of session {session.id}"[:TITLE_CHARS],
         details={**details, "session_id": session.id},
         provenance=consolidation_provenance(session),
+        said_at=said_at or session.ran_at,
     )
     flt = MemoryFilter(
         project=session.project,
@@ -65,7 +72,11 @@ def save_once_per_session(
 
 
 def save_handoff(
-    deps: PipelineDeps, session, summary: dict[str, Any], unresolved: Sequence[dict[str, Any]]
+    deps: PipelineDeps,
+    session,
+    summary: dict[str, Any],
+    unresolved: Sequence[dict[str, Any]],
+    said_at: datetime | None = None,
 ) -> Memory:
     """The session's handoff, saved the way agents save theirs (one waiting per project and agent)."""
     content = handoff_text(summary, unresolved)
@@ -90,6 +101,7 @@ def save_handoff(
         session_id=session.id,
         asked_before=tuple(summary["asked_before"]),
         reported=tuple(summary["reported"]),
+        said_at=said_at or session.ran_at,
     )
     return HandoffService(deps.memories, deps.clock).save_handoff(caller, note)
 

@@ -11,7 +11,7 @@ import json
 from cairn.domain.models import MemoryKind
 from cairn.pipeline import keys as k
 from cairn.pipeline.deps import PipelineDeps
-from cairn.pipeline.models import ConsolidateResult, ReflectResult
+from cairn.pipeline.models import ConsolidateResult, ReflectResult, taught_at
 from cairn.pipeline.remembering.reflection import (
     reflection_text,
     save_handoff,
@@ -30,14 +30,16 @@ def reflect(deps: PipelineDeps, done: ConsolidateResult) -> ReflectResult:
         return ReflectResult(**base, **json.loads(deps.blobs.get(out_key)))
     _, reading = deps.reading(done.events_key)
     summary = summarise(reading)
+    said_at = taught_at(reading.events, session)
     reflection = save_once_per_session(
         deps,
         session,
         MemoryKind.REFLECTION,
         reflection_text(session, summary),
         {key: summary[key] for key in REFLECTED},
+        said_at,
     )
-    handoff = save_handoff(deps, session, summary, reading.unresolved)
+    handoff = save_handoff(deps, session, summary, reading.unresolved, said_at)
     result = {"reflection_id": reflection.id, "handoff_id": handoff.id, "procedures": done.procedures}
     deps.blobs.put(out_key, json.dumps(result).encode(), "application/json")
     return ReflectResult(**base, **result)

@@ -27,7 +27,7 @@ from cairn.services.agents import normalise_agent_or_none
 from cairn.services.context.layout import Layout
 from cairn.services.context.lines import ITEM_CHARS, WORD, WS, Line, bare, clip, ref, strings
 from cairn.services.directives import relayed
-from cairn.services.handoffs import is_waiting_handoff
+from cairn.services.handoffs import is_waiting_handoff, said_first
 
 REPEAT_CHARS = 60  # a stretch this long said twice in one block is said once
 _TITLED = re.compile(r"^\*\*[^*\n]{1,120}\*\*: ")
@@ -48,7 +48,7 @@ class Failures:
 
 def pending_handoffs(found: Iterable[Memory], member: str, project: str, agent: str) -> list[Memory]:
     """Handoffs of this project waiting for this agent (`handoffs.is_waiting_handoff`, the one rule MCP's
-    handoff tools follow too) and for this member, newest first.
+    handoff tools follow too) and for this member, the latest said first (`handoffs.said_first`).
 
     A handoff that names its member (`details.member`, or the owner of a personal one) is someone's own
     thread of work: it waits for them, not for the first teammate who opens the project.
@@ -60,7 +60,7 @@ def pending_handoffs(found: Iterable[Memory], member: str, project: str, agent: 
         owner = m.details.get("member") or m.owner
         if not owner or owner == member:
             out.append(m)
-    return out
+    return said_first(out)
 
 
 def handoff_lines(
