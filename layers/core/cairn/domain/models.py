@@ -223,7 +223,8 @@ class Memory:
     # episode outcome, handoff next_steps/open_questions/errors ... validated at the edges
     details: Mapping[str, Any] = field(default_factory=dict)
     provenance: Provenance = field(default_factory=Provenance)
-    # when it was said: the time of the session that taught it (`Session.ran_at`), else its writing.
+    # when it was said: for what a session taught, that session's last dated transcript event
+    # (`pipeline.models.taught_at`, else `Session.ran_at`); for a caller's own write, its writing.
     # Sessions are ordered by it, not by when the pipeline got to them (a long session learned after a
     # later short one, a retried upload, a backfill): `created_at` is when Cairn wrote it
     valid_from: datetime = field(default_factory=utcnow)
@@ -285,8 +286,9 @@ class Session:
 
     @property
     def ran_at(self) -> datetime | None:
-        """When the session ran, as far as Cairn knows: its start (the transcript's, or its first
-        upload's), else its end. What it taught is dated by it (`Memory.valid_from`)."""
+        """When the session ran, as far as its record knows: its start (the transcript's, or its first
+        upload's), else its end. The dream pass orders sessions by it; what a session taught is dated by
+        its transcript's last event when it has one (`pipeline.models.taught_at`)."""
         return self.started_at or self.ended_at
 
 
