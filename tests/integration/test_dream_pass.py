@@ -573,32 +573,6 @@ def test_a_commit_left_to_the_person_ends_once_a_later_git_status_lists_none_of_
     assert dream(c.pipeline, team, PROJECT, full=True).writes == 0
 
 
-def test_work_a_session_left_uncommitted_ends_once_a_later_git_status_lists_none_of_its_files(store):
-    c, team, _ = store
-
-    def git(sid: str, commits: int, dirty: list[str]):
-        content = f"Git activity of this session: at the end, git status: untracked: {', '.join(dirty)}"
-        new = NewMemory(
-            kind=MemoryKind.EPISODE,
-            content=content if dirty else f"Git activity of this session: commits on `main`: `{sid}0a1b` x",
-            project=PROJECT,
-            provenance=Provenance(session_id=sid, agent="codex"),
-            tags=(Tag.GIT,),
-            details={"sessions": [sid], "commits": commits, "tree": {"dirty": dirty, "complete": True}},
-        )
-        return c.memories.remember(dream_principal(team), new)
-
-    get = lambda m: c.pipeline.memory_repo.get(team, m.id)  # noqa: E731
-    left = git("s1", 0, ["src/panel.ts", "src/panel.test.ts"])
-    git("s2", 0, ["src/panel.ts", "docs/notes.md"])  # still not committed
-    dream(c.pipeline, team, PROJECT)
-    assert get(left).is_current
-    git("s3", 1, [])  # committed: the checkout is clean
-    dream(c.pipeline, team, PROJECT)
-    ended = get(left)
-    assert not ended.is_current and ended.details["closed_by"] == "s3"
-
-
 def test_a_handover_is_not_taken_up_by_a_teammates_checkout(tmp_path):
     c = open_store(tmp_path / "home")
     team_id = c.keys.create_team("acme", "dev")[0].id

@@ -6,8 +6,7 @@ An item is left open by a session as
 - an episode of an error that never stopped failing (tag `unresolved`), its `details.command`;
 - the handoff's `next_steps`, `open_questions` and `errors`;
 - an account of the session's end that left keeping its work to the person ("ready for you to commit and
-  deploy") while files it edited were not committed, its `details.handover`; or its git activity with no
-  commit whose last `git status` listed files (`details.tree`): uncommitted work left to whoever is next.
+  deploy") while files it edited were not committed, its `details.handover`.
 A later session closes it with evidence it kept: a todo it marked done (its reflection's `details.done`),
 a commit or an account of finished work (its episodes), a fix of the failing command (its reflection's
 `errors_fixed`, an episode tagged fixed or resolved) or the command run well (a procedure's
@@ -75,15 +74,8 @@ class Handover:
 
 
 def handover_of(memory: Memory) -> Handover | None:
-    """The handover an account of a session's end holds, or the uncommitted work a session's git activity
-    left (no commit, its last `git status` listing files: that work is left to whoever comes next, and
-    a later `git status` that lists none of them shows it committed or dropped); None for anything else."""
-    if memory.kind is not MemoryKind.EPISODE:
-        return None
-    d = memory.details.get("handover")
-    if not isinstance(d, dict) and Tag.GIT in memory.tags and memory.details.get("commits") == 0:
-        tree = _tree(memory.details.get("tree"))
-        d = {"paths": list(tree.dirty), "asks": ["commit"]} if tree is not None and tree.complete else None
+    """The handover an account of a session's end holds (None for anything else)."""
+    d = memory.details.get("handover") if memory.kind is MemoryKind.EPISODE else None
     if not isinstance(d, dict):
         return None
     paths = tuple(str(p) for p in d.get("paths") or [] if str(p).strip())
