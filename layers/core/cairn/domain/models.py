@@ -26,6 +26,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def aware(t: datetime) -> datetime:
+    """`t` with a time zone: a naive time is UTC, as every time Cairn writes."""
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+
+
 class MemoryKind(StrEnum):
     PREFERENCE = "preference"
     FACT = "fact"

@@ -6,11 +6,12 @@ Also the documents stages keep in the blob store: serialised events, chunks, and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cairn.domain.codec import dt_in
 from cairn.domain.models import MemoryKind, Session
 from cairn.project_files import ProjectFile
 from cairn.transcripts.model import Role, TranscriptEvent
@@ -199,10 +200,7 @@ def taught_at(events: Sequence[EventDoc], session: Session) -> datetime | None:
 
 def _time(stamp: str | None) -> datetime | None:
     """An event's ISO-8601 time as agents write it (`Z` or an offset; none is UTC), or None."""
-    if not stamp:
-        return None
     try:
-        when = datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
+        return dt_in(stamp.strip()) if stamp else None
     except ValueError:
         return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)

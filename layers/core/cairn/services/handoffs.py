@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from cairn.domain.codec import dt_out
@@ -33,6 +33,7 @@ from cairn.domain.models import (
     MemoryKind,
     Principal,
     Provenance,
+    aware,
     utcnow,
 )
 from cairn.services.agents import normalise_agent, normalise_agent_or_none
@@ -115,11 +116,12 @@ class HandoffService:
             provenance=Provenance(session_id=note.session_id, agent=agent),
             said_at=note.said_at,
         )
-        if (later := self._said_later(caller, note.project, agent, new.said_at)) is not None:
+        listed = self._listed(caller, note.project)
+        if (later := _said_later(listed, agent, new.said_at)) is not None:
             # a session learned after a later one (a long one, a retried upload, a backfill): the later
             # session's handoff is where the work stands; this one's session is history (its reflection)
             return later
-        waiting = self._waiting(caller, note.project, agent, exact_agent=True)
+        waiting = self._waiting(caller, note.project, agent, exact_agent=True, listed=listed)
         if waiting:
             _, saved = self._memories.supersede(caller, waiting[0].id, new)
             return saved
@@ -215,28 +217,24 @@ class HandoffService:
         raise NotFound(f"no checkpoint named {name!r} in project {project!r}")
 
     # --- helpers ------------------------------------------------------------------------------
+    def _listed(self, caller: Principal, project: str) -> Sequence[Memory]:
+        """The project's current handoffs and checkpoints, newest written first."""
+        return self._memories.list(caller, self._filter(project, None), limit=_SCAN_LIMIT).items
+
     def _waiting(
-        self, caller: Principal, project: str, agent: str | None, exact_agent: bool = False
+        self,
+        caller: Principal,
+        project: str,
+        agent: str | None,
+        exact_agent: bool = False,
+        listed: Sequence[Memory] | None = None,
     ) -> Sequence[Memory]:
         """The waiting handoffs, the latest said first (`said_first`)."""
-        page = self._memories.list(caller, self._filter(project, None), limit=_SCAN_LIMIT)
-        found = [m for m in page.items if is_waiting_handoff(m, agent)]
+        listed = self._listed(caller, project) if listed is None else listed
+        found = [m for m in listed if is_waiting_handoff(m, agent)]
         if exact_agent:
             found = [m for m in found if handoff_agent(m) == agent]
         return said_first(found)
-
-    def _said_later(
-        self, caller: Principal, project: str, agent: str | None, said_at: datetime | None
-    ) -> Memory | None:
-        """A current handoff of this project and agent, delivered or not, that a session which ran after
-        `said_at` left; None when `said_at` is unknown (an agent's own handoff is the newest there is)."""
-        if said_at is None:
-            return None
-        page = self._memories.list(caller, self._filter(project, HANDOFF_TAG), limit=_SCAN_LIMIT)
-        when = said_at if said_at.tzinfo is not None else said_at.replace(tzinfo=UTC)
-        mine = [m for m in page.items if m.is_current and not is_checkpoint(m) and handoff_agent(m) == agent]
-        later = [m for m in mine if _aware(m.valid_from) > when]
-        return said_first(later)[0] if later else None
 
     @staticmethod
     def _filter(project: str, tag: str | None) -> MemoryFilter:
@@ -272,8 +270,14 @@ def handoff_view(memory: Memory) -> dict[str, Any]:
 
 def said_first(handoffs: Sequence[Memory]) -> list[Memory]:
     """Handoffs, the one a session that ran last left first; of one time, the last written first."""
-    return sorted(handoffs, key=lambda m: (_aware(m.valid_from), _aware(m.created_at), m.id), reverse=True)
+    return sorted(handoffs, key=lambda m: (aware(m.valid_from), aware(m.created_at), m.id), reverse=True)
 
 
-def _aware(t: datetime) -> datetime:
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+def _said_later(listed: Sequence[Memory], agent: str | None, said_at: datetime | None) -> Memory | None:
+    """A current handoff of this agent among `listed`, delivered or not, that a session which ran after
+    `said_at` left; None when `said_at` is unknown (an agent's own handoff is the newest there is)."""
+    if said_at is None:
+        return None
+    mine = [m for m in listed if m.is_current and not is_checkpoint(m) and handoff_agent(m) == agent]
+    later = [m for m in mine if aware(m.valid_from) > aware(said_at)]
+    return said_first(later)[0] if later else None

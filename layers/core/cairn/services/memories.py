@@ -32,6 +32,7 @@ from cairn.domain.models import (
     Provenance,
     Relation,
     Scope,
+    aware,
     content_hash,
     utcnow,
 )
@@ -467,7 +468,6 @@ def said_at(when: datetime | None, now: datetime) -> datetime:
     time is UTC, as every time Cairn writes)."""
     if when is None:
         return now
-    if (when.tzinfo is None) != (now.tzinfo is None):
-        aware = now.tzinfo is not None
-        when = when.replace(tzinfo=UTC) if aware else when.astimezone(UTC).replace(tzinfo=None)
-    return min(when, now)
+    if now.tzinfo is None:  # a test's naive clock
+        return min(aware(when).astimezone(UTC).replace(tzinfo=None), now)
+    return min(aware(when), now)

@@ -151,6 +151,7 @@ class Consolidation:
         self.caller = pipeline_principal(session)
         self.project = session.project
         self.events = events
+        self.said_at = taught_at(events.events, session)  # when its session said what it teaches
         self.out = Outcome()
         self._current: dict[MemoryKind, list[Memory]] = {}
         self._ids: dict[int, str] = {}  # candidate (by identity) -> the memory it became or merged into
@@ -218,7 +219,7 @@ class Consolidation:
             confidence=c.confidence,
             details=details,
             provenance=self._provenance(c),
-            said_at=taught_at(self.events.events, self.session),
+            said_at=self.said_at,
         )
 
     def _provenance(self, c: Candidate) -> Provenance:

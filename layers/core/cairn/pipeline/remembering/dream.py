@@ -42,10 +42,10 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from cairn.domain.models import KeyScope, Memory, MemoryFilter, MemoryKind, Principal, Scope
+from cairn.domain.models import KeyScope, Memory, MemoryFilter, MemoryKind, Principal, Scope, aware
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.deps import PipelineDeps
 from cairn.pipeline.reading.edited_values import stated_values
@@ -225,7 +225,7 @@ class _Pass:
         return self._session_time(m.provenance.session_id, m.created_at)
 
     def _order(self, ms: list[Memory]) -> list[Memory]:
-        return sorted(ms, key=lambda m: (_aware(self._time(m)), _aware(m.created_at), m.id))
+        return sorted(ms, key=lambda m: (aware(self._time(m)), aware(m.created_at), m.id))
 
     def _live(self, kinds: frozenset[MemoryKind]) -> list[Memory]:
         return self._order([m for m in self.memories if m.kind in kinds and m.is_current])
@@ -284,7 +284,7 @@ class _Pass:
 
     def _later(self, old: Memory, new: Memory) -> bool:
         a, b = old.provenance.session_id, new.provenance.session_id
-        return bool(a and b and a != b and _aware(self._time(old)) <= _aware(self._time(new)))
+        return bool(a and b and a != b and aware(self._time(old)) <= aware(self._time(new)))
 
     # --- 2. restated in several sessions ------------------------------------------------------
     def _fold_restated(self) -> None:
@@ -323,7 +323,7 @@ class _Pass:
                 if s and s not in sessions:
                     sessions.append(s)
             runs.update(runs_by_session(m))
-        ordered = sorted(sessions, key=lambda s: _aware(self._session_time(s, keep.created_at)))
+        ordered = sorted(sessions, key=lambda s: aware(self._session_time(s, keep.created_at)))
         if len(group) == 1 and len(ordered) < 2:
             return  # said once: nothing to fold, no evidence beyond its provenance
         details["sessions"] = ordered
@@ -332,8 +332,8 @@ class _Pass:
             details["evidence"] = {
                 "sessions": ordered,
                 "count": len(ordered),
-                "first_seen": min(times, key=_aware).isoformat(),
-                "last_seen": max(times, key=_aware).isoformat(),
+                "first_seen": min(times, key=aware).isoformat(),
+                "last_seen": max(times, key=aware).isoformat(),
             }
         if runs:
             details["runs"] = runs
@@ -360,7 +360,7 @@ class _Pass:
                     f
                     for f in self._statements(MemoryKind.FACT)
                     if self._touched(asked, f)
-                    and _aware(self._time(asked)) <= _aware(self._time(f))
+                    and aware(self._time(asked)) <= aware(self._time(f))
                     and restated_by_rule(asked, [f])
                 ),
                 None,
@@ -377,12 +377,12 @@ class _Pass:
         for m in self._order([m for m in self.memories if m.is_current and items_of(m)]):
             if not (touched_evidence or m.id in self.new):
                 continue
-            when = _aware(self._time(m))
+            when = aware(self._time(m))
             commands = bool(m.kind is MemoryKind.EPISODE and m.details.get("command"))
             later = [
                 ev
-                for t, ev in sorted(evidence, key=lambda te: _aware(te[0]))
-                if (_aware(t) > when and ev.session_id != m.provenance.session_id)
+                for t, ev in sorted(evidence, key=lambda te: aware(te[0]))
+                if (aware(t) > when and ev.session_id != m.provenance.session_id)
                 or (commands and after_in_session(m, ev))
             ]
             if later:
@@ -447,7 +447,7 @@ class _Pass:
             s = m.provenance.session_id
             if not s:
                 continue
-            sessions.setdefault(s, _aware(self._time(m)))
+            sessions.setdefault(s, aware(self._time(m)))
             member[s] = member.get(s) or m.provenance.member
             commands, errors = seen.setdefault(s, (set(), set()))
             ran, hit = met(m)
@@ -456,7 +456,7 @@ class _Pass:
             if m.id in self.new:
                 new_in.add(s)
         for m, (command, trouble) in failures:
-            when, whose = _aware(self._time(m)), member.get(m.provenance.session_id or "")
+            when, whose = aware(self._time(m)), member.get(m.provenance.session_id or "")
             # the sessions of the member who left it failing: a teammate working elsewhere in the
             # project has not moved past another's broken checkout
             after = sorted(
@@ -481,7 +481,7 @@ class _Pass:
             runs = runs_by_session(m)
             if m.id not in self.new or len(runs) < 2:
                 continue
-            order = sorted(runs, key=lambda s: _aware(self._session_time(s, m.created_at)))
+            order = sorted(runs, key=lambda s: aware(self._session_time(s, m.created_at)))
             last = order[-1]
             worked_before = any(runs[s][0] > 0 for s in order[:-1])
             failing = runs[last][0] == 0 and runs[last][1] > 0 and worked_before
@@ -526,7 +526,7 @@ class _Pass:
         current: its validity ends with `details.edited_out` naming the value and the session. A
         session whose work went only to a side branch (step 6) changed nothing the project runs."""
         removed = [
-            (_aware(self._time(r)), r, set(map(str, r.details["edited_out"])))
+            (aware(self._time(r)), r, set(map(str, r.details["edited_out"])))
             for r in self._live(frozenset({MemoryKind.REFLECTION}))
             if isinstance(r.details.get("edited_out"), list) and r.provenance.session_id not in self.side
         ]
@@ -536,7 +536,7 @@ class _Pass:
             said = stated_values(m.content)
             if not said or m.pinned:
                 continue
-            when = _aware(self._time(m))
+            when = aware(self._time(m))
             for t, reflection, gone in removed:
                 sid = reflection.provenance.session_id
                 if t <= when or sid == m.provenance.session_id or not self._touched(m, reflection):
@@ -581,7 +581,3 @@ def _same_steps(a: object, b: object) -> bool:
             return False
         left.pop(match)
     return True
-
-
-def _aware(t: datetime) -> datetime:
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)

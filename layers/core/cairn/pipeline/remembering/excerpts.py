@@ -13,6 +13,7 @@ holds one set of excerpts and a re-ingest adds nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from cairn.domain.models import LEFT_OUT, MemoryFilter, MemoryKind, Provenance, Session, content_hash
 from cairn.domain.vocabulary import Tag
@@ -39,7 +40,8 @@ def store_excerpts(deps: PipelineDeps, session: Session, events: EventsDoc) -> E
     excerpts = build_excerpts(events.events, cwd=events.cwd, own=own)
     caller = pipeline_principal(session)
     outputs = long_outputs(events.events)
-    wanted = [_new_memory(session, events, x, outputs) for x in excerpts]
+    said_at = taught_at(events.events, session)
+    wanted = [_new_memory(session, events, x, outputs, said_at) for x in excerpts]
     wanted_hashes = {content_hash(MemoryKind.EXCERPT, n.content) for n in wanted}
     existing = _stored(deps, session)
     stale = [m.id for m in existing if m.content_hash not in wanted_hashes]
@@ -74,7 +76,9 @@ def _stored(deps: PipelineDeps, session: Session) -> list:
             return out
 
 
-def _new_memory(session: Session, events: EventsDoc, x: Excerpt, outputs: list[LongOutput]) -> NewMemory:
+def _new_memory(
+    session: Session, events: EventsDoc, x: Excerpt, outputs: list[LongOutput], said_at: datetime | None
+) -> NewMemory:
     key, start, end = _part_lines(events, x.line_start, x.line_end)
     title = f"{'sub-agent step' if x.sidechain else 'step'}: {x.request}" if x.request else None
     details: dict[str, object] = {"session_lines": [x.line_start, x.line_end], "step": x.index}
@@ -100,7 +104,7 @@ def _new_memory(session: Session, events: EventsDoc, x: Excerpt, outputs: list[L
             sources=x.sources,
             spans=x.spans,
         ),
-        said_at=taught_at(events.events, session),
+        said_at=said_at,
     )
 
 
