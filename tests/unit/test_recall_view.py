@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
-from cairn.api.mcp_tools import ANSWER_TOKENS, TOP_SNIPPET_CHARS, recall_view, recall_views
+from cairn.api.mcp_tools import ANSWER_TOKENS, TOP_SNIPPET_CHARS, memory_view, recall_view, recall_views
 from cairn.domain.models import Memory, MemoryKind, Provenance, RecallHit
 from cairn.services.tokens import count_tokens
 
@@ -30,6 +31,16 @@ def test_a_memory_hit_shows_what_an_agent_acts_on_and_its_id_opens_the_rest():
     assert view["id"] == "mem_1" and "mise run test:ci" in view["content"]
     assert view["title"] == "Project checks: format, test" and view["tags"] == ["checks"]
     assert "details" not in view and "project" not in view and view["relevance"] == 0.8
+
+
+def test_a_hit_is_dated_by_when_its_session_said_it_not_when_cairn_wrote_it():
+    said, written = datetime(2026, 3, 2, 17, tzinfo=UTC), datetime(2026, 12, 7, 9, tzinfo=UTC)
+    view = recall_view(
+        hit(content="Deploys go out on Fridays", valid_from=said, created_at=written), "deploys"
+    )
+    assert view["said_on"] == "2026-03-02" and "created_at" not in view
+    opened = memory_view(hit(content="Deploys go out on Fridays", valid_from=said, created_at=written).memory)
+    assert opened["valid_from"].startswith("2026-03-02") and opened["created_at"].startswith("2026-12-07")
 
 
 def test_a_title_that_only_restates_the_content_is_left_out():

@@ -124,6 +124,7 @@ def memory_view(m: Memory) -> dict[str, Any]:
         "said_by": m.provenance.said_by,
         "sources": [label(x, 200) + ("" if x.trusted else " (untrusted)") for x in m.provenance.sources],
         "created_at": dt_out(m.created_at),
+        "valid_from": dt_out(m.valid_from) if m.valid_from != m.created_at else None,
         "updated_at": dt_out(m.updated_at) if m.updated_at != m.created_at else None,
         "superseded_by": m.superseded_by,
         "valid_to": dt_out(m.valid_to),
@@ -409,7 +410,8 @@ def recall_view(
             "tags": [t for t in m.tags if t not in SOURCE_TAGS] or None,
             "confidence": m.confidence,
             "pinned": m.pinned or None,
-            "created_at": m.created_at.date().isoformat(),
+            # when its session said it: a backfilled year was written today, and is no news
+            "said_on": m.valid_from.date().isoformat(),
             "superseded_by": m.superseded_by,
         }
         # a memory is one statement, denser than an excerpt: it keeps more room than an excerpt's glimpse
