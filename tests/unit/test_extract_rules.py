@@ -644,6 +644,8 @@ def test_an_obligation_the_person_states_in_their_language_is_a_preference(said)
         "Δεν κάνουμε ποτέ push απευθείας στο main.",
         "رمزها را هیچ\u200cوقت در مخزن نمی\u200cگذاریم.",  # Persian's everyday "never", joined by a ZWNJ
         "ང་ཚོས་ནམ་ཡང་ཐོན་སྐྱེད་གཞི་གྲངས་མཛོད་ལག་པས་བཟོ་བཅོས་མི་བྱེད།",  # Tibetan: no space between words
+        "हम हमेशा main ब्रांच पर सीधे push करने से बचते हैं।",  # Hindi: its "always" ends in a vowel sign
+        "API कुंजी को कभी नहीं लॉग में लिखना।",
     ],
 )
 def test_always_and_never_in_the_person_s_language_state_a_rule(said):

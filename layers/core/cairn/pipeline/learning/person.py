@@ -34,25 +34,28 @@ def _patterns(*patterns: str) -> list[re.Pattern[str]]:
 # Arabic, Persian, Hebrew, Hindi, Indonesian, Tagalog, Vietnamese, Korean; Japanese, Chinese, Thai and
 # Tibetan, whose words no space bounds, match as they are).
 # Closed-class words of a language only, never its plain "not" (Polish "nie"); "still" is no "always"
-# (German "immer noch", Dutch "nog altijd").
+# (German "immer noch", Dutch "nog altijd"). A word is bounded by `(?<!\w)` and `(?!\w)`, not `\b`:
+# Python's `\w` knows no combining mark, so `\b` never closed a word that ends in one (Hindi "हमेशा").
 ALWAYS_NEVER_ELSEWHERE = re.compile(
-    r"\b(?:sempre|nunca|jamais|siempre|jam[aá]s|toujours|immer(?!\s+noch)|niemals|(?<!nog )altijd(?!\s+nog)"
-    r"|nooit|alltid|aldrig|altid|aldri|zawsze|nigdy|v[zž]dy|nikdy|всегда|никогда|завжди|ніколи|her zaman"
+    r"(?<!\w)(?:sempre|nunca|jamais|siempre|jam[aá]s|toujours|immer(?!\s+noch)|niemals"
+    r"|(?<!nog )altijd(?!\s+nog)|nooit|alltid|aldrig|altid|aldri|zawsze|nigdy|v[zž]dy|nikdy"
+    r"|всегда|никогда|завжди|ніколи|her zaman"
     r"|asla|selalu|jangan|lu[ôo]n lu[ôo]n|kh[ôo]ng bao gi[ờo]|항상|절대|vietato|verboden|f[öo]rbjudet|forbudt"
     r"|zabronione|zak[aá]z[aá]no|запрещено|нельзя|заборонено|не можна|yasak|dilarang|tidak boleh|c[ấa]m"
     r"|금지|دائما|أبدا|ممنوع|همیشه|هرگز|هیچ\u200cوقت|هیچ وقت|תמיד|אף פעם|לעולם לא|אסור|हमेशा|कभी नहीं"
     r"|πάντα|ποτέ|απαγορεύεται"
-    r"|laging|palagi|kailanman|huwag)\b"
+    r"|laging|palagi|kailanman|huwag)(?!\w)"
     r"|必ず|絶対に|常に|決して|しないでください|してはいけない|してはならない|禁止|永远不要|从不|从来不|决不|不要"
     r"|始终|总是|不得|不許|เสมอ|ไม่เคย|ห้าม|ནམ་ཡང|རྟག་ཏུ",
     _I,
 )
 # ... and a must, as English's modals (`OBLIGATION`)
 MUST_ELSEWHERE = re.compile(
-    r"\b(?:bisogna|devono|moeten|moet|mag niet|mogen niet|m[åa]ste|f[åa]r inte|m[åa] ikke|musimy|musi"
+    r"(?<!\w)(?:bisogna|devono|moeten|moet|mag niet|mogen niet|m[åa]ste|f[åa]r inte|m[åa] ikke"
+    r"|musimy|musi"
     r"|musz[aą]|nie wolno|nale[zż]y|mus[ií]|nesm[ií]|должн[ыао]?|должен|обязательно|повинн[іа]|повинен"
-    r"|обов'язково|mutlaka|kesinlikle|harus|반드시|يجب|باید|نباید|חייב|חייבים|चाहिए|πρέπει|dapat)\b|必须|一定要|务必"
-    r"|必須|ต้อง",
+    r"|обов'язково|mutlaka|kesinlikle|harus|반드시|يجب|باید|نباید|חייב|חייבים|चाहिए|πρέπει|dapat)(?!\w)"
+    r"|必须|一定要|务必|必須|ต้อง",
     _I,
 )
 
