@@ -1221,11 +1221,23 @@ def unframed_lines(lines: Sequence[str]) -> list[str]:
                 while k < most and shapes[i][k] == shapes[j][k]:
                     k += 1
                 shared = max(shared, k)
+        if shared and shared == len(heads[i]) and _frame_only(heads[i], heads, i):
+            out.append("")  # an empty message in its frame: a blank line of what the tool printed
+            continue
         shared = max(0, min(shared, len(line.split(None, shared)) - 1))  # a line keeps a token of its own
         while shared and _PROSE_WORD.match(last := heads[i][shared - 1]) and not last.isupper():
             shared -= 1
         out.append(line.split(None, shared)[-1] if shared else line)
     return out
+
+
+def _frame_only(head: list[str], heads: Sequence[list[str]], i: int) -> bool:
+    """Whether a line is nothing but the frame the line before or after it starts with, token for token
+    (`warning: x@1.2:` over `warning: x@1.2: [source.mirror]`): what the tool printed there is empty."""
+    return any(
+        0 <= j < len(heads) and heads[j][: len(head)] == head and len(heads[j]) > len(head)
+        for j in (i - 1, i + 1)
+    )
 
 
 # what joins a slug's or a name's words (`write-the-password`, `settings.py`): read as a space on both
@@ -1344,27 +1356,38 @@ def stated_values(told: str) -> frozenset[str]:
     and code name. Cached as `_stated` is."""
     lines = unframed_lines((told or "").splitlines())
     text = "\n".join(lines)
-    said, asked = not_data_lines(text), asking_lines(text)
+    said = not_data_lines(text)
     read = [j for i in said for j in (*began_on(lines, i), *continuing(lines, i))]
-    read += [k for i in asked for j in continuing(lines, i) for k in introduced(lines, j)]
+    read += [k for i in said for j in continuing(lines, i) for k in introduced(lines, j)]
     return values_in("\n".join(lines[j] for j in read))
 
 
 def introduced(lines: Sequence[str], i: int) -> list[int]:
     """The lines that line `i` introduces when it ends in a colon ("To finish installing, run:", or a
-    request's last wrapped line): the block right under it (past blank lines), at most CONTINUED_LINES.
-    What a request introduces is what it asks for, though the block is a command or code and no
-    sentence."""
+    request's last wrapped line): the block right under it (past blank lines), at most
+    INTRODUCED_LINES. What a note introduces is what it says or asks for, though the block is a
+    command or code and no sentence. A block of settings may have a blank line between its sections
+    (`[source.crates-io]` … then `[source.mirror]` …): it goes on past one between two settings."""
     if not _INTRODUCES.search(lines[i]):
         return []
     out: list[int] = []
     j = i + 1
     while j < len(lines) and not _HAS_WORD.search(lines[j]):
         j += 1
-    while j < len(lines) and len(out) < CONTINUED_LINES and _HAS_WORD.search(lines[j]):
-        out.append(j)
+    while j < len(lines) and len(out) < INTRODUCED_LINES:
+        if _HAS_WORD.search(lines[j]):
+            out.append(j)
+        elif not (
+            j + 1 < len(lines) and _SETTING_LINE.match(lines[j - 1]) and _SETTING_LINE.match(lines[j + 1])
+        ):
+            break
         j += 1
     return out
+
+
+INTRODUCED_LINES = 6  # a command, or a few settings
+# a line of settings: a section's header (`[source.mirror]`) or a key and its value (`registry = "…"`)
+_SETTING_LINE = re.compile(r"\s*(?:\[[^\]\s]+\]\s*$|[\w.-]+\s*[=:]\s*\S)")
 
 
 _INTRODUCES = re.compile(r":\W*$")  # a line that ends in a colon, a frame's edge after it or not
