@@ -154,18 +154,6 @@ def test_a_pinned_memory_outranks_an_equally_relevant_one(stack):
     assert top_ids(result)[0] == "m-b"
 
 
-def test_of_two_equally_relevant_memories_learned_together_the_one_said_later_ranks_first(stack):
-    # a backfill writes a year of sessions at once: when Cairn wrote them says nothing of their age
-    said_long_ago = NOW - timedelta(days=400)
-    stack.add("m-a", "Kafka topic retention is seven days", valid_from=said_long_ago)
-    stack.add("m-b", "Kafka topic retention is seven days", valid_from=NOW - timedelta(days=2))
-    # recency only reorders near-equals (its floor): a stronger one shows which time it reads
-    aged = stack.service(tuning=RecallTuning(recency_floor=0.5)).recall(
-        ALICE, "kafka topic retention", MemoryFilter(), limit=5
-    )
-    assert top_ids(aged)[0] == "m-b" and "m-a" in top_ids(aged)
-
-
 def test_a_plan_s_section_ranks_below_an_equally_relevant_account_of_what_was_done(stack):
     stack.add("m-plan", "Kafka topic retention is seven days", kind=MemoryKind.DECISION, tags=("plan",))
     stack.add("m-done", "Kafka topic retention is seven days", kind=MemoryKind.DECISION)

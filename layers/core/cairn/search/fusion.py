@@ -51,17 +51,17 @@ def age_days(then: datetime, now: datetime) -> float:
 
 
 def recency_factor(
-    said_at: datetime,
+    created_at: datetime,
     last_accessed_at: datetime | None,
     now: datetime,
     half_life_days: float,
     floor: float,
 ) -> float:
-    """A multiplier in [floor, 1]: memories used or said recently keep their full score.
+    """A multiplier in [floor, 1]: memories used or written recently keep their full score.
 
     The floor keeps an old but relevant memory findable: decay only reorders near-equals.
     """
-    freshest = max(said_at, last_accessed_at) if last_accessed_at else said_at
+    freshest = max(created_at, last_accessed_at) if last_accessed_at else created_at
     return floor + (1.0 - floor) * half_life_decay(age_days(freshest, now), half_life_days)
 
 

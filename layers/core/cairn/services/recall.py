@@ -350,12 +350,11 @@ class RecallService:
         ]
 
     def _prior(self, memory: Memory, now: datetime) -> float:
-        """Query-independent multiplier: recency of saying (`valid_from`: a backfill writes a year of
-        sessions at once) or of use, frequency of use, pinning; an excerpt and a plan's section rank
-        below an extracted memory of what happened."""
+        """Query-independent multiplier: recency of writing or use, frequency of use, pinning; an excerpt
+        and a plan's section rank below an extracted memory of what happened."""
         t = self._tuning
         factor = recency_factor(
-            memory.valid_from, memory.last_accessed_at, now, t.recency_half_life_days, t.recency_floor
+            memory.created_at, memory.last_accessed_at, now, t.recency_half_life_days, t.recency_floor
         )
         factor *= access_factor(memory.access_count, t.access_weight)
         if memory.pinned:
