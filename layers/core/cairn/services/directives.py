@@ -1351,9 +1351,9 @@ VALUE_LETTERS = 3  # fewer are a time, a date or a duration (`16m55s`, `2024-Q2`
 @lru_cache(maxsize=256)
 def stated_values(told: str) -> frozenset[str]:
     """The values (`values_in`) a tool text's lines of prose or requests give (`not_data_lines`, each
-    with the lines its sentence is hard-wrapped over, read without their log frames), and the block a
-    request introduces (`introduced`): what a note or a page states or asks for, not what its listings
-    and code name. Cached as `_stated` is."""
+    with the lines its sentence is hard-wrapped over, read without their log frames), and the block
+    such a line introduces with a colon (`introduced`): what a note or a page states or asks for, not
+    what its listings and code name. Cached as `_stated` is."""
     lines = unframed_lines((told or "").splitlines())
     text = "\n".join(lines)
     said = not_data_lines(text)

@@ -52,8 +52,8 @@ ALWAYS_NEVER_ELSEWHERE = re.compile(
 # ... and a must, as English's modals (`OBLIGATION`)
 MUST_ELSEWHERE = re.compile(
     r"(?<!\w)(?:bisogna|devono|moeten|moet|mag niet|mogen niet|m[åa]ste|f[åa]r inte|m[åa] ikke"
-    r"|musimy|musi"
-    r"|musz[aą]|nie wolno|nale[zż]y|mus[ií]|nesm[ií]|должн[ыао]?|должен|обязательно|повинн[іа]|повинен"
+    r"|musimy|musi|musz[aą]|nie wolno|nale[zż]y|mus[ií]|nesm[ií]"
+    r"|должн[ыао]?|должен|обязательно|повинн[іа]|повинен"
     r"|обов'язково|mutlaka|kesinlikle|harus|반드시|يجب|باید|نباید|חייב|חייבים|चाहिए|πρέπει|dapat)(?!\w)"
     r"|必须|一定要|务必|必須|ต้อง",
     _I,
