@@ -1427,12 +1427,10 @@ def names_stated_value(text: str, told: str, given: Callable[[str], bool] | None
     """Whether `text` names a value `told`'s prose or requests gave (`stated_values`): retelling a note
     with its address, its ticket or its branch passes the note on, in any language and whatever its
     other words. A value `given` says the session had from someone it trusts (the person, the
-    repository's files) is the project's own, whatever a tool's text says of it. A value is named
-    between a name's joiners too (`_`, as `-` and `.`): a retelling that keeps the start of a token
-    (`ghp_relbot_ab12c` of `ghp_relbot_ab12c_Zk41…`) names its part."""
+    repository's files) is the project's own, whatever a tool's text says of it."""
     text = text or ""
     return any(
-        re.search(rf"(?<![^\W_]){re.escape(v)}(?![^\W_])", text) and not (given is not None and given(v))
+        re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text) and not (given is not None and given(v))
         for v in stated_values(told)
         if v in text
     )
