@@ -624,6 +624,7 @@ def _pack(
 
 
 def _excerpt(index: int, pieces: list[tuple[str, int, int, _Said]], request: str, sidechain: bool) -> Excerpt:
+    pieces = _trimmed(pieces)
     by = {p[3][0] for p in pieces}
     sources = list(dict.fromkeys(p[3][1] for p in pieces if p[3][1] is not None))
     sources.sort(key=lambda x: (x.directive is None, x.trusted))  # stable: the session's order within
@@ -640,6 +641,20 @@ def _excerpt(index: int, pieces: list[tuple[str, int, int, _Said]], request: str
         sources=tuple(kept),
         spans=tuple(Span(len(p[0]), p[3][0], where.get(p[3][1])) for p in pieces),
     )
+
+
+def _trimmed(pieces: list[tuple[str, int, int, _Said]]) -> list[tuple[str, int, int, _Said]]:
+    """`pieces` as their text is stored: without blank space before the first or after the last (a
+    memory's text is stored stripped), so that its spans measure the stored text. An excerpt that opens
+    on a tool's output whose call line the step before holds starts indented."""
+    out = list(pieces)
+    while len(out) > 1 and not out[0][0].strip():
+        out.pop(0)
+    while len(out) > 1 and not out[-1][0].strip():
+        out.pop()
+    out[0] = (out[0][0].lstrip(), *out[0][1:])
+    out[-1] = (out[-1][0].rstrip(), *out[-1][1:])
+    return out
 
 
 # --- rendering one event -------------------------------------------------------------------------
