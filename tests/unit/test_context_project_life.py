@@ -225,3 +225,20 @@ def test_a_rule_restated_in_fewer_of_its_own_words_is_shown_once_in_its_fuller_f
         "- Add the full names of the reviewers\n",
         "- Do not add the full name of the agent as well\n",
     ]
+
+
+def test_an_older_session_s_bare_git_status_is_no_recent_work_once_a_later_session_ran():
+    from cairn.services.context.layout import PROJECT_LIFE
+    from cairn.services.context.work import work_lines
+
+    status = "Git activity of this session: at the end, git status: untracked: src/panel.ts"
+    episodes = [
+        git("s1", 1, status, commits=0, status_only=True),
+        git("s1", 2, "Git activity of this session: commits on `main`: `a1` feat: panel", commits=1),
+        git("s2", 3, "Git activity of this session: commits on `main`: `b2` release 0.2", commits=1),
+    ]
+    shown = [ln.memory_id for ln in work_lines(episodes, "p", {}, "s2", PROJECT_LIFE)]
+    assert shown == ["mem_git_3", "mem_git_2"]  # s1's commit stays its history; its end state does not
+    # the last session's own status is where the checkout is now
+    latest = [ln.memory_id for ln in work_lines(episodes[:1], "p", {}, "s1", PROJECT_LIFE)]
+    assert latest == ["mem_git_1"]

@@ -328,3 +328,11 @@ def test_a_summary_section_that_retells_the_users_messages_is_tagged_so_and_the_
     assert "retold" in tags["Session summary: All User Messages"]
     assert "retold" not in tags["Session summary: Errors and fixes"]
     assert "retold" not in tags["Session summary: Primary Request and Intent"]
+
+
+def test_a_session_that_only_looked_at_git_leaves_its_status_marked_as_all_it_did():
+    looked = [*ran(1, "git status --short", "?? src/panel.ts\n")]
+    committed = [*looked, *ran(3, "git commit -m 'panel'", "[main 1a2b3c4] panel\n 1 file changed")]
+    (status,) = [c for c in session_signals(looked) if "git" in c.tags]
+    (work,) = [c for c in session_signals(committed) if "git" in c.tags]
+    assert status.details.get("status_only") and not work.details.get("status_only")

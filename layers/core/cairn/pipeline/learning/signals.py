@@ -256,6 +256,9 @@ def git_activity(reading: SessionReading) -> list[Candidate]:
     # the branches its commits went to, in order: the block tells a side branch's work from the
     # project's line of work by them
     details: dict[str, object] = {"source": "tool", "commits": len(commits), "branches": list(on)}
+    if not (branches or commits or pushes or reviews):
+        # the checkout's state at the end and nothing the session did to git: a later session's is newer
+        details["status_only"] = True
     if (tree := reading.tree) is not None:
         # what its last status of the checkout listed as not committed: an earlier session's handed-over
         # files it does not list were committed in between (`remembering.open_items`)

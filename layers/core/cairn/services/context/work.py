@@ -2,7 +2,8 @@
 
 It admits episodes (git activity, unfinished todos) that did not fail (a failed one is an unresolved
 error). What is still open comes first: where the last session left off, then older work. A compaction
-summary's pending work is never among them (`trust.unasked`).
+summary's pending work is never among them (`trust.unasked`), nor an older session's git status with
+nothing it did to git (`status_only`): the checkout has moved on since.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ def work_lines(
         for m in episodes
         if str(m.details.get("outcome", "")).strip().lower() not in FAILED_OUTCOMES
         and not ERROR_TAGS.intersection(m.tags)
+        # an older session's git status at its end is no longer the checkout's: the sessions after it
+        # changed it, and the handoff says the last one's
+        and not (m.details.get("status_only") and m.provenance.session_id != last)
     ]
 
     def left_on_a_branch(m: Memory) -> bool:
