@@ -5,7 +5,8 @@ from the session-start block, the prompt hook and the digest only text a tool su
 passed on) that reads as instructions to an agent. This ingests the dev sets exactly as `cairn ingest`
 does (a fresh local store, the zero-LLM pipeline) and lists each memory the gate withholds whole, and
 each part it leaves out of a transcript excerpt, with its kind, source, cue and text (a section of a
-model-written session summary is never shown unasked, by design: those are counted apart), and how many
+model-written session summary, or an excerpt of a compaction summary's text alone, is never shown
+unasked, by design: those are counted apart), and how many
 of the excerpts' lines an unasked surface leaves out with no cue of instructions (a tool's lines of
 prose or requests, shown to explicit recall only):
 
@@ -77,7 +78,7 @@ def gate(
             if container.runner is not None:
                 container.runner.close()
             container.close()
-    held, cut, summaries = [], [], 0
+    held, cut, retold, summaries = [], [], [], 0
     excerpt_lines = lines_left_out = document_lines = document_left_out = 0
     for m in memories:
         if Tag.SUMMARY in m.tags:  # a summary's section is never shown unasked: by design, not a verdict
@@ -103,7 +104,8 @@ def gate(
         else:  # no cue of instructions: a tool's prose or request, or the agent's words retelling it
             cue, source = "a tool's prose, shown as data only", None
         if shown is None:
-            held.append({"kind": m.kind.value, "cue": cue, "source": source, "text": _flat(m.content)})
+            withheld_whole = {"kind": m.kind.value, "cue": cue, "source": source, "text": _flat(m.content)}
+            (retold if _summary_text(m) else held).append(withheld_whole)
             continue
         for p, why in left_out(m):
             where = label(why.source, 100) if why.source else None
@@ -116,11 +118,20 @@ def gate(
         "withheld": held,
         "cut": cut,
         "summary_sections": summaries,
+        "summary_excerpts": retold,
         "excerpt_lines": excerpt_lines,
         "lines_left_out": lines_left_out,
         "document_lines": document_lines,
         "document_lines_left_out": document_left_out,
     }
+
+
+def _summary_text(m) -> bool:
+    """An excerpt of a compaction summary's text alone: it retells the conversation, the pages and files
+    among it, with no word of whose each line was; like a summary's section, never shown unasked, by
+    design (stop 50), and listed apart."""
+    p = m.provenance
+    return p.said_by == "tool" and bool(p.sources) and all(s.tool == "compaction summary" for s in p.sources)
 
 
 def _flat(text: str) -> str:
@@ -156,12 +167,15 @@ def main() -> None:
         print(
             f"== {r['set']}: {r['memories']} memories, {r['with_untrusted_text']} hold untrusted tool text, "
             f"{len(r['withheld'])} withheld, {len(r['cut'])} parts of excerpts left out, "
-            f"{r['summary_sections']} summary sections (never shown unasked), "
+            f"{r['summary_sections']} summary sections and {len(r['summary_excerpts'])} excerpts of a "
+            "compaction summary alone (never shown unasked), "
             f"{r['lines_left_out']} of {r['excerpt_lines']} excerpt lines shown to explicit recall only "
             f"({r['document_lines_left_out']} of {r['document_lines']} lines of documents)"
         )
         for w in r["withheld"]:
             print(f"  - withheld {w['kind']}: {w['cue']} (from {w['source']}): {w['text']}")
+        for w in r["summary_excerpts"]:
+            print(f"  - a compaction summary's text, never shown unasked: {w['text']}")
         for c in r["cut"]:
             print(f"  - left out ({c['said_by']}): {c['cue']} (from {c['source']}): {c['text']}")
     sets = {
@@ -169,6 +183,7 @@ def main() -> None:
             "withheld": len(r["withheld"]),
             "cut": len(r["cut"]),
             "summaries": r["summary_sections"],
+            "summary_excerpts": len(r["summary_excerpts"]),
             "lines_left_out": r["lines_left_out"],
             "excerpt_lines": r["excerpt_lines"],
             "document_lines_left_out": r["document_lines_left_out"],
