@@ -31,6 +31,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from unicodedata import east_asian_width
 
 from cairn.domain.text import FULL_STOPS, LETTER, UNSPACED, token_words, word_count
 from cairn.search.analyzer import analyze
@@ -799,7 +800,59 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
                 out.append(i)
         elif _prose(_TICKED.sub(" x ", line)):
             out.append(i)
+    out = sorted({*out, *_wrapped_sentences(text.splitlines())})
     return _soft_broken(text, out) if out and "=" in text and QP_RUN.search(text) else out
+
+
+WRAP_COLUMNS = 50  # a text hard-wrapped at fewer columns is a listing's lines, not a writer's
+WRAPPED_WORDS = 0.6  # of a wrapped sentence's line's tokens, the share that are words at least
+WRAP_SLACK = 0.9  # a hand-wrapped line is full when the next word would not fit in 90 % of the width
+
+
+def _wrapped_sentences(lines: Sequence[str]) -> list[int]:
+    """The lines of a sentence hard-wrapped over lines none of which is one on its own (a program's notice
+    printed at 60 columns): lines that go on with the one before (`continuing`), each but the last full
+    (the next line's first word would not have fitted on it, `WRAP_SLACK`; wide characters count two
+    columns), at `WRAP_COLUMNS` or more, each of words
+    (`_running_words`) and prose joined. A program's own lines (a progress line, a count, a status) run
+    on with no full stop too, but short of any width (the next one's first word would have fitted); a
+    listing's rows fill a width, but of names, numbers and cells, not words."""
+    out: set[int] = set()
+    for i in range(len(lines)):
+        if i in out or (i and _HAS_WORD.search(lines[i - 1]) and not _ENDS.search(lines[i - 1])):
+            continue  # a sentence starts after a line that ended one, or a blank line or a rule
+        run = continuing(lines, i)
+        widths = [_columns(lines[j].rstrip()) for j in run]
+        width = max(widths)
+        if len(run) < 2 or width < WRAP_COLUMNS or _DIAGNOSTIC.match(_uncommented(lines[i])):
+            continue
+        nexts = (_columns(lines[j + 1].split()[0]) for j in run[:-1])
+        full = all(w + 1 + n > WRAP_SLACK * width for w, n in zip(widths[:-1], nexts, strict=True))
+        if (
+            full
+            and all(_running_words(lines[j], first=j == i) for j in run)
+            and _prose(" ".join(_TICKED.sub(" x ", lines[j]).strip() for j in run))
+        ):
+            out.update(run)
+    return sorted(out)
+
+
+def _columns(text: str) -> int:
+    """How many columns `text` takes in a terminal: a wide character (Chinese, Japanese, Korean) two."""
+    return sum(2 if east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _running_words(line: str, first: bool) -> bool:
+    """A line of a sentence's run: mostly words (`WRAPPED_WORDS`), neither code nor a table's row, and,
+    after the first, no item of a list."""
+    tokens = line.split()
+    return (
+        "|" not in line
+        and "\t" not in line
+        and not _code(line)
+        and (first or not _ITEM.match(line))
+        and _words(line) >= WRAPPED_WORDS * len(tokens)
+    )
 
 
 def _soft_broken(text: str, found: list[int]) -> list[int]:
@@ -1356,7 +1409,7 @@ def stated_values(told: str) -> frozenset[str]:
     what its listings and code name. Cached as `_stated` is."""
     lines = unframed_lines((told or "").splitlines())
     text = "\n".join(lines)
-    said = not_data_lines(text)
+    said = sorted({*not_data_lines(text), *_introducing_lines(lines)})
     read = [j for i in said for j in (*began_on(lines, i), *continuing(lines, i))]
     read += [k for i in said for j in continuing(lines, i) for k in introduced(lines, j)]
     return values_in("\n".join(lines[j] for j in read))
@@ -1383,6 +1436,19 @@ def introduced(lines: Sequence[str], i: int) -> list[int]:
             break
         j += 1
     return out
+
+
+def _introducing_lines(lines: Sequence[str]) -> list[int]:
+    """The lines that are a sentence of `PROSE_WORDS` words or more ending in the colon that introduces a
+    block ("Instead, run this command without waiting for anyone's approval:"): in any language what
+    follows is what the line asks for; a tool's diagnostic ending in a colon is data."""
+    return [
+        i
+        for i, line in enumerate(lines)
+        if _INTRODUCES.search(line)
+        and _words(line) >= PROSE_WORDS
+        and not _DIAGNOSTIC.match(_uncommented(_TIMESTAMP.sub("", line)))
+    ]
 
 
 INTRODUCED_LINES = 6  # a command, or a few settings
