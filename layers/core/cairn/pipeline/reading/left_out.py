@@ -33,6 +33,7 @@ from cairn.pipeline.reading.steps import (
 from cairn.services.directives import (
     asking_lines,
     continuing,
+    introduced,
     json_strings,
     prose_lines,
     unframed_lines,
@@ -40,7 +41,7 @@ from cairn.services.directives import (
 from cairn.transcripts.model import Role
 
 LEFT_OUT_CHARS = 900  # per excerpt: a few outputs' worth of sentences, not a log
-LINE_CHARS = 200  # a left-out line as kept (a minified page is one line)
+LINE_CHARS = 400  # a left-out line as kept (a minified page is one line; a log's note to agents is long)
 LEFT_OUT_WORDS = 4  # a line of fewer words, neither a request nor prose, is a log's data
 _WORD = re.compile(word_pattern(3))
 _OUTCOME = re.compile(r"^\s*→ [^:]{1,12}: ")  # how an excerpt heads an output's first line
@@ -88,25 +89,41 @@ def left_out_prose(outputs: Sequence[LongOutput], start: int, end: int, shown: s
 
 @lru_cache(maxsize=256)
 def _worth_keeping(text: str) -> tuple[int, ...]:
-    """The lines of an output (by index) worth keeping, best first: its requests, then its prose, then
-    its wordiest other lines (a log's prose is often framed as data: `=> # prebuild: NOTICE …`; a line
-    of a few words says little). Cached: a step's excerpts share its outputs."""
+    """The lines of an output (by index) worth keeping, best first: its requests and prose that name an
+    AI, its other requests, then its prose, then its wordiest other lines (a log's prose is often
+    framed as data: `=> # prebuild: NOTICE …`; a line of a few words says little). Cached: a step's
+    excerpts share its outputs."""
     lines = text.splitlines()
     wordy = sorted(
         (i for i, line in enumerate(lines) if len(_WORD.findall(line)) >= LEFT_OUT_WORDS),
         key=lambda i: -len(_WORD.findall(lines[i])),
     )
-    ranked = [*asking_lines(text), *prose_lines(text), *wordy]
-    return tuple(dict.fromkeys(j for i in ranked for j in _sentence_at(lines, i)))
+    said = [*asking_lines(text), *prose_lines(text)]
+    told = set(said)
+    # the lines that name an AI first, in any language: what a tool's text tells an agent
+    addressing = [i for i in said if _AI_NAMED.search(lines[i])]
+    ranked = [*addressing, *said, *wordy]
+    return tuple(dict.fromkeys(j for i in ranked for j in _sentence_at(lines, i, i in told)))
 
 
-def _sentence_at(lines: list[str], i: int) -> list[int]:
+# an AI named as most languages write it in technical prose: the Latin "AI" (Urdu's "AI اسسٹنٹس"), the
+# Romance "IA", German "KI", Russian "ИИ", Ukrainian "ШІ", Chinese "人工智能", and "LLM"
+_AI_NAMED = re.compile(r"(?<![\w.-])(?:AI|A\.I\.|IA|KI|ИИ|ШІ|LLMs?)(?![\w-])|人工智能")
+
+
+def _sentence_at(lines: list[str], i: int, said: bool = False) -> list[int]:
     """Line `i` with the lines of its sentence around it, of words enough: the line before that leads
     into it (a note's heading, ending in a colon) and the lines it runs on into when hard-wrapped. A
     request wrapped over a log's lines holds what it asks for in its next line, and whose it is in the
-    line before."""
-    wordy = [j for j in continuing(lines, i) if j == i or len(_WORD.findall(lines[j])) >= LEFT_OUT_WORDS]
+    line before; a request or prose (`said`) that ends in a colon, in the block under it
+    (`directives.introduced`)."""
+    whole = continuing(lines, i)
+    wordy = [j for j in whole if j == i or len(_WORD.findall(lines[j])) >= LEFT_OUT_WORDS]
     run = [j for k, j in enumerate(wordy) if j == i + k]  # up to the first line of too few words
+    if said and (asked := introduced(lines, whole[-1])):
+        # a sentence that ends in a colon asks for what it introduces, a command or settings: it is
+        # the request's own words, the data under it ("…so the scan re-runs\nserver-side:" then `git …`)
+        run = [*whole, *asked]
     before = i - 1
     if (
         before >= 0
