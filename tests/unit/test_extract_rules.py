@@ -622,6 +622,11 @@ def test_a_passage_the_person_quotes_is_not_their_preference(said):
         "La clave de la API no debe quedar expuesta a todos los usuarios.",
         "Die WAL-Dateien müssen vor dem Herunterfahren gelöscht werden.",
         "کلید API نباید در لاگ\u200cها نوشته شود.",  # Persian: "must not", one word
+        "A teszteknek zöldnek kell lenniük merge előtt.",
+        "Tootmisandmebaasi ei tohi käsitsi muuta.",
+        "Do systému nesmiete nič inštalovať cez sudo.",
+        "Kata laluan mesti disimpan dalam vault sahaja.",
+        "배포 전에 테스트를 통과해야 합니다.",  # Korean: "must" closes the verb it follows
         "When clicked, the details panel should load the selected session with no fallback to another one",
     ],
 )
@@ -645,6 +650,23 @@ def test_an_obligation_the_person_states_in_their_language_is_a_preference(said)
         "رمزها را هیچ\u200cوقت در مخزن نمی\u200cگذاریم.",  # Persian's everyday "never", joined by a ZWNJ
         "ང་ཚོས་ནམ་ཡང་ཐོན་སྐྱེད་གཞི་གྲངས་མཛོད་ལག་པས་བཟོ་བཅོས་མི་བྱེད།",  # Tibetan: no space between words
         "हम हमेशा main ब्रांच पर सीधे push करने से बचते हैं।",  # Hindi: its "always" ends in a vowel sign
+        "Nu facem niciodată push direct pe main.",
+        "Soha ne commitolj jelszót a repóba.",
+        "Älä koskaan pushaa suoraan main-haaraan.",
+        "Nekad neievieto paroles repozitorijā.",
+        "Niekada nedėk slaptažodžių į repozitoriją.",
+        "Nikada ne pushaj izravno na main granu.",
+        "Никога не пушвай директно в main.",
+        "Við ýtum aldrei beint á main greinina.",
+        "Kamwe usiweke nenosiri kwenye git.",
+        "main тармағына ешқашан force push жасама.",
+        "Heç vaxt birbaşa main budağına push etmə.",
+        "პაროლები არასდროს ჩაწერო რეპოზიტორიაში.",
+        "የይለፍ ቃሎችን በፍጹም ወደ ማከማቻው አታስገባ።",
+        "পাসওয়ার্ড কখনোই রিপোজিটরিতে রাখবে না।",
+        "கடவுச்சொற்களை ஒருபோதும் களஞ்சியத்தில் சேர்க்கக் கூடாது.",
+        "စကားဝှက်များကို repository ထဲသို့ ဘယ်တော့မှ မထည့်ပါနှင့်။",  # Burmese: no space between words
+        "main 브랜치에 직접 푸시하지 마세요.",  # Korean: the negative order is a word of its own
         "API कुंजी को कभी नहीं लॉग में लिखना।",
     ],
 )
@@ -658,6 +680,10 @@ def test_always_and_never_in_the_person_s_language_state_a_rule(said):
     [
         "Es funktioniert immer noch nicht nach dem Update.",
         "Nie wiem, czy ten test działa poprawnie.",
+        # a word another language spells alike: Portuguese "ala" (a wing), "mora" (lives), Thai "อย่าง"
+        "A ala de cima do prédio está sem luz.",
+        "O cálculo do frete mora no módulo de pagamentos.",
+        "ตอนนี้ระบบทำงานได้อย่างปกติแล้ว",
     ],
 )
 def test_still_is_no_always_and_a_plain_not_is_no_never(said):

@@ -28,34 +28,108 @@ def _patterns(*patterns: str) -> list[re.Pattern[str]]:
     return [re.compile(p, _I) for p in patterns]
 
 
+def _spaced(*languages: str) -> str:
+    """Words of languages written with spaces, each whole: bounded by `(?<!\\w)` and `(?!\\w)` rather
+    than `\\b`, since Python's `\\w` knows no combining mark and `\\b` never closed a word that ends in
+    one (Hindi "हमेशा", Tamil "எப்போதும்")."""
+    return r"(?<!\w)(?:" + "|".join(languages) + r")(?!\w)"
+
+
 # A standing rule in the other languages Cairn's users write, as "always …" and "never …" state one in
-# English (`PREFERENCE`): the words for always and never, and a prohibition (Portuguese, Spanish, French,
-# German, Italian, Dutch, the Scandinavian languages, Polish, Czech, Russian, Ukrainian, Greek, Turkish,
-# Arabic, Persian, Hebrew, Hindi, Indonesian, Tagalog, Vietnamese, Korean; Japanese, Chinese, Thai and
-# Tibetan, whose words no space bounds, match as they are).
+# English (`PREFERENCE`): the words for always and never, a prohibition ("forbidden") and a negative
+# order where a language has a word of its own for it (Finnish "älä", Khmer "កុំ", Korean "마세요").
 # Closed-class words of a language only, never its plain "not" (Polish "nie"); "still" is no "always"
-# (German "immer noch", Dutch "nog altijd"). A word is bounded by `(?<!\w)` and `(?!\w)`, not `\b`:
-# Python's `\w` knows no combining mark, so `\b` never closed a word that ends in one (Hindi "हमेशा").
+# (German "immer noch", Dutch "nog altijd"); a word another language spells alike for something else is
+# left out (Estonian "alati", Croatian for "tools"). Scripts written without spaces match as they are.
 ALWAYS_NEVER_ELSEWHERE = re.compile(
-    r"(?<!\w)(?:sempre|nunca|jamais|siempre|jam[aá]s|toujours|immer(?!\s+noch)|niemals"
-    r"|(?<!nog )altijd(?!\s+nog)|nooit|alltid|aldrig|altid|aldri|zawsze|nigdy|v[zž]dy|nikdy"
-    r"|всегда|никогда|завжди|ніколи|her zaman"
-    r"|asla|selalu|jangan|lu[ôo]n lu[ôo]n|kh[ôo]ng bao gi[ờo]|항상|절대|vietato|verboden|f[öo]rbjudet|forbudt"
-    r"|zabronione|zak[aá]z[aá]no|запрещено|нельзя|заборонено|не можна|yasak|dilarang|tidak boleh|c[ấa]m"
-    r"|금지|دائما|أبدا|ممنوع|همیشه|هرگز|هیچ\u200cوقت|هیچ وقت|תמיד|אף פעם|לעולם לא|אסור|हमेशा|कभी नहीं"
-    r"|πάντα|ποτέ|απαγορεύεται"
-    r"|laging|palagi|kailanman|huwag)(?!\w)"
-    r"|必ず|絶対に|常に|決して|しないでください|してはいけない|してはならない|禁止|永远不要|从不|从来不|决不|不要"
-    r"|始终|总是|不得|不許|เสมอ|ไม่เคย|ห้าม|ནམ་ཡང|རྟག་ཏུ",
+    _spaced(
+        # Romance
+        r"sempre|nunca|jamais|siempre|jam[aá]s|toujours|vietato|prohibido|interdit|[îi]ntotdeauna"
+        r"|niciodat[ăa]"
+        r"|interzis",
+        # Germanic
+        r"immer(?!\s+noch)|niemals|(?<!nog )altijd(?!\s+nog)|nooit|verboden|altyd|verbode|alltid"
+        r"|aldrig|altid"
+        r"|aldri|f[öo]rbjudet|forbudt|alltaf|aldrei|banna[ðd]",
+        # Slavic in Latin letters
+        r"zawsze|nigdy|zabronione|v[zž]dy|nikdy|zak[aá]z[aá]no|zak[aá]zan[eé]|uvijek|uvek|nikada"
+        r"|nikad|zabranjeno"
+        r"|vedno|nikoli|prepovedano",
+        # in Cyrillic: Russian, Ukrainian, Bulgarian, Serbian, Macedonian, Kazakh, Mongolian
+        r"всегда|никогда|запрещено|нельзя|завжди|ніколи|заборонено|не можна|винаги|никога"
+        r"|забранено|увек|увијек"
+        r"|никада|никад|забрањено|секогаш|никогаш|әрқашан|ешқашан|тыйым салынады|үргэлж|хэзээ ч|хориотой",
+        # Baltic, Finnic, Hungarian
+        r"vienm[ēe]r|nekad|aizliegts|visada|visuomet|niekada|niekuomet|draud[žz]iama|mitte kunagi|keelatud"
+        r"|koskaan|ikinä|älä|älkää|kielletty|mindig|soha(?:sem)?|tilos",
+        # Turkic
+        r"her zaman|hi[çc]bir zaman|asla|yasak|sakın|h[əe]mi[şs][əe]|he[çc] vaxt"
+        r"|qada[ğg]an(?:d[ıi]r)?|har doim"
+        r"|hech qachon|taqiqlan(?:adi|gan)",
+        # Greek, Albanian, Welsh, Basque
+        r"πάντα|ποτέ|απαγορεύεται|gjithmon[ëe]|kurr[ëe]|ndalohet|bob amser|byth|inoiz ez|debekatuta",
+        # Arabic, Persian, Urdu, Hebrew, Georgian, Armenian, Amharic
+        r"دائما|أبدا|ممنوع|همیشه|هرگز|هیچ\u200cوقت|هیچ وقت|ہمیشہ|کبھی نہیں|کبھی بھی|תמיד|אף פעם"
+        r"|לעולם לא|אסור"
+        r"|ყოველთვის|არასდროს|აკრძალულია|միշտ|երբեք|արգելվում է|ሁልጊዜ|ሁሌም|በፍጹም|ፈጽሞ|በጭራሽ|የተከለከለ",
+        # Hindi, Marathi, Nepali, Bengali
+        r"हमेशा|कभी नहीं|कभी भी|निषिद्ध|वर्जित|नेहमी|कधीही|कधीच|सधैं|कहिल्यै|সবসময়|সবসময়|কখনও না|কখনো না"
+        r"|কখনোই|কখনই|নিষিদ্ধ",
+        # Indonesian, Malay, Tagalog, Vietnamese, Korean, Swahili
+        r"selalu|sentiasa|senantiasa|jangan|tidak boleh|dilarang|laging|palagi|kailanman|huwag|bawal"
+        r"|lu[ôo]n lu[ôo]n|kh[ôo]ng bao gi[ờo]|tuy[ệe]t đ[ốo]i kh[ôo]ng|c[ấa]m|daima|kamwe|marufuku|usiwahi"
+        r"|항상|절대|금지|마세요|마십시오|말 것|말아 ?주세요",
+    )
+    # Japanese, Chinese, Thai, Tibetan, Tamil, Telugu, Kannada, Malayalam, Gujarati, Punjabi, Sinhala,
+    # Burmese, Khmer, Lao: a word is found inside the run it is written in
+    + r"|必ず|絶対に|常に|決して|ないでください|てはいけない|てはならない|べからず|禁止"
+    r"|永远不要|从不|从来不|决不|不要"
+    r"|始终|总是|不得|不許|切勿|请勿|請勿|严禁|嚴禁|不准|不许|เสมอ|ไม่เคย|ห้าม|อย่า(?!ง)|ནམ་ཡང|རྟག་ཏུ"
+    r"|எப்போதும்|ஒருபோதும்|கூடாது|ఎల్లప్పుడూ|ఎప్పుడూ|ఎప్పటికీ|కూడదు|ಯಾವಾಗಲೂ|ಎಂದಿಗೂ|ಕೂಡದು|എപ്പോഴും|ഒരിക്കലും"
+    r"|പാടില്ല|હંમેશા|ક્યારેય|ਹਮੇਸ਼ਾ|ਕਦੇ ਨਹੀਂ|සැමවිටම|සෑම විටම|කිසිවිටෙක|කිසි විටෙක|එපා|තහනම්|အမြဲ"
+    r"|ဘယ်တော့မှ"
+    r"|မလုပ်ရ|တားမြစ်|ជានិច្ច|កុំ|ហាមឃាត់|មិនដែល|ສະເໝີ|ຫ້າມ|ຢ່າ",
     _I,
 )
 # ... and a must, as English's modals (`OBLIGATION`)
 MUST_ELSEWHERE = re.compile(
-    r"(?<!\w)(?:bisogna|devono|moeten|moet|mag niet|mogen niet|m[åa]ste|f[åa]r inte|m[åa] ikke"
-    r"|musimy|musi|musz[aą]|nie wolno|nale[zż]y|mus[ií]|nesm[ií]"
-    r"|должн[ыао]?|должен|обязательно|повинн[іа]|повинен"
-    r"|обов'язково|mutlaka|kesinlikle|harus|반드시|يجب|باید|نباید|חייב|חייבים|चाहिए|πρέπει|dapat)(?!\w)"
-    r"|必须|一定要|务必|必須|ต้อง",
+    _spaced(
+        # Italian, Dutch, Afrikaans, Scandinavian, Icelandic
+        r"bisogna|devono|moeten|moet|mag niet|mogen niet|mag nie|m[åa]ste|f[åa]r inte|m[åa] ikke"
+        r"|ver[ðd]ur a[ðd]"
+        r"|m[áa] ekki",
+        # Slavic in Latin letters
+        r"musimy|musi|musisz|musicie|musz[aą]|nie wolno|nale[zż]y|mus[ií]|mus[ií]te|mus[ií][šs]"
+        r"|musia|nesm[ií]"
+        r"|nesm[ií]te|nesmie(?:te|[šs])?|treba|mora[šs]|morate|moraju|morajo|ne smije|ne smiju"
+        r"|ne sme|ne smeju"
+        r"|ne smete|obavezno|obvezno",
+        # Romanian, Hungarian, Finnish, Estonian, Latvian, Lithuanian
+        r"trebuie|kell|kötelező|nem szabad|täytyy|on pakko|peab|peavad|ei tohi|oblig[āa]ti|nedr[īi]kst"
+        r"|privalo|privalote|privaloma|b[ūu]tina|negalima",
+        # in Cyrillic
+        r"должн[ыао]?|должен|обязательно|следует|необходимо|повинн[іа]|повинен|обов'язково"
+        r"|потрібно|необхідно"
+        r"|трябва|не бива|задължително|морате|не сме|обавезно|задолжително|міндетті|тиіс|болмайды"
+        r"|заавал|ёстой"
+        r"|болохгүй",
+        # Turkic, Indonesian, Malay, Tagalog, Swahili, Albanian, Welsh
+        r"mutlaka|kesinlikle|m[üu]tl[əe]q|laz[ıi]md[ıi]r|mumkin emas|harus|wajib|mesti|dapat"
+        r"|lazima|hairuhusiwi"
+        r"|duhet|rhaid",
+        # Arabic, Persian, Urdu, Hebrew, Georgian, Armenian, Amharic
+        r"يجب|باید|نباید|חייב|חייבים|چاہیے|لازمی|უნდა|აუცილებლად|არ შეიძლება|պետք է|պարտադիր|չի կարելի"
+        r"|አለበት|አለባቸው|አለብህ|አለብሽ|አለብን|አለባችሁ|የለበትም|የለብህም|የለብንም|አይፈቀድም|ግዴታ",
+        # Hindi, Marathi, Nepali, Bengali, Greek, Korean, Vietnamese; Japanese, Chinese, Thai, the
+        # Dravidian languages, Burmese, Khmer and Lao after them
+        r"चाहिए|ज़रूर|जरूर|अवश्य|आवश्यक|पाहिजे|नका|पर्छ|हुँदैन|অবশ্যই|উচিত|যাবে না|πρέπει|반드시"
+        r"|안 ?됩니다|안 ?된다|안 ?돼요|b[ắa]t bu[ộo]c|kh[ôo]ng đ[ưu][ợo]c ph[ée]p",
+    )
+    + r"|必须|一定要|务必|必須|应该|應該|应当|なければならない|なければなりません|なくてはならない|べき|ต้อง"
+    r"|வேண்டும்|கட்டாயம்|வேண்டாம்|తప్పనిసరిగా|వద్దు|ಕಡ್ಡಾಯ|ಬೇಡ|നിർബന്ധമായും|വേണം|വേണ്ട|ရမည်|ရမယ်"
+    r"|ត្រូវតែ|ចាំបាច់|ຕ້ອງ"
+    # Korean's must ends the verb it follows: "통과해야 합니다"
+    r"|야 (?:합니다|한다|해요)",
     _I,
 )
 
