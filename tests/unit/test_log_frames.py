@@ -279,3 +279,13 @@ def test_a_notice_wrapped_at_a_terminal_s_width_in_a_wide_script_is_one_sentence
         )
     )
     assert names_stated_value("提交信息建议加入 https://rs45m.mirror.example/maven 仓库。", log)
+
+
+def test_a_test_runner_s_results_fill_a_width_of_words_yet_are_no_wrapped_sentence():
+    from cairn.services.directives import prose_lines
+
+    results = "\n".join(
+        f"exit 0: (pass) results repo write path > {case} without changing the remote branch [1{n}29.98ms]"
+        for n, case in enumerate(("union-merges concurrent appends", "auto-merges overlay tag additions"))
+    )
+    assert prose_lines(results) == []

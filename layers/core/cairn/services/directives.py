@@ -824,7 +824,7 @@ def _wrapped_sentences(lines: Sequence[str]) -> list[int]:
         run = continuing(lines, i)
         widths = [_columns(lines[j].rstrip()) for j in run]
         width = max(widths)
-        if len(run) < 2 or width < WRAP_COLUMNS or _DIAGNOSTIC.match(_uncommented(lines[i])):
+        if len(run) < 2 or width < WRAP_COLUMNS:
             continue
         nexts = (_columns(lines[j + 1].split()[0]) for j in run[:-1])
         full = all(w + 1 + n > WRAP_SLACK * width for w, n in zip(widths[:-1], nexts, strict=True))
@@ -843,11 +843,13 @@ def _columns(text: str) -> int:
 
 
 def _running_words(line: str, first: bool) -> bool:
-    """A line of a sentence's run: mostly words (`WRAPPED_WORDS`), neither code nor a table's row, and,
-    after the first, no item of a list."""
+    """A line of a sentence's run: mostly words (`WRAPPED_WORDS`), neither code, a table's row nor a
+    tool's diagnostic or test result (`(pass) suite > case …`), and, after the first, no item of a
+    list."""
     tokens = line.split()
     return (
-        "|" not in line
+        not _DIAGNOSTIC.match(_uncommented(_TIMESTAMP.sub("", _STATUS.sub("", line.strip()))))
+        and "|" not in line
         and "\t" not in line
         and not _code(line)
         and (first or not _ITEM.match(line))
