@@ -96,6 +96,18 @@ def test_only_the_repository_s_own_files_are_trusted():
     assert not in_repository("~/notes.md", "/r")
 
 
+def test_the_person_s_answer_to_the_agent_s_question_is_theirs_not_a_tool_s_text():
+    # Claude Code's AskUserQuestion returns "User has answered your questions: "…"="…""
+    asked = {
+        "questions": [{"question": "Which translation?", "options": [{"label": "Apple Translation API"}]}]
+    }
+    assert classify("AskUserQuestion", asked).trusted
+    answer = 'User has answered your questions: "Which translation?"="Apple Translation API (iOS 17.4+)".'
+    x = _excerpt("AskUserQuestion", asked, answer)
+    m = _memory(content=x.text, provenance=Provenance(said_by=x.said_by, sources=x.sources, spans=x.spans))
+    assert withheld(m) is None and "Apple Translation API (iOS 17.4+)" in unasked(m).content
+
+
 def test_a_shell_command_that_prints_a_file_is_a_file_read_like_the_read_tool():
     assert classify("Bash", None, command="cat README.md", cwd="/r").trusted
     assert classify("exec_command", None, command="nl -ba /r/src/app.py", cwd="/r").trusted
