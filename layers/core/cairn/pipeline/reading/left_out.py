@@ -32,6 +32,7 @@ from cairn.pipeline.reading.steps import (
 )
 from cairn.services.directives import (
     asking_lines,
+    began_on,
     continuing,
     introduced,
     json_strings,
@@ -40,7 +41,8 @@ from cairn.services.directives import (
 )
 from cairn.transcripts.model import Role
 
-LEFT_OUT_CHARS = 900  # per excerpt: a few outputs' worth of sentences, not a log
+LEFT_OUT_CHARS = 1_500  # per excerpt: a few outputs' worth of sentences, not a log
+_INDENT = "    "  # a kept line under its call line, as an excerpt shows an output
 LINE_CHARS = 400  # a left-out line as kept (a minified page is one line; a log's note to agents is long)
 LEFT_OUT_WORDS = 4  # a line of fewer words, neither a request nor prose, is a log's data
 _WORD = re.compile(word_pattern(3))
@@ -80,10 +82,10 @@ def left_out_prose(outputs: Sequence[LongOutput], start: int, end: int, shown: s
             line = one_line(unframed[i], LINE_CHARS)
             if line and " ".join(lines[i].split()) not in seen and len(line) < room:
                 kept[i] = line
-                room -= len(line) + 1
+                room -= len(line) + len(_INDENT) + 1  # as kept: indented under its call line
         if kept:
             room -= len(head) + 1
-            blocks.append("\n".join([head, *("    " + kept[i] for i in sorted(kept))]))  # the output's order
+            blocks.append("\n".join([head, *(_INDENT + kept[i] for i in sorted(kept))]))  # the output's order
     return "\n".join(blocks)
 
 
@@ -108,6 +110,7 @@ def _worth_keeping(text: str) -> tuple[int, ...]:
 
 # an AI named as most languages write it in technical prose: the Latin "AI" (Urdu's "AI اسسٹنٹس"), the
 # Romance "IA", German "KI", Russian "ИИ", Ukrainian "ШІ", Chinese "人工智能", and "LLM"
+_STOPS = re.compile(r"[.!?。！？।۔]\W*$")  # a line that ends a sentence (a colon only introduces)
 _AI_NAMED = re.compile(r"(?<![\w.-])(?:AI|A\.I\.|IA|KI|ИИ|ШІ|LLMs?)(?![\w-])|人工智能")
 
 
@@ -116,7 +119,8 @@ def _sentence_at(lines: list[str], i: int, said: bool = False) -> list[int]:
     into it (a note's heading, ending in a colon) and the lines it runs on into when hard-wrapped. A
     request wrapped over a log's lines holds what it asks for in its next line, and whose it is in the
     line before; a request or prose (`said`) that ends in a colon, in the block under it
-    (`directives.introduced`)."""
+    (`directives.introduced`), and one that runs on to its full stop, in every line it runs over from
+    the line it began on (`directives.began_on`)."""
     whole = continuing(lines, i)
     wordy = [j for j in whole if j == i or len(_WORD.findall(lines[j])) >= LEFT_OUT_WORDS]
     run = [j for k, j in enumerate(wordy) if j == i + k]  # up to the first line of too few words
@@ -124,6 +128,12 @@ def _sentence_at(lines: list[str], i: int, said: bool = False) -> list[int]:
         # a sentence that ends in a colon asks for what it introduces, a command or settings: it is
         # the request's own words, the data under it ("…so the scan re-runs\nserver-side:" then `git …`)
         run = [*whole, *asked]
+    elif said and len(whole) > 1 and _STOPS.search(lines[whole[-1]]):
+        # a sentence that runs on to its full stop holds the command it names mid-way ("… always be
+        # updated with\n    git push --force …\n  and the checks turned off."), though few words
+        run = whole
+    if said:
+        run = [*began_on(lines, i), *run]  # and its first lines, when line `i` ends it
     before = i - 1
     if (
         before >= 0
