@@ -292,12 +292,31 @@ def left_out_lines(left_out: str, query: str, budget: int = 420) -> str:
     for head, *lines in _blocks(left_out):
         headed = False
         for line in (ln for ln in lines if terms & set(analyze(ln))):
-            cost = len(line) + 1 + (0 if headed else len(head) + 1)
+            above = 0 if headed else len(head) + 1
+            if not taken and used + above + len(line) + 1 > budget:
+                # the first line to show, longer than the room (a log's note to agents on one line):
+                # the part of it around what the query names
+                line = _around(line, terms, budget - used - above - 1)
+            cost = len(line) + 1 + above
             if taken >= LEFT_OUT_LINES or used + cost > budget:
                 break
             out.extend([line] if headed else [head, line])
             headed, used, taken = True, used + cost, taken + 1
     return "\n".join(out)
+
+
+def _around(line: str, terms: set[str], room: int) -> str:
+    """`line` cut to `room` characters around its first word that `terms` name, an ellipsis for each
+    end cut off (its indentation kept: it is a line under its call line)."""
+    body = line.lstrip()
+    indent = line[: len(line) - len(body)]
+    room -= len(indent) + 2  # the ellipses
+    if room <= 0 or len(body) <= room:
+        return line
+    at = next((w.start() for w in re.finditer(r"\w+", body) if terms & set(analyze(w.group()))), 0)
+    start = max(0, min(at - room // 3, len(body) - room))
+    cut = body[start : start + room]
+    return indent + ("…" if start else "") + cut + ("…" if start + room < len(body) else "")
 
 
 def _blocks(left_out: str) -> list[list[str]]:
