@@ -813,10 +813,10 @@ def _wrapped_sentences(lines: Sequence[str]) -> list[int]:
     """The lines of a sentence hard-wrapped over lines none of which is one on its own (a program's notice
     printed at 60 columns): lines that go on with the one before (`continuing`), each but the last full
     (the next line's first word would not have fitted on it, `WRAP_SLACK`; wide characters count two
-    columns), at `WRAP_COLUMNS` or more, each of words
-    (`_running_words`) and prose joined. A program's own lines (a progress line, a count, a status) run
-    on with no full stop too, but short of any width (the next one's first word would have fitted); a
-    listing's rows fill a width, but of names, numbers and cells, not words."""
+    columns), at `WRAP_COLUMNS` or more, each of words (`_running_words`) and prose joined. A program's
+    own lines (a progress line, a count, a status) run on with no full stop too, but short of any width
+    (the next one's first word would have fitted); a listing's rows fill a width, but of names, numbers,
+    cells or test results, not words."""
     out: set[int] = set()
     for i in range(len(lines)):
         if i in out or (i and _HAS_WORD.search(lines[i - 1]) and not _ENDS.search(lines[i - 1])):

@@ -108,9 +108,9 @@ def _worth_keeping(text: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(j for i in ranked for j in _sentence_at(lines, i, i in told)))
 
 
+_STOPS = re.compile(r"[.!?。！？।۔]\W*$")  # a line that ends a sentence (a colon only introduces)
 # an AI named as most languages write it in technical prose: the Latin "AI" (Urdu's "AI اسسٹنٹس"), the
 # Romance "IA", German "KI", Russian "ИИ", Ukrainian "ШІ", Chinese "人工智能", and "LLM"
-_STOPS = re.compile(r"[.!?。！？।۔]\W*$")  # a line that ends a sentence (a colon only introduces)
 _AI_NAMED = re.compile(r"(?<![\w.-])(?:AI|A\.I\.|IA|KI|ИИ|ШІ|LLMs?)(?![\w-])|人工智能")
 
 
