@@ -626,7 +626,6 @@ _DIAGNOSTIC = re.compile(
     rf"|(?:{_RESULT})(?:(?<=[✓✔✗✘×√])|(?=[\s:]|$)))",
     re.I,
 )
-_STATUS = re.compile(rf"^\s*[-*+]\s+(?:{_RESULT})\s", re.I)
 
 
 _STATUS = re.compile(r"^(?:exit -?\d+|ok|error)(?::\s|$)")  # how an excerpt starts a tool's output
@@ -638,6 +637,12 @@ _TIMESTAMP = re.compile(
 )
 # a sentence's end after a word; a docstring's or a quote's closing marks may follow the stop
 _SENTENCE = re.compile(rf"{LETTER}[)\"'»”]?[.!?][)\"'»”]*(?:\s|$)|[{FULL_STOPS}]")
+
+
+def _bare(line: str) -> str:
+    """A line without what frames it: an excerpt's status of the output (`exit 0: `), a log's time, a
+    comment's marks."""
+    return _uncommented(_TIMESTAMP.sub("", _STATUS.sub("", line)))
 
 
 def _prose(text: str) -> bool:
@@ -761,7 +766,7 @@ def _document_lines(text: str, enough: int = DATA_WORDS) -> list[int]:
     out: set[int] = set()
     run: list[tuple[int, int]] = []  # consecutive lines of words alone, none of them a line of its own
     for i, raw in enumerate([*text.splitlines(), ""]):  # the blank sentinel ends the last run
-        line = visible(_uncommented(_TIMESTAMP.sub("", _STATUS.sub("", raw))))
+        line = visible(_bare(raw))
         words, data = _loose_words(line)
         if words >= enough:
             out.add(i)
@@ -790,7 +795,7 @@ def prose_lines(text: str, document: bool = False) -> list[int]:
         return _document_lines(text)
     out = []
     for i, raw in enumerate(text.splitlines()):
-        line = _uncommented(_TIMESTAMP.sub("", _STATUS.sub("", raw)))
+        line = _bare(raw)
         if _DIAGNOSTIC.match(line):
             continue
         if _printed_prose(line) or any(_prose(c) for c in _inline_comments(line)):
@@ -822,9 +827,11 @@ def _wrapped_sentences(lines: Sequence[str]) -> list[int]:
         if i in out or (i and _HAS_WORD.search(lines[i - 1]) and not _ENDS.search(lines[i - 1])):
             continue  # a sentence starts after a line that ended one, or a blank line or a rule
         run = continuing(lines, i)
+        if len(run) < 2:
+            continue
         widths = [_columns(lines[j].rstrip()) for j in run]
         width = max(widths)
-        if len(run) < 2 or width < WRAP_COLUMNS:
+        if width < WRAP_COLUMNS:
             continue
         nexts = (_columns(lines[j + 1].split()[0]) for j in run[:-1])
         full = all(w + 1 + n > WRAP_SLACK * width for w, n in zip(widths[:-1], nexts, strict=True))
@@ -848,7 +855,7 @@ def _running_words(line: str, first: bool) -> bool:
     list."""
     tokens = line.split()
     return (
-        not _DIAGNOSTIC.match(_uncommented(_TIMESTAMP.sub("", _STATUS.sub("", line.strip()))))
+        not _DIAGNOSTIC.match(_bare(line.strip()))
         and "|" not in line
         and "\t" not in line
         and not _code(line)

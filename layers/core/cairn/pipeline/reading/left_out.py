@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from cairn.domain.text import word_pattern
+from cairn.domain.text import FULL_STOPS, word_pattern
 from cairn.pipeline.models import EventDoc
 from cairn.pipeline.reading.steps import (
     AGENT_CHARS as NOTE_CHARS,
@@ -108,7 +108,7 @@ def _worth_keeping(text: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(j for i in ranked for j in _sentence_at(lines, i, i in told)))
 
 
-_STOPS = re.compile(r"[.!?。！？।۔]\W*$")  # a line that ends a sentence (a colon only introduces)
+_STOPS = re.compile(rf"[.!?{FULL_STOPS}]\W*$")  # a line that ends a sentence (a colon only introduces)
 # an AI named as most languages write it in technical prose: the Latin "AI" (Urdu's "AI اسسٹنٹس"), the
 # Romance "IA", German "KI", Russian "ИИ", Ukrainian "ШІ", Chinese "人工智能", and "LLM"
 _AI_NAMED = re.compile(r"(?<![\w.-])(?:AI|A\.I\.|IA|KI|ИИ|ШІ|LLMs?)(?![\w-])|人工智能")
