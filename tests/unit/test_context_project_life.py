@@ -3,13 +3,17 @@ reported outcomes of pipeline.remembering.reflection)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 from cairn.domain.models import Memory, MemoryKind, Provenance
+from cairn.domain.vocabulary import Tag
 from cairn.pipeline.reading.edited_values import taken_out_after
 from cairn.pipeline.reading.session import read_events
 from cairn.pipeline.remembering.reflection import reported
+from cairn.services.context.decisions import decision_lines
+from cairn.services.context.lines import UNRANKED
 from cairn.services.project_block import kept_commands, restated_by_rule, said_before, side_sessions
 from cairn.transcripts.model import Role
 
@@ -242,3 +246,16 @@ def test_an_older_session_s_bare_git_status_is_no_recent_work_once_a_later_sessi
     # the last session's own status is where the checkout is now
     latest = [ln.memory_id for ln in work_lines(episodes[:1], "p", {}, "s1", PROJECT_LIFE)]
     assert latest == ["mem_git_1"]
+
+
+def test_an_answer_to_the_agents_question_is_shown_for_a_prompt_it_bears_on_and_left_to_recall_otherwise():
+    answer = replace(
+        memory(MemoryKind.DECISION, "Which execution mode for the RevenueCat feature? → Full Workflow", 2),
+        tags=(Tag.ANSWER,),
+    )
+    chosen = memory(MemoryKind.DECISION, "Use the Apple Translation API instead of local dictionaries", 1)
+    unasked = {m.id: UNRANKED for m in (answer, chosen)}
+
+    assert [ln.memory_id for ln in decision_lines([answer, chosen], "p", unasked)] == [chosen.id]
+    asked = unasked | {answer.id: (0, 0.0)}
+    assert [ln.memory_id for ln in decision_lines([answer, chosen], "p", asked)] == [answer.id, chosen.id]

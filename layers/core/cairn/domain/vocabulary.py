@@ -48,12 +48,14 @@ class Tag:
     # a rule the person stated as an obligation ("must", "tem que"): a standing rule, or what the task at
     # hand required; in one session's story the two read alike
     OBLIGATION = "obligation"
+    # what the person chose when the agent put a question to them: it decides the task it was asked in
+    ANSWER = "answer"
 
 
 ERROR_TAGS = frozenset({Tag.ERROR, Tag.UNRESOLVED})
 RESOLVED_TAGS = frozenset({Tag.RESOLVED, Tag.FIXED})
 # how a memory was learned, not what it is: not worth showing an agent as a tag
-SOURCE_TAGS = frozenset({Tag.COMMAND, Tag.PLAN, Tag.SUMMARY, Tag.TRANSCRIPT, Tag.OBLIGATION})
+SOURCE_TAGS = frozenset({Tag.COMMAND, Tag.PLAN, Tag.SUMMARY, Tag.TRANSCRIPT, Tag.OBLIGATION, Tag.ANSWER})
 
 STILL_FAILING = "Still failing:"  # how a handoff names the commands it left failing
 

@@ -15,6 +15,7 @@ from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import TITLE_CHARS, Tag
 from cairn.pipeline.learning import signals
 from cairn.pipeline.learning.manifests import manifest_facts
+from cairn.pipeline.learning.person import answers
 from cairn.pipeline.learning.procedures import mine_procedures
 from cairn.pipeline.learning.reports import reported_facts
 from cairn.pipeline.learning.rules import errors_and_fixes
@@ -28,6 +29,11 @@ Learner = Callable[[SessionReading], list[Candidate]]
 def manifests(reading: SessionReading) -> list[Candidate]:
     """The tasks of the project's manifests: those the session read, those the capture hook sent."""
     return manifest_facts(reading.events, reading.project_files)
+
+
+def answered(reading: SessionReading) -> list[Candidate]:
+    """What the person chose when the agent put a question to them."""
+    return answers(reading.events)
 
 
 def fixes(reading: SessionReading) -> list[Candidate]:
@@ -59,7 +65,8 @@ def unresolved(reading: SessionReading) -> list[Candidate]:
 
 
 # with the chunks' candidates: checks, git activity and history, plans, summaries, todos, how the last
-# request ended, the values the agent reported of work a tool confirmed, the manifests' tasks
+# request ended, the values the agent reported of work a tool confirmed, the manifests' tasks, what the
+# person answered the agent's questions
 WHOLE_SESSION: tuple[Learner, ...] = (
     signals.checks,
     signals.git_activity,
@@ -70,6 +77,7 @@ WHOLE_SESSION: tuple[Learner, ...] = (
     signals.outcome,
     reported_facts,
     manifests,
+    answered,
 )
 # after the excerpts: what the session's commands came to over its whole length
 OVER_ITS_LENGTH: tuple[Learner, ...] = (mine_procedures, fixes, unresolved)

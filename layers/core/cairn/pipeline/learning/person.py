@@ -6,7 +6,8 @@ or an obligation in the grammar of the person's language ("the icons must be PNG
 buildando", "no debe exponer la clave"); a decision when it chooses ("let's go with…", "instead of…"); a
 fact when it states a value (a URL, a port, a version) in the message's own lead. What the person quotes
 or pastes (a quoted passage, a code block, console output that repeats a sentence) is what they point at,
-not what they say; a question, a hedge or a step's expected outcome states no rule.
+not what they say; a question, a hedge or a step's expected outcome states no rule. What the person
+chose when the agent put a question to them (`answers`) is a decision of theirs too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.models import Candidate, EventDoc
 from cairn.services.directives import OBLIGED_ELSEWHERE
+from cairn.transcripts.model import Role
 from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
 
 _I = re.I
@@ -347,3 +349,69 @@ def _alternative(phrase: str) -> str:
 def _sentence(s: str) -> str:
     s = s.strip()
     return s[0].upper() + s[1:] if s else s
+
+
+# --- what the person chose when the agent asked ---------------------------------------------------
+# the tools by which an agent puts a question to the person (the trust gate's `ASKS_THE_PERSON`,
+# lower-cased as tool names are compared): Claude Code's AskUserQuestion, Codex's request_user_input,
+# Copilot CLI's ask_user, OpenCode's question
+ASKING_TOOLS = frozenset({"askuserquestion", "request_user_input", "ask_user", "question"})
+ANSWER_CHARS = 300  # an answer typed at length is a message, read as one (`from_user`)
+
+
+def answers(events: list[EventDoc]) -> list[Candidate]:
+    """A decision per question the agent put to the person and they answered: the question and what
+    they chose ("Como prefere abordar a tradução …? → Apple Translation API (iOS 17.4+)"). The harness
+    writes the answers into the tool's result as `"<question>"="<answer>"` (Claude Code: "User has
+    answered your questions: …"); each question the call asked is looked up there by its own text, so
+    a quote inside an answer cannot shift the pairs. A question the person set aside or rejected has
+    no answer and gives nothing."""
+    asked: dict[str, list[str]] = {}
+    out: list[Candidate] = []
+    for e in events:
+        if e.is_sidechain:
+            continue
+        if e.role is Role.TOOL_CALL and (e.tool_name or "").lower() in ASKING_TOOLS and e.tool_call_id:
+            asked[e.tool_call_id] = _questions(e.tool_input)
+        elif (
+            e.role is Role.TOOL_RESULT
+            and not e.is_error
+            and (questions := asked.pop(e.tool_call_id or "", []))
+        ):
+            for question in questions:
+                answer = _answer(e.text, question)
+                if answer and len(answer) <= ANSWER_CHARS:
+                    out.append(
+                        Candidate(
+                            kind=MemoryKind.DECISION,
+                            content=f"{question} → {answer}",
+                            tags=[Tag.ANSWER],
+                            confidence=0.75,
+                            details={"source": "user", "question": question, "answer": answer},
+                            line_start=e.line_no,
+                            line_end=e.last_line,
+                        )
+                    )
+    return out
+
+
+def _questions(tool_input: dict | str | None) -> list[str]:
+    """The questions a call asked: `questions[].question`, or the one `question`."""
+    if not isinstance(tool_input, dict):
+        return []
+    listed = tool_input.get("questions")
+    found = [q.get("question") for q in listed if isinstance(q, dict)] if isinstance(listed, list) else []
+    found.append(tool_input.get("question"))
+    return [q.strip() for q in found if isinstance(q, str) and q.strip()]
+
+
+def _answer(result: str, question: str) -> str:
+    """What the result says the person answered to `question`: the quoted text after `"<question>"="`,
+    to the closing quote that ends the pair (before the next pair, the harness's closing sentence or the
+    end)."""
+    at = result.find(f'"{question}"="')
+    if at < 0:
+        return ""
+    rest = result[at + len(question) + 4 :]
+    end = re.search(r'"(?=, "|\. |\.?\s*$)', rest)
+    return (rest[: end.start()] if end else "").strip()
