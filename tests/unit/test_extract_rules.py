@@ -678,6 +678,31 @@ def test_always_and_never_in_the_person_s_language_state_a_rule(said):
 @pytest.mark.parametrize(
     "said",
     [
+        "Around here nobody merges their own pull request.",
+        "No one edits the generated client by hand.",
+        "Bij ons zet niemand secrets in de CI-config.",
+        "Aquí nadie despliega los viernes.",
+        "Aqui ninguém faz deploy direto em produção.",
+        "Personne ne modifie le schéma sans migration.",
+        "U nas nikt nie commituje do gałęzi release.",
+        "У нас никто не правит прод руками.",
+        "Burada kimse main dalına doğrudan push yapmaz.",
+        "이 저장소에는 아무도 직접 푸시하지 않습니다.",
+        "本番には誰も直接デプロイしません。",
+    ],
+)
+def test_what_nobody_here_does_in_the_person_s_language_states_a_rule(said):
+    found = Script().user(said).extract()
+    assert [c.kind.value for c in found] == ["preference"] and not found[0].tags
+
+
+def test_a_person_is_not_the_french_no_one():
+    assert [c for c in Script().user("La personne qui gère le CI est absente.").extract()] == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
         "Es funktioniert immer noch nicht nach dem Update.",
         "Nie wiem, czy ten test działa poprawnie.",
         # a word another language spells alike: Portuguese "ala" (a wing), "mora" (lives), Thai "อย่าง"

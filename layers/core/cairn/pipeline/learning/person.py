@@ -93,6 +93,18 @@ ALWAYS_NEVER_ELSEWHERE = re.compile(
     r"|မလုပ်ရ|တားမြစ်|ជានិច្ច|កុំ|ហាមឃាត់|មិនដែល|ສະເໝີ|ຫ້າມ|ຢ່າ",
     _I,
 )
+# ... and what nobody here does, as a norm is stated ("nobody runs DDL against prod", "Niemand draait
+# Flyway handmatig"): each language's word for no one, where it has one of its own (French's only before
+# its "ne", where "personne" is no one and not a person)
+NOBODY_ELSEWHERE = re.compile(
+    _spaced(
+        r"nobody|no one|no-one|niemand|nadie|ningu[ée]m|nessuno|personne ne|personne n'|nimeni|senki",
+        r"nikt|nikto|nikdo|nitko|nihče|никто|ніхто|никой|нико|κανείς|hi[çc] kimse|kimse|kh[ôo]ng ai",
+        r"tak seorang pun|tidak seorang pun|walang sinuman|אף אחד|لا أحد|هیچ\u200cکس|هیچ کس|कोई नहीं|아무도",
+    )
+    + r"|誰も|谁都不|任何人都不|没有人|沒有人",
+    _I,
+)
 # ... and a must, as English's modals (`OBLIGATION`)
 MUST_ELSEWHERE = re.compile(
     _spaced(
@@ -145,6 +157,7 @@ PREFERENCE = _patterns(
     r"\b(?:always|never)\s+(?:use|run|commit|push|write|add|call|put|mock)\b",
     r"\bfrom now on\b",
     ALWAYS_NEVER_ELSEWHERE.pattern,
+    NOBODY_ELSEWHERE.pattern,
     # a rule stated in passing: "never force-push", "anything in the next tag can be removed"
     r"\b(?:never|always)\s+(?!(?:been|was|were|had|did|worked|happened|seen)\b)[a-z][\w-]*",
     r"\b(?:anything|everything|any \w+)\b[^.?!]{0,80}\b(?:can|must|should) (?:always |never )?be\b",
