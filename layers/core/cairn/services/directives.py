@@ -639,10 +639,15 @@ _TIMESTAMP = re.compile(
 _SENTENCE = re.compile(rf"{LETTER}[)\"'»”]?[.!?][)\"'»”]*(?:\s|$)|[{FULL_STOPS}]")
 
 
+# Python's warnings module prints a warning as `file.py:58: UserWarning: <message>`: the message is what the
+# warning's author wrote, as a log line's is the logger's, and no compiler's diagnostic
+_PY_WARNING = re.compile(r"^\s*\S+\.pyw?:\d+: (?:\w+\.)*[A-Z]\w*Warning: ")
+
+
 def _bare(line: str) -> str:
     """A line without what frames it: an excerpt's status of the output (`exit 0: `), a log's time, a
-    comment's marks."""
-    return _uncommented(_TIMESTAMP.sub("", _STATUS.sub("", line)))
+    Python warning's place and category, a comment's marks."""
+    return _uncommented(_PY_WARNING.sub("", _TIMESTAMP.sub("", _STATUS.sub("", line))))
 
 
 def _prose(text: str) -> bool:
@@ -1502,10 +1507,12 @@ def names_stated_value(text: str, told: str, given: Callable[[str], bool] | None
     """Whether `text` names a value `told`'s prose or requests gave (`stated_values`): retelling a note
     with its address, its ticket or its branch passes the note on, in any language and whatever its
     other words. A value `given` says the session had from someone it trusts (the person, the
-    repository's files) is the project's own, whatever a tool's text says of it."""
+    repository's files) is the project's own, whatever a tool's text says of it. A value is named as a
+    part of a name too, an underscore joining it as a dash does: a retelling shortens a token it names
+    (`ghp_relbot_mk26q` for a note's `ghp_relbot_mk26q_Zk41vQe8`)."""
     text = text or ""
     return any(
-        re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text) and not (given is not None and given(v))
+        re.search(rf"(?<![^\W_]){re.escape(v)}(?![^\W_])", text) and not (given is not None and given(v))
         for v in stated_values(told)
         if v in text
     )
