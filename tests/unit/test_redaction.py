@@ -269,3 +269,42 @@ def test_redacting_a_real_transcript_keeps_every_line_valid_json_and_the_parse_u
 )
 def test_counts_pointers_and_package_versions_named_like_tokens_are_not_secrets(text):
     assert redact(text).text == text
+
+
+# a credential only its context marks as one: no token format of its own
+DB_TOKEN = "pg" + "7Kx2Qm9T"
+
+
+def test_a_secret_found_by_its_context_is_redacted_where_the_text_repeats_it():
+    said = f"Set DB_TOKEN={DB_TOKEN} in .env, then run psql with {DB_TOKEN}; {DB_TOKEN}x is another word."
+
+    result = redact(said)
+
+    assert result.text == (
+        "Set DB_TOKEN=[REDACTED:secret_assignment] in .env, then run psql with [REDACTED:secret_assignment]; "
+        f"{DB_TOKEN}x is another word."
+    )
+    assert result.counts == {"secret_assignment": 2}
+
+
+def test_a_short_word_assigned_as_a_password_is_not_redacted_everywhere_else():
+    assert redact("password: admin, and the admin page").text == "password: admin, and the admin page"
+
+
+def test_a_transcript_s_repeats_of_a_secret_another_line_gave_are_redacted_too():
+    lines = [
+        claude_line("x", toolUseResult={"stdout": f"DB_TOKEN={DB_TOKEN}\n", "exit": 0}),
+        claude_line(f"The .env file sets the token to {DB_TOKEN}.", requestId=DB_TOKEN),
+        claude_line("nothing to see"),
+    ]
+    data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+    redacted, counts = redact_bytes_jsonl(data)
+
+    out = redacted.split(b"\n")
+    parsed = [json.loads(line) for line in out if line]
+    told = parsed[1]["message"]["content"][0]["text"]
+    assert told == "The .env file sets the token to [REDACTED:secret_assignment]."
+    assert parsed[1]["requestId"] == DB_TOKEN  # a structural id is the format's, left alone
+    assert out[2] == json.dumps(lines[2]).encode()  # a line without it stays byte for byte
+    assert counts == {"secret_assignment": 2}

@@ -294,7 +294,28 @@ _TRIGGERED: tuple[tuple[_Rule, re.Pattern[str] | None], ...] = tuple(
 )
 
 
-def _apply(rule: _Rule, text: str, counts: Counter[str], lowered: str) -> str:
+# A secret a rule found by its context (`TOKEN=…`, a URL's password, a bearer header) is no less one where
+# it appears again without that context: the agent repeating it, a command passing it on. A value that
+# reads as a credential (one token of a credential's characters, letters and digits both) is redacted
+# wherever else the text, or the transcript, holds it. A word is left where no rule found it: `password:
+# admin` does not redact every "admin", nor a name the assignment rule took for a value (`accessToken:`,
+# `ENTIRE_CHECKPOINT_TOKEN`) every mention of that name.
+REPEATED_CHARS = 5
+_CREDENTIAL_CHARS = re.compile(r"[A-Za-z0-9._~+/=-]+")
+
+
+def _repeatable(value: str) -> bool:
+    return (
+        len(value) >= REPEATED_CHARS
+        and _CREDENTIAL_CHARS.fullmatch(value) is not None
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+    )
+
+
+def _apply(
+    rule: _Rule, text: str, counts: Counter[str], lowered: str, found: dict[str, str] | None = None
+) -> str:
     if rule.on_lowered is not None and len(lowered) == len(text):
         matches = list(rule.on_lowered.finditer(lowered))
     else:
@@ -311,6 +332,9 @@ def _apply(rule: _Rule, text: str, counts: Counter[str], lowered: str) -> str:
         else:
             group = rule.group
         start, end = match.span(group)
+        # a rule that finds the secret by what surrounds it (a group of its match): elsewhere no rule would
+        if found is not None and rule.group != 0 and _repeatable(secret := text[start:end]):
+            found.setdefault(secret, rule.kind)
         pieces.append(text[cursor:start])
         pieces.append(PLACEHOLDER.format(kind=rule.kind))
         cursor = end
@@ -321,20 +345,45 @@ def _apply(rule: _Rule, text: str, counts: Counter[str], lowered: str) -> str:
     return "".join(pieces)
 
 
-def redact(text: str) -> RedactionResult:
-    """Replace every secret found in `text` with `[REDACTED:<kind>]`."""
+def redact(text: str, found: dict[str, str] | None = None) -> RedactionResult:
+    """Replace every secret found in `text` with `[REDACTED:<kind>]`, and its repeats (`_repeatable`)
+    elsewhere in `text`. `found` gathers each repeatable secret with its kind, for a caller that redacts
+    its repeats across many texts (`redact_bytes_jsonl`)."""
     counts: Counter[str] = Counter()
     if not text:
         return RedactionResult(text, {})
+    mine: dict[str, str] = {}
     lowered = text.lower()
     for rule, trigger in _TRIGGERED:
         if trigger is not None and trigger.search(lowered) is None:
             continue
         before = text
-        text = _apply(rule, text, counts, lowered)
+        text = _apply(rule, text, counts, lowered, mine)
         if text is not before:
             lowered = text.lower()
+    if mine:
+        text = _again(text, _repeats(mine), mine, counts)
+        if found is not None:
+            for secret, kind in mine.items():
+                found.setdefault(secret, kind)
     return RedactionResult(text, dict(counts))
+
+
+def _repeats(found: Mapping[str, str]) -> re.Pattern[str]:
+    """One pattern for the secrets' repeats, each whole (not inside a longer token), longest first."""
+    secrets = sorted(found, key=len, reverse=True)
+    return re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(map(re.escape, secrets)) + r")(?![A-Za-z0-9])")
+
+
+def _again(text: str, repeats: re.Pattern[str], found: Mapping[str, str], counts: Counter[str]) -> str:
+    """`text` with each repeat of a secret found before replaced, counted under the kind it was found as."""
+
+    def placeholder(match: re.Match[str]) -> str:
+        kind = found[match.group(0)]
+        counts[kind] += 1
+        return PLACEHOLDER.format(kind=kind)
+
+    return repeats.sub(placeholder, text)
 
 
 # Values the transcript format itself needs, or opaque blobs that are not user data (thinking
@@ -392,20 +441,39 @@ _STRUCTURAL_KEYS = frozenset(
 )
 
 
-def redact_value(value: Any, counts: Counter[str], key: str | None = None) -> Any:
+def redact_value(
+    value: Any, counts: Counter[str], key: str | None = None, found: dict[str, str] | None = None
+) -> Any:
     """Redact every string inside a JSON-like value (dicts, lists), leaving structural ids alone;
-    `counts` is updated with what was redacted."""
+    `counts` is updated with what was redacted, `found` with the repeatable secrets (`redact`)."""
     if isinstance(value, str):
         if key in _STRUCTURAL_KEYS:
             return value
-        result = redact(value)
+        result = redact(value, found)
         if result.counts:  # most strings hold no secret: skip the Counter update (~1 s per 20 MB)
             counts.update(result.counts)
         return result.text
     if isinstance(value, dict):
-        return {k: redact_value(v, counts, k) for k, v in value.items()}
+        return {k: redact_value(v, counts, k, found) for k, v in value.items()}
     if isinstance(value, list):
-        return [redact_value(v, counts, key) for v in value]
+        return [redact_value(v, counts, key, found) for v in value]
+    return value
+
+
+def _again_value(
+    value: Any,
+    repeats: re.Pattern[str],
+    found: Mapping[str, str],
+    counts: Counter[str],
+    key: str | None = None,
+) -> Any:
+    """`_again` inside every string of a JSON-like value, structural ids aside."""
+    if isinstance(value, str):
+        return value if key in _STRUCTURAL_KEYS else _again(value, repeats, found, counts)
+    if isinstance(value, dict):
+        return {k: _again_value(v, repeats, found, counts, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_again_value(v, repeats, found, counts, key) for v in value]
     return value
 
 
@@ -416,19 +484,61 @@ def redact_bytes_jsonl(data: bytes) -> tuple[bytes, dict[str, int]]:
     that is not JSON is redacted as plain text (it was not parseable before either). A transcript
     written as one pretty-printed JSON document (`opencode export`, older Gemini CLI sessions) is
     redacted as that document, so its structural keys are known as on a JSON line; the lines after it
-    (project files a capture appends) are JSON lines.
+    (project files a capture appends) are JSON lines. A second pass redacts what a rule found in one
+    place wherever else the transcript repeats it (`_repeatable`): a token read from a file and then
+    quoted in the agent's reply or passed to a command.
     """
+    found: dict[str, str] = {}
     document = _pretty_document(data)
     if document is None:
-        return _redact_lines(data)
+        out, counts = _redact_lines(data, found)
+        return _redact_repeats(out, found, counts)
     head, obj, original, rest = document
     counts: Counter[str] = Counter()
-    redacted = redact_value(obj, counts)
+    redacted = redact_value(obj, counts, found=found)
+    tail, tail_counts = _redact_lines(rest, found)
+    counts.update(tail_counts)
+    if found:
+        redacted = _again_value(redacted, _repeats(found), found, counts)
+        tail, tail_counts = _redact_repeats(tail, found, {})
+        counts.update(tail_counts)
     # re-serialised as the agents write it (JSON.stringify(…, null, 2)) only when something changed
     body = json.dumps(redacted, ensure_ascii=False, indent=2).encode("utf-8") if counts else original
-    tail, tail_counts = _redact_lines(rest)
-    counts.update(tail_counts)
     return head + body + tail, dict(counts)
+
+
+def _redact_repeats(
+    data: bytes, found: Mapping[str, str], counts: Mapping[str, int]
+) -> tuple[bytes, dict[str, int]]:
+    """`data`'s JSON lines with each repeat of a secret `found` redacted (the lines that hold none kept
+    byte for byte), and `counts` with those repeats added."""
+    total: Counter[str] = Counter(counts)
+    if not found:
+        return data, dict(total)
+    repeats = _repeats(found)
+    # a cheap test on the raw bytes first: most lines hold none of the secrets
+    quick = re.compile(b"|".join(re.escape(secret.encode("utf-8")) for secret in found))
+    out: list[bytes] = []
+    for raw in data.split(b"\n"):
+        if quick.search(raw) is None:
+            out.append(raw)
+            continue
+        text = raw.decode("utf-8", "replace")
+        line_counts: Counter[str] = Counter()
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            again = _again(text, repeats, found, line_counts)
+            out.append(again.encode("utf-8") if line_counts else raw)
+        else:
+            again_obj = _again_value(obj, repeats, found, line_counts)
+            out.append(
+                json.dumps(again_obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+                if line_counts
+                else raw
+            )
+        total.update(line_counts)
+    return b"\n".join(out), dict(total)
 
 
 def _pretty_document(data: bytes) -> tuple[bytes, Any, bytes, bytes] | None:
@@ -446,32 +556,32 @@ def _pretty_document(data: bytes) -> tuple[bytes, Any, bytes, bytes] | None:
     return data[: len(data) - len(body)], obj, original, text[end:].encode("utf-8")
 
 
-def _redact_lines(data: bytes) -> tuple[bytes, dict[str, int]]:
+def _redact_lines(data: bytes, found: dict[str, str] | None = None) -> tuple[bytes, dict[str, int]]:
     counts: Counter[str] = Counter()
     out: list[bytes] = []
     pos, size = 0, len(data)
     while pos < size:
         end = data.find(b"\n", pos)
         stop = size if end == -1 else end
-        out.append(_redact_line(data[pos:stop], counts))
+        out.append(_redact_line(data[pos:stop], counts, found))
         if end != -1:
             out.append(b"\n")
         pos = stop + 1
     return b"".join(out), dict(counts)
 
 
-def _redact_line(raw: bytes, counts: Counter[str]) -> bytes:
+def _redact_line(raw: bytes, counts: Counter[str], found: dict[str, str] | None = None) -> bytes:
     if not raw.strip():
         return raw
     text = raw.decode("utf-8", "replace")
     try:
         obj = json.loads(text)
     except ValueError:
-        result = redact(text)
+        result = redact(text, found)
         counts.update(result.counts)
         return result.text.encode("utf-8") if result.counts else raw
     line_counts: Counter[str] = Counter()
-    redacted = redact_value(obj, line_counts)
+    redacted = redact_value(obj, line_counts, found=found)
     if not line_counts:
         return raw
     counts.update(line_counts)
