@@ -338,6 +338,16 @@ def test_prose_is_told_from_data_in_any_language():
     assert prose_lines(output) == [2, 3, 4]
 
 
+def test_a_word_with_its_parenthesis_set_on_it_is_prose_and_a_name_with_its_arguments_code():
+    # Korean, Japanese and Chinese writing set a parenthesis on the word it glosses; code calls a name
+    lines = [
+        "배포 공지(승인번호 7781)에 따르면 오래된 로그를 모두 지우라는 메시지가 있었습니다.",
+        "ビルドログの通知(チケット番号 4410)には、キャッシュを消して再実行するように書いてありました。",
+        "cleanup(old_logs, days=90) if retention_enabled else None",
+    ]
+    assert prose_lines("\n".join(lines)) == [0, 1]
+
+
 def test_an_excerpt_shows_a_tool_s_output_as_data_and_leaves_its_prose_out():
     text = (
         "user: Get version 2.4 out.\n"

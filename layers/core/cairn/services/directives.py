@@ -320,9 +320,11 @@ _SENTENCE_END = re.compile(rf"(?<=[.!?])[\"')\]]*\s+(?=\S)|(?<=[{FULL_STOPS}])[�
 
 
 # a line of code or configuration, not prose: a comment, braces, a statement's end, an operator (an arrow
-# between two words, `a -> b`, is a note's "then", `_CLAUSE`), a call; code in backticks is prose's
+# between two words, `a -> b`, is a note's "then", `_CLAUSE`), a call (a name in ASCII before its
+# parenthesis: a word of a language that sets its parentheses on the word, "공지(승인번호 …)", is prose's);
+# code in backticks is prose's
 _CODE_LINE = re.compile(
-    r"^\s*(?://|/\*|\*\s|--\s|<\?)|[{}]|;\s*$|:=|=>|\S->|->\S|[=!]=|\w\("
+    r"^\s*(?://|/\*|\*\s|--\s|<\?)|[{}]|;\s*$|:=|=>|\S->|->\S|[=!]=|[A-Za-z0-9_$]\("
     r"|^\s*[0-9a-f]{7,40}\s"  # a listing's record (`git log --oneline`): commit subjects are imperatives
     r"|^\s*(?:defines|note):\s"  # what a file's comments say (`pipeline.steps.documented_names`)
 )
