@@ -34,6 +34,11 @@ def test_secrets_in_a_transcript_never_reach_the_server_side(tmp_path, server):
         *bash_turns(
             "pip install httpx", f"token {SECRETS['github']} Successfully installed httpx-0.27.0", call_id="c"
         ),
+        # the password again with no context a rule knows: it was found once, so it is a secret here too
+        (
+            "assistant",
+            [{"type": "text", "text": f"Connected to staging as admin with {SECRETS['password']}."}],
+        ),
     ]
     transcript = tmp_path / "secret-session.jsonl"
     transcript.write_bytes(claude_transcript("sec-1", turns, cwd=str(tmp_path)))
@@ -88,3 +93,36 @@ def test_a_transcript_uploaded_without_client_redaction_still_learns_no_secret(c
     for path in (db, db.with_name(db.name + "-wal")):
         if path.exists():
             assert SECRETS["github"].encode() not in path.read_bytes()
+
+
+def test_a_secret_found_by_its_context_is_redacted_where_the_transcript_repeats_it_server_side(
+    container, api, team_a
+):
+    import gzip
+
+    from tests.integration.pipeline_helpers import learn, memories_of
+
+    password = SECRETS["password"]
+    raw = claude_transcript(
+        "raw-2",
+        [
+            *bash_turns("cat .env", f"DB_PASSWORD={password}\nDB_PORT=5433", call_id="e"),
+            ("user", f"Let's use {password} for the staging database from now on."),
+        ],
+    )
+    learn(
+        container,
+        api,
+        team_a.headers,
+        raw=gzip.compress(raw),
+        session_id="raw-2",
+        project="p/raw2",
+        prepared=False,
+    )
+    shown = [m["content"] for m in memories_of(api, team_a.headers, "p/raw2")]
+    assert shown and not any(password in text for text in shown)
+    assert any("[REDACTED:secret_assignment]" in text for text in shown)
+    db = container.settings.db_path
+    for path in (db, db.with_name(db.name + "-wal")):
+        if path.exists():
+            assert password.encode() not in path.read_bytes()

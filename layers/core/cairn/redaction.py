@@ -386,6 +386,15 @@ def _again(text: str, repeats: re.Pattern[str], found: Mapping[str, str], counts
     return repeats.sub(placeholder, text)
 
 
+def repeats_redactor(found: Mapping[str, str]) -> Callable[[Any], Any] | None:
+    """For the secrets `found` across many texts (`redact`'s `found`), what redacts their repeats inside a
+    text or a JSON-like value (structural ids aside); None when there are none."""
+    if not found:
+        return None
+    repeats = _repeats(found)
+    return lambda value: _again_value(value, repeats, found, Counter())
+
+
 # Values the transcript format itself needs, or opaque blobs that are not user data (thinking
 # signatures, encrypted reasoning): redacting them would break threading and inflate counts.
 _STRUCTURAL_KEYS = frozenset(

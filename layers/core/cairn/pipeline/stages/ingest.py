@@ -11,7 +11,9 @@ import hashlib
 import json
 import logging
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from cairn.domain.errors import InvalidInput
 from cairn.pipeline import keys as k
@@ -29,7 +31,7 @@ from cairn.pipeline.models import (
     SessionRef,
 )
 from cairn.pipeline.reading.parts import join_parts
-from cairn.redaction import redact, redact_value
+from cairn.redaction import redact, redact_value, repeats_redactor
 from cairn.transcripts import chunk_events, parse_transcript
 from cairn.transcripts.model import TranscriptEvent
 
@@ -51,6 +53,11 @@ def parse(deps: PipelineDeps, ref: SessionRef) -> ParseResult:
     parsed = parse_transcript(data, agent=session.agent, filename=parts[-1])
     if not parsed.events and parsed.stats.lines and parsed.stats.malformed_lines >= parsed.stats.lines:
         raise InvalidInput("transcript has no readable line", lines=parsed.stats.lines)
+    found: dict[str, str] = {}  # the secrets a rule found by their context, redacted again where repeated
+    events = [_redacted(EventDoc.of(e), found) for e in parsed.events]
+    subagent_calls = [_redacted(EventDoc.of(e), found) for e in parsed.subagent_calls]
+    if again := repeats_redactor(found):
+        events, subagent_calls = ([_again(e, again) for e in group] for group in (events, subagent_calls))
     doc = EventsDoc(
         agent=parsed.agent,
         session_id=parsed.session_id,
@@ -60,21 +67,33 @@ def parse(deps: PipelineDeps, ref: SessionRef) -> ParseResult:
         branches=list(parsed.branches),
         parts=spans,
         stats=_stats(parsed.stats),
-        events=[_redacted(EventDoc.of(e)) for e in parsed.events],
+        events=events,
         project_files=[replace(f, text=redact(f.text).text) for f in parsed.project_files],
-        subagent_calls=[_redacted(EventDoc.of(e)) for e in parsed.subagent_calls],
+        subagent_calls=subagent_calls,
     )
     deps.write(key, doc)
     return ParseResult(**ref.model_dump(), events_key=key, parts=len(parts), events=len(doc.events))
 
 
-def _redacted(event: EventDoc) -> EventDoc:
-    """Defence in depth: clients redact before upload, but nothing downstream of parse may see a secret."""
-    text = redact(event.text) if event.text else None
-    tool_input = redact_value(event.tool_input, Counter()) if event.tool_input else event.tool_input
+def _redacted(event: EventDoc, found: dict[str, str]) -> EventDoc:
+    """Defence in depth: clients redact before upload, but nothing downstream of parse may see a secret.
+    `found` gathers the secrets a rule found by their context, for `_again`."""
+    text = redact(event.text, found) if event.text else None
+    tool_input = event.tool_input
+    if tool_input:
+        tool_input = redact_value(tool_input, Counter(), found=found)
     if (text is None or not text.counts) and tool_input == event.tool_input:
         return event
     return event.model_copy(update={"text": text.text if text else event.text, "tool_input": tool_input})
+
+
+def _again(event: EventDoc, again: Callable[[Any], Any]) -> EventDoc:
+    """`event` with the repeats of a secret another event gave redacted too (`redaction.repeats_redactor`)."""
+    text = again(event.text) if event.text else event.text
+    tool_input = again(event.tool_input) if event.tool_input else event.tool_input
+    if text == event.text and tool_input == event.tool_input:
+        return event
+    return event.model_copy(update={"text": text, "tool_input": tool_input})
 
 
 def _stats(stats) -> dict:
