@@ -78,3 +78,35 @@ def test_a_quote_inside_an_answer_does_not_shift_the_pairs():
     ]
     chosen = [c.details["answer"] for c in answers(quoted)]
     assert chosen[1:] == ["Firebase UID", 'Na aba "Personal", como hoje']
+
+
+def _answering(events: list[EventDoc], answer: str) -> list[EventDoc]:
+    text = (
+        f'User has answered your questions: "{WHERE}"="{answer}", "{WHO}"="Firebase UID". '
+        "You can now continue with the user's answers in mind."
+    )
+    return [
+        e.model_copy(update={"text": text}) if e.role is Role.TOOL_RESULT and e.line_no == 4 else e
+        for e in events
+    ]
+
+
+def test_an_answer_the_person_typed_states_their_rule_as_their_message_would():
+    typed = "Na aba Personal. Nunca mostre treinos de outro personal ao aluno"
+
+    found = answers(_answering(_events(ASKED.read_bytes()), typed))
+
+    assert [c.content for c in found if c.kind is MemoryKind.PREFERENCE] == [
+        "Nunca mostre treinos de outro personal ao aluno"
+    ]
+    chosen = [c.details["answer"] for c in found if c.kind is MemoryKind.DECISION]
+    assert chosen[1:] == ["Firebase UID", typed]
+
+
+def test_an_answer_typed_at_length_is_no_single_choice_but_its_rule_is_kept():
+    long = "Na aba Personal, " + "com os treinos do CMS por data e status, " * 7 + "nunca misturados."
+
+    found = answers(_answering(_events(ASKED.read_bytes()), long))
+
+    assert [c.kind for c in found if "nunca misturados" in c.content.lower()] == [MemoryKind.PREFERENCE]
+    assert [c.details["answer"] for c in found if c.kind is MemoryKind.DECISION][1:] == ["Firebase UID"]

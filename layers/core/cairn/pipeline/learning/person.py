@@ -369,7 +369,7 @@ def _sentence(s: str) -> str:
 # lower-cased as tool names are compared): Claude Code's AskUserQuestion, Codex's request_user_input,
 # Copilot CLI's ask_user, OpenCode's question
 ASKING_TOOLS = frozenset({"askuserquestion", "request_user_input", "ask_user", "question"})
-ANSWER_CHARS = 300  # an answer typed at length is a message, read as one (`from_user`)
+ANSWER_CHARS = 300  # a longer answer is a message typed at length: its rules and facts, no one choice
 
 
 def answers(events: list[EventDoc]) -> list[Candidate]:
@@ -377,8 +377,9 @@ def answers(events: list[EventDoc]) -> list[Candidate]:
     they chose ("Como prefere abordar a tradução …? → Apple Translation API (iOS 17.4+)"). The harness
     writes the answers into the tool's result as `"<question>"="<answer>"` (Claude Code: "User has
     answered your questions: …"); each question the call asked is looked up there by its own text, so
-    a quote inside an answer cannot shift the pairs. A question the person set aside or rejected has
-    no answer and gives nothing."""
+    a quote inside an answer cannot shift the pairs. An answer they typed themselves is their words: a
+    rule or a fact it states is learned as from their message (a longer one is no single choice). A
+    question the person set aside or rejected has no answer and gives nothing."""
     asked: dict[str, list[str]] = {}
     out: list[Candidate] = []
     for e in events:
@@ -393,7 +394,14 @@ def answers(events: list[EventDoc]) -> list[Candidate]:
         ):
             for question in questions:
                 answer = _answer(e.text, question)
-                if answer and len(answer) <= ANSWER_CHARS:
+                if not answer:
+                    continue
+                # what they typed in an answer of their own ("Other") states rules and facts as a
+                # message of theirs does; a short answer is itself the decision
+                said = e.model_copy(update={"role": Role.USER, "text": answer, "tool_call_id": None})
+                typed = from_user(said)
+                if len(answer) <= ANSWER_CHARS:
+                    typed = [c for c in typed if c.kind is not MemoryKind.DECISION]
                     out.append(
                         Candidate(
                             kind=MemoryKind.DECISION,
@@ -405,6 +413,7 @@ def answers(events: list[EventDoc]) -> list[Candidate]:
                             line_end=e.last_line,
                         )
                     )
+                out.extend(typed)
     return out
 
 
