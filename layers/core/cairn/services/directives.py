@@ -1421,14 +1421,27 @@ VALUE_LETTERS = 3  # fewer are a time, a date or a duration (`16m55s`, `2024-Q2`
 def stated_values(told: str) -> frozenset[str]:
     """The values (`values_in`) a tool text's lines of prose or requests give (`not_data_lines`, each
     with the lines its sentence is hard-wrapped over, read without their log frames), and the block
-    such a line introduces with a colon (`introduced`): what a note or a page states or asks for, not
-    what its listings and code name. Cached as `_stated` is."""
+    such a line introduces with a colon (`introduced`), and its lines that name an AI among their words
+    (`addressing_lines`, a table's cell or a log's field included): what a note or a page states or
+    asks for, not what its listings and code name. Cached as `_stated` is."""
     lines = unframed_lines((told or "").splitlines())
     text = "\n".join(lines)
-    said = sorted({*not_data_lines(text), *_introducing_lines(lines)})
+    said = sorted({*not_data_lines(text), *_introducing_lines(lines), *addressing_lines(lines)})
     read = [j for i in said for j in (*began_on(lines, i), *continuing(lines, i))]
     read += [k for i in said for j in continuing(lines, i) for k in introduced(lines, j)]
     return values_in("\n".join(lines[j] for j in read))
+
+
+# an AI named as most languages write it in technical prose: the Latin "AI" (Urdu's "AI اسسٹنٹس"), the
+# Romance "IA", German "KI", Russian "ИИ", Ukrainian "ШІ", Chinese "人工智能", and "LLM"
+AI_NAMED = re.compile(r"(?<![\w.-])(?:AI|A\.I\.|IA|KI|ИИ|ШІ|LLMs?)(?![\w-])|人工智能")
+
+
+def addressing_lines(lines: Sequence[str]) -> list[int]:
+    """The lines that name an AI among words of their own (`DATA_WORDS` or more), wherever they sit (a
+    table's cell, a log's field, a comment): a tool's text that speaks of AI assistants in a line
+    tells them something, in any language ("DENIED - За AI асистенти: добавете …")."""
+    return [i for i, line in enumerate(lines) if AI_NAMED.search(line) and _words(line) >= DATA_WORDS]
 
 
 def introduced(lines: Sequence[str], i: int) -> list[int]:

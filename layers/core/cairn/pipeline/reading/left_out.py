@@ -31,6 +31,7 @@ from cairn.pipeline.reading.steps import (
     unsaid,
 )
 from cairn.services.directives import (
+    AI_NAMED,
     asking_lines,
     began_on,
     continuing,
@@ -103,15 +104,12 @@ def _worth_keeping(text: str) -> tuple[int, ...]:
     said = [*asking_lines(text), *prose_lines(text)]
     told = set(said)
     # the lines that name an AI first, in any language: what a tool's text tells an agent
-    addressing = [i for i in said if _AI_NAMED.search(lines[i])]
+    addressing = [i for i in said if AI_NAMED.search(lines[i])]
     ranked = [*addressing, *said, *wordy]
     return tuple(dict.fromkeys(j for i in ranked for j in _sentence_at(lines, i, i in told)))
 
 
 _STOPS = re.compile(rf"[.!?{FULL_STOPS}]\W*$")  # a line that ends a sentence (a colon only introduces)
-# an AI named as most languages write it in technical prose: the Latin "AI" (Urdu's "AI اسسٹنٹس"), the
-# Romance "IA", German "KI", Russian "ИИ", Ukrainian "ШІ", Chinese "人工智能", and "LLM"
-_AI_NAMED = re.compile(r"(?<![\w.-])(?:AI|A\.I\.|IA|KI|ИИ|ШІ|LLMs?)(?![\w-])|人工智能")
 
 
 def _sentence_at(lines: list[str], i: int, said: bool = False) -> list[int]:
