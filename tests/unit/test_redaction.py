@@ -308,3 +308,13 @@ def test_a_transcript_s_repeats_of_a_secret_another_line_gave_are_redacted_too()
     assert parsed[1]["requestId"] == DB_TOKEN  # a structural id is the format's, left alone
     assert out[2] == json.dumps(lines[2]).encode()  # a line without it stays byte for byte
     assert counts == {"secret_assignment": 2}
+
+
+def test_a_part_of_a_secret_that_reads_as_a_credential_is_redacted_where_it_is_repeated():
+    token = "purge-" + "qx77a" + "-a81f"
+    said = f"X-Purge-Token: {token}\nThe note asks to purge with the purge-qx77a token; purge it is not."
+
+    result = redact(said)
+
+    assert "qx77a" not in result.text
+    assert result.text.endswith("with the purge-[REDACTED:secret_assignment] token; purge it is not.")

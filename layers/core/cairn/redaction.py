@@ -302,6 +302,7 @@ _TRIGGERED: tuple[tuple[_Rule, re.Pattern[str] | None], ...] = tuple(
 # `ENTIRE_CHECKPOINT_TOKEN`) every mention of that name.
 REPEATED_CHARS = 5
 _CREDENTIAL_CHARS = re.compile(r"[A-Za-z0-9._~+/=-]+")
+_SECRET_PARTS = re.compile(r"[-_.~+/=]+")
 
 
 def _repeatable(value: str) -> bool:
@@ -334,7 +335,11 @@ def _apply(
         start, end = match.span(group)
         # a rule that finds the secret by what surrounds it (a group of its match): elsewhere no rule would
         if found is not None and rule.group != 0 and _repeatable(secret := text[start:end]):
-            found.setdefault(secret, rule.kind)
+            # ... and a part of it that reads as a credential itself: a retelling shortens a token
+            # (`purge-mk35q` of `purge-mk35q-a81f`), and a part shown is a part of the secret leaked
+            for part in (secret, *_SECRET_PARTS.split(secret)):
+                if _repeatable(part):
+                    found.setdefault(part, rule.kind)
         pieces.append(text[cursor:start])
         pieces.append(PLACEHOLDER.format(kind=rule.kind))
         cursor = end
@@ -455,34 +460,29 @@ def redact_value(
 ) -> Any:
     """Redact every string inside a JSON-like value (dicts, lists), leaving structural ids alone;
     `counts` is updated with what was redacted, `found` with the repeatable secrets (`redact`)."""
-    if isinstance(value, str):
-        if key in _STRUCTURAL_KEYS:
-            return value
-        result = redact(value, found)
+
+    def redacted(text: str) -> str:
+        result = redact(text, found)
         if result.counts:  # most strings hold no secret: skip the Counter update (~1 s per 20 MB)
             counts.update(result.counts)
         return result.text
-    if isinstance(value, dict):
-        return {k: redact_value(v, counts, k, found) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact_value(v, counts, key, found) for v in value]
-    return value
+
+    return _each_string(value, redacted, key)
 
 
-def _again_value(
-    value: Any,
-    repeats: re.Pattern[str],
-    found: Mapping[str, str],
-    counts: Counter[str],
-    key: str | None = None,
-) -> Any:
+def _again_value(value: Any, repeats: re.Pattern[str], found: Mapping[str, str], counts: Counter[str]) -> Any:
     """`_again` inside every string of a JSON-like value, structural ids aside."""
+    return _each_string(value, lambda text: _again(text, repeats, found, counts))
+
+
+def _each_string(value: Any, change: Callable[[str], str], key: str | None = None) -> Any:
+    """`value` (a JSON-like value) with `change` made to every string in it but a structural id's."""
     if isinstance(value, str):
-        return value if key in _STRUCTURAL_KEYS else _again(value, repeats, found, counts)
+        return value if key in _STRUCTURAL_KEYS else change(value)
     if isinstance(value, dict):
-        return {k: _again_value(v, repeats, found, counts, k) for k, v in value.items()}
+        return {k: _each_string(v, change, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_again_value(v, repeats, found, counts, key) for v in value]
+        return [_each_string(v, change, key) for v in value]
     return value
 
 
