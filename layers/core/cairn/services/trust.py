@@ -50,7 +50,7 @@ from cairn.services.directives import (
     sentence_lines,
     summary_retold_lines,
 )
-from cairn.transcripts.tools import EDIT_TOOLS, OWN_TOOLS, PLAN_TOOLS, SHELL_TOOLS, TODO_TOOLS
+from cairn.transcripts.tools import ASK_TOOLS, EDIT_TOOLS, OWN_TOOLS, PLAN_TOOLS, SHELL_TOOLS, TODO_TOOLS
 
 TARGET_CHARS = 160  # a source's command, path or URL as stored
 LABEL_CHARS = 60  # ... and as shown in a tag
@@ -111,12 +111,6 @@ DEPENDENCY_DIRS = frozenset(
 _GO_MOD = re.compile(r"/go/pkg/mod/")
 
 
-# the tools by which an agent puts a question to the person, whose result is what the person chose or
-# typed: Claude Code's AskUserQuestion ("User has answered your questions: …"), Codex's
-# request_user_input, Copilot CLI's ask_user (both named so in their agents' instructions)
-ASKS_THE_PERSON = frozenset({"AskUserQuestion", "request_user_input", "ask_user"})
-
-
 def classify(
     tool: str | None,
     tool_input: Mapping[str, Any] | str | None,
@@ -126,8 +120,9 @@ def classify(
     own: Collection[str] = (),
 ) -> Source:
     """The source a tool call's result is: trusted for the person's answer to the agent's question
-    (`ASKS_THE_PERSON`) and for a file of the repository (a path inside `cwd`, or relative, and not in
-    a dependency folder) or one the session itself wrote before (`own`, as `written_path` spells it:
+    (`transcripts.tools.ASK_TOOLS`: Claude Code's AskUserQuestion, "User has answered your questions:
+    …") and for a file of the repository (a path inside `cwd`, or relative, and not in a dependency
+    folder) or one the session itself wrote before (`own`, as `written_path` spells it:
     its notes in /tmp, its plan), whether a file tool or a shell command that only prints files (`cat`,
     `sed -n`, `head`, `Get-Content`…) read it. `command`: the command line, for a shell tool."""
     name = tool or "tool"
@@ -135,7 +130,7 @@ def classify(
     def trusted_file(path: str) -> bool:
         return in_repository(path, cwd) or (bool(own) and written_path(path, cwd) in own)
 
-    if name in ASKS_THE_PERSON:  # its result is the person's answer to the agent's question
+    if name.lower() in ASK_TOOLS:  # its result is the person's answer to the agent's question
         return Source(tool=name, trusted=True)
     if command is not None:
         paths = printed_files(command)

@@ -8,6 +8,8 @@ list, plans; the trust gate's reading of what a tool returned) knows it at once.
 from __future__ import annotations
 
 SHELL, EDIT, READ, TODO, PLAN = "shell", "edit", "read", "todo", "plan"
+# tools by which the agent puts a question to the person: their result is what the person chose or typed
+ASK = "ask"
 # tools whose result is the agent's own work or the person's answer, not someone else's text: a
 # sub-agent's report, the task list's bookkeeping, a background command's output, a question put to the person
 OWN = "own"
@@ -19,6 +21,7 @@ AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
         READ: frozenset({"read"}),
         TODO: frozenset({"todowrite"}),
         PLAN: frozenset({"exitplanmode"}),  # the plan the user approved
+        ASK: frozenset({"askuserquestion"}),
         OWN: frozenset(
             {"task", "agent", "taskcreate", "taskupdate", "tasklist", "taskget", "taskoutput", "taskstop"}
             | {"bashoutput", "killshell", "killbash", "askuserquestion", "toolsearch"}
@@ -29,6 +32,7 @@ AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
         SHELL: frozenset({"shell", "exec_command", "local_shell", "shell_command", "container.exec"}),
         EDIT: frozenset({"apply_patch"}),
         TODO: frozenset({"update_plan"}),  # Codex's plan is its todo list: steps with a status
+        ASK: frozenset({"request_user_input"}),
         OWN: frozenset({"write_stdin", "request_user_input", "spawn_agent", "wait", "tool_search_call"}),
     },
     "gemini-cli": {
@@ -40,6 +44,7 @@ AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
         SHELL: frozenset({"bash"}),
         EDIT: frozenset({"edit", "create"}),  # `create`: a new file ({"path", "file_text"})
         READ: frozenset({"view"}),
+        ASK: frozenset({"ask_user"}),
     },
     "cursor": {SHELL: frozenset({"run_terminal_cmd"}), READ: frozenset({"read_file"})},
     "opencode": {
@@ -47,6 +52,7 @@ AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
         EDIT: frozenset({"edit", "write", "apply_patch"}),  # `apply_patch` ({"patchText"}) with GPT models
         READ: frozenset({"read"}),
         TODO: frozenset({"todowrite"}),
+        ASK: frozenset({"question"}),
         OWN: frozenset({"task", "question"}),
     },
     # other agents' and the model APIs' own tools (Anthropic's text editor tool, Cline's shell)
@@ -59,7 +65,7 @@ AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
 
 
 def tools_that(does: str) -> frozenset[str]:
-    """Every agent's names for the tools that do `does` (SHELL, EDIT, READ, TODO, PLAN or OWN)."""
+    """Every agent's names for the tools that do `does` (SHELL, EDIT, READ, TODO, PLAN, ASK or OWN)."""
     return frozenset().union(*(tools.get(does, frozenset()) for tools in AGENT_TOOLS.values()))
 
 
@@ -68,4 +74,5 @@ EDIT_TOOLS = tools_that(EDIT)
 READ_TOOLS = tools_that(READ)
 TODO_TOOLS = tools_that(TODO)
 PLAN_TOOLS = tools_that(PLAN)
+ASK_TOOLS = tools_that(ASK)
 OWN_TOOLS = tools_that(OWN)

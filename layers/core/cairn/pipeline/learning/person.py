@@ -21,6 +21,7 @@ from cairn.pipeline.models import Candidate, EventDoc
 from cairn.services.directives import OBLIGED_ELSEWHERE
 from cairn.transcripts.model import Role
 from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
+from cairn.transcripts.tools import ASK_TOOLS
 
 _I = re.I
 
@@ -365,10 +366,6 @@ def _sentence(s: str) -> str:
 
 
 # --- what the person chose when the agent asked ---------------------------------------------------
-# the tools by which an agent puts a question to the person (the trust gate's `ASKS_THE_PERSON`,
-# lower-cased as tool names are compared): Claude Code's AskUserQuestion, Codex's request_user_input,
-# Copilot CLI's ask_user, OpenCode's question
-ASKING_TOOLS = frozenset({"askuserquestion", "request_user_input", "ask_user", "question"})
 ANSWER_CHARS = 300  # a longer answer is a message typed at length: its rules and facts, no one choice
 
 
@@ -385,7 +382,7 @@ def answers(events: list[EventDoc]) -> list[Candidate]:
     for e in events:
         if e.is_sidechain:
             continue
-        if e.role is Role.TOOL_CALL and (e.tool_name or "").lower() in ASKING_TOOLS and e.tool_call_id:
+        if e.role is Role.TOOL_CALL and (e.tool_name or "").lower() in ASK_TOOLS and e.tool_call_id:
             asked[e.tool_call_id] = _questions(e.tool_input)
         elif (
             e.role is Role.TOOL_RESULT
