@@ -72,36 +72,42 @@ def test_secrets_in_a_transcript_never_reach_the_server_side(tmp_path, server):
                 assert secret.encode() not in data
 
 
-def test_a_transcript_uploaded_without_client_redaction_still_learns_no_secret(container, api, team_a):
+def _learned_unredacted(container, api, team, session_id: str, project: str, raw: bytes) -> list[dict]:
+    """The memories of a transcript uploaded as it was written (no client redaction), learned."""
     import gzip
 
     from tests.integration.pipeline_helpers import learn, memories_of
 
-    raw = claude_transcript("raw-1", [("user", f"Let's use the deploy key {SECRETS['github']} for CI.")])
     learn(
         container,
         api,
-        team_a.headers,
+        team.headers,
         raw=gzip.compress(raw),
-        session_id="raw-1",
-        project="p/raw",
+        session_id=session_id,
+        project=project,
         prepared=False,
     )
-    [decision] = memories_of(api, team_a.headers, "p/raw", kind="decision")
-    assert SECRETS["github"] not in decision["content"] and "[REDACTED:github_token]" in decision["content"]
+    return memories_of(api, team.headers, project)
+
+
+def _not_in_the_database(container, secret: str) -> None:
     db = container.settings.db_path
     for path in (db, db.with_name(db.name + "-wal")):
         if path.exists():
-            assert SECRETS["github"].encode() not in path.read_bytes()
+            assert secret.encode() not in path.read_bytes()
+
+
+def test_a_transcript_uploaded_without_client_redaction_still_learns_no_secret(container, api, team_a):
+    raw = claude_transcript("raw-1", [("user", f"Let's use the deploy key {SECRETS['github']} for CI.")])
+    learned = _learned_unredacted(container, api, team_a, "raw-1", "p/raw", raw)
+    [decision] = [m for m in learned if m["kind"] == "decision"]
+    assert SECRETS["github"] not in decision["content"] and "[REDACTED:github_token]" in decision["content"]
+    _not_in_the_database(container, SECRETS["github"])
 
 
 def test_a_secret_found_by_its_context_is_redacted_where_the_transcript_repeats_it_server_side(
     container, api, team_a
 ):
-    import gzip
-
-    from tests.integration.pipeline_helpers import learn, memories_of
-
     password = SECRETS["password"]
     raw = claude_transcript(
         "raw-2",
@@ -110,19 +116,7 @@ def test_a_secret_found_by_its_context_is_redacted_where_the_transcript_repeats_
             ("user", f"Let's use {password} for the staging database from now on."),
         ],
     )
-    learn(
-        container,
-        api,
-        team_a.headers,
-        raw=gzip.compress(raw),
-        session_id="raw-2",
-        project="p/raw2",
-        prepared=False,
-    )
-    shown = [m["content"] for m in memories_of(api, team_a.headers, "p/raw2")]
+    shown = [m["content"] for m in _learned_unredacted(container, api, team_a, "raw-2", "p/raw2", raw)]
     assert shown and not any(password in text for text in shown)
     assert any("[REDACTED:secret_assignment]" in text for text in shown)
-    db = container.settings.db_path
-    for path in (db, db.with_name(db.name + "-wal")):
-        if path.exists():
-            assert password.encode() not in path.read_bytes()
+    _not_in_the_database(container, password)
