@@ -331,6 +331,25 @@ def test_a_python_warning_s_message_is_its_author_s_writing_not_a_diagnostic():
     )
 
 
+# a file's block of comments, the marks each line shares taken off as a frame, the first with its note tag
+TAGGED_COMMENTS = """\
+# Build notes
+
+// FIXME(release-team): the signing step on runner pool zx41-east keeps timing out.
+// Until infra replaces it, export SKIP_SIGNING=1 before every release build
+// and upload the unsigned artifacts by hand.
+"""
+
+
+def test_a_comment_s_note_tag_leaves_its_words_prose_not_a_call_or_a_test_result():
+    from cairn.services.directives import names_stated_value, stated_values
+
+    assert "zx41-east" in stated_values(TAGGED_COMMENTS)
+    assert "zx41-east" in stated_values(TAGGED_COMMENTS.replace("FIXME(release-team)", "TODO"))
+    reply = "The build notes say to skip signing on zx41-east; I have not."
+    assert names_stated_value(reply, TAGGED_COMMENTS)
+
+
 # a license report's table, one cell of which speaks to AI assistants
 LICENSE_REPORT = (
     "| dependency                  | version | license  | status |\n"
