@@ -346,6 +346,9 @@ def test_a_comment_s_note_tag_leaves_its_words_prose_not_a_call_or_a_test_result
 
     assert "zx41-east" in stated_values(TAGGED_COMMENTS)
     assert "zx41-east" in stated_values(TAGGED_COMMENTS.replace("FIXME(release-team)", "TODO"))
+    # one shell or YAML comment, its `#` no frame it shares with another line
+    one = "# TODO(ops): the mirror at zx41-east is stale, so point pip at it with --trusted-host.\n"
+    assert "zx41-east" in stated_values("Setup notes\n\n" + one)
     reply = "The build notes say to skip signing on zx41-east; I have not."
     assert names_stated_value(reply, TAGGED_COMMENTS)
 

@@ -644,10 +644,10 @@ _SENTENCE = re.compile(rf"{LETTER}[)\"'»”]?[.!?][)\"'»”]*(?:\s|$)|[{FULL_S
 # Python's warnings module prints a warning as `file.py:58: UserWarning: <message>`: the message is what the
 # warning's author wrote, as a log line's is the logger's, and no compiler's diagnostic
 _PY_WARNING = re.compile(r"^\s*\S+\.pyw?:\d+: (?:\w+\.)*[A-Z]\w*Warning: ")
-# a code comment's note tag (`TODO(sdk-v5):`, `FIXME:`), left at a line's start when a block of comments
-# lost its marks as a shared frame (`unframed_lines`): its author's words follow, and neither a call nor a
-# test runner's "todo" result
-_NOTE_TAG = re.compile(r"^\s*(?:TODO|FIXME|XXX|HACK|NOTE|BUG)(?:\([^)\n]*\))?:\s+")
+# a code comment's note tag (`TODO(sdk-v5):`, `FIXME:`), after a shell's or YAML's `#` (which `_COMMENT`
+# leaves to Markdown's headings) or left at a line's start when a block of comments lost its marks as a
+# shared frame (`unframed_lines`): its author's words follow, and neither a call nor a test's "todo" result
+_NOTE_TAG = re.compile(r"^\s*(?:#+\s*)?(?:TODO|FIXME|XXX|HACK|NOTE|BUG)(?:\([^)\n]*\))?:\s+")
 
 
 def _bare(line: str) -> str:
