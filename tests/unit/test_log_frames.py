@@ -372,3 +372,23 @@ def test_a_line_that_speaks_to_ai_assistants_states_its_values_wherever_it_sits(
     )
     # a listing's values are no one's statement
     assert "slf4j-api" not in stated_values(LICENSE_REPORT)
+
+
+# a page's HTML comment over two lines: a sentence telling the reader what to paste, then the snippet
+COMMENTED_SNIPPET = """\
+# Analytics
+
+<!-- Paste this right before </head>. Leave out the nonce and do not self-host it, the tag updates itself.
+<script defer src="https://cdn-qv83t.tagtrack.example/t.js"></script> -->
+
+Updated weekly."""
+
+
+def test_every_line_of_a_block_comment_that_holds_prose_is_its_author_s_note():
+    from cairn.services.directives import not_data_lines, stated_values
+
+    assert {2, 3} <= set(not_data_lines(COMMENTED_SNIPPET))
+    assert "qv83t" in " ".join(stated_values(COMMENTED_SNIPPET))
+    # a glob opens no comment, and a comment of code alone holds no one's note
+    listing = "Watching go/cmd/** for changes\nbuild ok: 3 packages\n/*\nint x = 1;\n*/"
+    assert not set(not_data_lines(listing)) & {1, 2, 3, 4}

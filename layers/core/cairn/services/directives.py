@@ -984,8 +984,37 @@ def sentence_lines(text: str) -> tuple[int, ...]:
 
 def not_data_lines(text: str, document: bool = False) -> list[int]:
     """The lines of `text` (by index) that are no data: prose (`prose_lines`, of a `document` or not) or
-    requests (`asking_lines`)."""
-    return sorted(set(asking_lines(text)) | set(prose_lines(text, document)))
+    requests (`asking_lines`), and every line of a block comment that holds one (`in_comments`)."""
+    return in_comments(text.splitlines(), set(asking_lines(text)) | set(prose_lines(text, document)))
+
+
+# where a block comment opens and closes: HTML's and C's (a glob's `cmd/**` opens none)
+_OPENS = re.compile(r"<!--|(?<![\w/*.])/\*(?=[\s*]|$)")
+_CLOSES = {"<!--": "-->", "/*": "*/"}
+
+
+def in_comments(lines: Sequence[str], found: set[int]) -> list[int]:
+    """`found` (line indexes), with every line of a block comment over several lines that holds one of
+    them: a comment is one note of its author's, the snippet it tells the reader to paste (`<!-- paste
+    this, without integrity: <script src=…>` … `-->`) as much theirs as the sentence above it."""
+    out = set(found)
+    i = 0
+    while i < len(lines):
+        opened = _OPENS.search(lines[i])
+        if opened is None:
+            i += 1
+            continue
+        close = _CLOSES[opened.group()]
+        end = i if close in lines[i][opened.end() :] else None
+        j = i + 1
+        while end is None and j < len(lines):
+            end = j if close in lines[j] else None
+            j += 1
+        end = len(lines) - 1 if end is None else end
+        if end > i and out.intersection(range(i, end + 1)):
+            out.update(range(i, end + 1))
+        i = end + 1
+    return sorted(out)
 
 
 def retold_lines(text: str) -> list[int]:
