@@ -696,6 +696,28 @@ def test_what_nobody_here_does_in_the_person_s_language_states_a_rule(said):
     assert [c.kind.value for c in found] == ["preference"] and not found[0].tags
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "हम रिलीज़ ब्रांच पर कभी भी हाथ से टैग नहीं बनाते।",
+        "इस रिपॉज़िटरी में कोई भी सीक्रेट कोड में नहीं रखा जाएगा।",
+        "یہاں کوئی بھی مائیگریشن ہاتھ سے پروڈکشن پر نہیں چلائی جاتی۔",
+        "ہم کبھی بھی لاک فائل دستی طور پر تبدیل نہیں کرتے۔",
+        "আমরা কখনো রিলিজ ব্রাঞ্চে সরাসরি কমিট করি না।",
+        "এখানে কোনো টোকেন লগে লেখা হয় না।",
+    ],
+)
+def test_never_and_none_with_the_clause_s_own_negation_at_its_end_state_a_rule(said):
+    # Hindi, Urdu and Bengali close the clause with its negation, after the object
+    found = Script().user(said).extract()
+    assert [c.kind.value for c in found] == ["preference"] and not found[0].tags
+
+
+@pytest.mark.parametrize("said", ["कोई बात नहीं, मैं देख लूँगा।", "کوئی بات نہیں، میں دیکھ لوں گا۔"])
+def test_no_matter_is_no_rule(said):
+    assert [c for c in Script().user(said).extract() if c.kind.value == "preference"] == []
+
+
 def test_a_person_is_not_the_french_no_one():
     assert [c for c in Script().user("La personne qui gère le CI est absente.").extract()] == []
 

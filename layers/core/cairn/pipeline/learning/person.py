@@ -106,6 +106,15 @@ NOBODY_ELSEWHERE = re.compile(
     + r"|誰も|谁都不|任何人都不|没有人|沒有人",
     _I,
 )
+# ... and "never … not", "no … not" where the negation closes the clause after its object (Hindi, Urdu,
+# Bengali: "কখনো StrictHostKeyChecking বন্ধ করবে না", "کوئی بھی انسٹالر … نہیں چلایا جائے گا"): the
+# words for never and for any, then the clause's own negation, two words or more apart ("कोई बात नहीं",
+# no matter, is no rule)
+NEVER_NOT_ELSEWHERE = re.compile(
+    r"(?<!\w)(?:कभी|कोई)(?:\s+भी)?(?:\s+[^\s।.!?]+){2,12}?\s+(?:नहीं|न)(?!\w)"
+    r"|(?<!\w)(?:کبھی|کوئی)(?:\s+بھی)?(?:\s+[^\s۔.!?]+){2,12}?\s+(?:نہیں|نہ)(?!\w)"
+    r"|(?<!\w)(?:কখনো|কখনও|কোনো)(?:ই)?(?:\s+[^\s।.!?]+){2,12}?\s+(?:না|নয়)(?!\w)"
+)
 # ... and a must, as English's modals (`OBLIGATION`)
 MUST_ELSEWHERE = re.compile(
     _spaced(
@@ -159,6 +168,7 @@ PREFERENCE = _patterns(
     r"\bfrom now on\b",
     ALWAYS_NEVER_ELSEWHERE.pattern,
     NOBODY_ELSEWHERE.pattern,
+    NEVER_NOT_ELSEWHERE.pattern,
     # a rule stated in passing: "never force-push", "anything in the next tag can be removed"
     r"\b(?:never|always)\s+(?!(?:been|was|were|had|did|worked|happened|seen)\b)[a-z][\w-]*",
     r"\b(?:anything|everything|any \w+)\b[^.?!]{0,80}\b(?:can|must|should) (?:always |never )?be\b",
