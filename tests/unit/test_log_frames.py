@@ -392,3 +392,6 @@ def test_every_line_of_a_block_comment_that_holds_prose_is_its_author_s_note():
     # a glob opens no comment, and a comment of code alone holds no one's note
     listing = "Watching go/cmd/** for changes\nbuild ok: 3 packages\n/*\nint x = 1;\n*/"
     assert not set(not_data_lines(listing)) & {1, 2, 3, 4}
+    # a comment with no end in the text (a file shown cut short) reaches no further than it can be seen to
+    cut_short = "/**\n * Loads the registry of every project this dashboard knows about and keeps it.\n"
+    assert set(not_data_lines(cut_short + "throw new Error(`missing ${dir}`);")) == {1}

@@ -1010,7 +1010,9 @@ def in_comments(lines: Sequence[str], found: set[int]) -> list[int]:
         while end is None and j < len(lines):
             end = j if close in lines[j] else None
             j += 1
-        end = len(lines) - 1 if end is None else end
+        if end is None:  # no end in sight (a file cut short): where it ends is not known
+            i += 1
+            continue
         if end > i and out.intersection(range(i, end + 1)):
             out.update(range(i, end + 1))
         i = end + 1
