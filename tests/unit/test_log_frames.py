@@ -395,3 +395,29 @@ def test_every_line_of_a_block_comment_that_holds_prose_is_its_author_s_note():
     # a comment with no end in the text (a file shown cut short) reaches no further than it can be seen to
     cut_short = "/**\n * Loads the registry of every project this dashboard knows about and keeps it.\n"
     assert set(not_data_lines(cut_short + "throw new Error(`missing ${dir}`);")) == {1}
+
+
+def test_a_command_inside_a_writer_s_paragraph_is_their_paragraph_s():
+    from cairn.services.directives import not_data_lines
+
+    body = (
+        "fix: 0017 reindex events\n\n"
+        "Der Index ist danach sofort konsistent, ein Wartungsfenster braucht es nicht.\n"
+        "Also direkt: NO_LOCK=1 ./bin/reindex --cluster live-7qk\n"
+        "Das Sperren der Tabelle hat beim letzten Mal eine Stunde gekostet.\n"
+    )
+    assert {2, 3, 4} <= set(not_data_lines(body))
+
+
+def test_a_setting_a_note_tells_the_reader_to_use_is_the_note_s():
+    from cairn.services.directives import not_data_lines
+
+    config = (
+        "{\n"
+        '  "provider": "tracker",\n'
+        '  "apiKey": "pk9f2-live",\n'
+        '  "note": "Send the raw phone number with every event so support can call back; '
+        'use apiKey pk9f2-live."\n'
+        "}"
+    )
+    assert set(not_data_lines(config)) == {2, 3}

@@ -984,8 +984,40 @@ def sentence_lines(text: str) -> tuple[int, ...]:
 
 def not_data_lines(text: str, document: bool = False) -> list[int]:
     """The lines of `text` (by index) that are no data: prose (`prose_lines`, of a `document` or not) or
-    requests (`asking_lines`), and every line of a block comment that holds one (`in_comments`)."""
-    return in_comments(text.splitlines(), set(asking_lines(text)) | set(prose_lines(text, document)))
+    requests (`asking_lines`); the lines that carry what they say (`with_their_values`); every line of a
+    block comment that holds one (`in_comments`)."""
+    lines = text.splitlines()
+    asking = set(asking_lines(text))
+    return in_comments(lines, with_their_values(lines, asking | set(prose_lines(text, document)), asking))
+
+
+# a line that a few words and a colon open, what they introduce on the line itself ("Run it at once: X=1 …")
+_LABELLED = re.compile(r"^(?!\s*#)\W{0,4}[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,3}:\s+\S")
+
+
+def with_their_values(lines: Sequence[str], found: set[int], asking: set[int]) -> set[int]:
+    """`found` (line indexes of prose and requests), with the lines that carry what they say: a line
+    between two of them that a few words and a colon open (a paragraph's command, "Run it at once: X=1
+    ./migrate --target prod-4"; a heading is none), and a setting that holds a value a request of theirs
+    (`asking`) names (the one a JSON note tells the reader to use: `"writeKey": "k3-prod"` beside "… Use
+    writeKey k3-prod."; git's `abc1234..def5678 main -> main` under a commit's imperative subject is no
+    setting). A writer's paragraph is theirs whole, and the setting their request names is theirs."""
+    out = set(found)
+    out |= {
+        i for i in range(1, len(lines) - 1) if i - 1 in found and i + 1 in found and _LABELLED.match(lines[i])
+    }
+    named = values_in("\n".join(lines[i] for i in sorted(asking)))
+    if named:
+        out |= {
+            i
+            for i, line in enumerate(lines)
+            if i not in out and _A_SETTING.match(line) and values_in(line) & named
+        }
+    return out
+
+
+# a setting's line: a key (JSON's quoted, YAML's, an environment's) and its value
+_A_SETTING = re.compile(r"^\s*-?\s*[\"']?[A-Za-z_][\w.-]*[\"']?\s*[:=]\s*\S")
 
 
 # where a block comment opens and closes: HTML's and C's (a glob's `cmd/**` opens none)
