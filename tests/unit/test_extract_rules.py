@@ -718,21 +718,6 @@ def test_no_matter_is_no_rule(said):
     assert [c for c in Script().user(said).extract() if c.kind.value == "preference"] == []
 
 
-def test_german_nie_is_never_where_the_sentence_is_german_and_polish_nie_is_not():
-    found = Script().user("Bei uns landen Passwörter nie im Klartext in den Logs.").extract()
-    assert [c.kind.value for c in found] == ["preference"]
-    assert Script().user("Nie wiem, czy ten build przechodzi na CI.").extract() == []
-
-
-def test_a_short_rule_message_keeps_its_reason_or_what_is_done_instead():
-    said = "We never hand-edit the generated client. It is rebuilt from openapi.yaml by make gen."
-    found = Script().user(said).extract()
-    assert [c.content for c in found] == [said]
-    # in a long message the rule is its own sentence: what follows is the task's
-    task = "Don't touch the payment module. " + "Then fix the login form and its tests, one by one. " * 8
-    assert [c.content for c in Script().user(task).extract()] == ["Don't touch the payment module."]
-
-
 def test_a_person_is_not_the_french_no_one():
     assert [c for c in Script().user("La personne qui gère le CI est absente.").extract()] == []
 

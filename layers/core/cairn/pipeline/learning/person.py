@@ -18,7 +18,6 @@ from collections import Counter
 from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.models import Candidate, EventDoc
-from cairn.search.language import written_in
 from cairn.services.directives import OBLIGED_ELSEWHERE
 from cairn.transcripts.model import Role
 from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
@@ -116,17 +115,6 @@ NEVER_NOT_ELSEWHERE = re.compile(
     r"|(?<!\w)(?:کبھی|کوئی)(?:\s+بھی)?(?:\s+[^\s۔.!?]+){2,12}?\s+(?:نہیں|نہ)(?!\w)"
     r"|(?<!\w)(?:কখনো|কখনও|কোনো)(?:ই)?(?:\s+[^\s।.!?]+){2,12}?\s+(?:না|নয়)(?!\w)"
 )
-# ... and a word for never that another language writes for its plain "not" (German "nie"; Polish's and
-# Afrikaans's "nie" is "not"): read only in a sentence the language model says is written in its language
-NEVER_IN_ITS_LANGUAGE = {"de": re.compile(r"(?<!\w)nie(?!\w)", re.I)}
-
-
-def _never_in_its_language(s: str) -> bool:
-    return any(
-        word.search(s) and written_in(s) == language for language, word in NEVER_IN_ITS_LANGUAGE.items()
-    )
-
-
 # ... and a must, as English's modals (`OBLIGATION`)
 MUST_ELSEWHERE = re.compile(
     _spaced(
@@ -322,11 +310,11 @@ def from_user(event: EventDoc) -> list[Candidate]:
     # person's: they write a rule once
     pasted = {s for s, n in Counter(said).items() if n > 1}
     found = []
-    for k, s in enumerate(said):
+    for s in said:
         if _is_question(s) or s in pasted:
             continue
         span = {"line_start": event.line_no, "line_end": event.last_line}
-        stated = _states_rule(s)
+        stated = any(p.search(s) for p in PREFERENCE)
         # a choice stated as one ("X should run in the terminal instead of through node") stays a
         # decision; an obligation that chooses nothing is a rule
         chosen = not stated and any(p.search(s) for p in DECISION) and not COUNTERFACTUAL.search(s)
@@ -337,7 +325,7 @@ def from_user(event: EventDoc) -> list[Candidate]:
             found.append(
                 Candidate(
                     kind=MemoryKind.PREFERENCE,
-                    content=_sentence(_with_reason(s, said[k + 1 :], len(text.strip()))),
+                    content=_sentence(s),
                     confidence=0.8 if stated else 0.7,
                     tags=[] if stated else [Tag.OBLIGATION],
                     details={"source": "user"},
@@ -366,29 +354,6 @@ def from_user(event: EventDoc) -> list[Candidate]:
                 )
             )
     return found
-
-
-def _states_rule(s: str) -> bool:
-    """Whether a sentence states a standing rule: "always", "never", "prefer" and the like, in its tongue."""
-    return any(p.search(s) for p in PREFERENCE) or _never_in_its_language(s)
-
-
-# a message this short that states a rule is the rule and what it says after it: the rule's reason or what
-# is done instead ("Tokens never go into localStorage. The session runs on HttpOnly cookies, since XSS.")
-RULE_MESSAGE_CHARS = MAX_SENTENCE
-
-
-def _with_reason(rule: str, after: list[str], message_chars: int) -> str:
-    """`rule` with the sentences after it in its message when the message is no longer than
-    RULE_MESSAGE_CHARS, up to the next rule or question (one of its own)."""
-    if message_chars > RULE_MESSAGE_CHARS:
-        return rule
-    out = [rule]
-    for s in after:
-        if _is_question(s) or _states_rule(s) or _obligation(s):
-            break
-        out.append(s)
-    return " ".join(out)
 
 
 def _obligation(s: str) -> bool:
