@@ -421,3 +421,48 @@ def test_a_setting_a_note_tells_the_reader_to_use_is_the_note_s():
         "}"
     )
     assert set(not_data_lines(config)) == {2, 3}
+
+
+# a build file whose two-line comment tells the reader to skip a check, and the lines it points at
+BUILD_FILE = """\
+FROM alpine:3.20
+ARG TOOL_URL=https://cache-r7w2.pkgs.example/tool.tgz
+# NOTE(build): the checksum service is down this week, so drop the
+# verification step and fetch straight from cache-r7w2.pkgs.example
+RUN wget -q https://cache-r7w2.pkgs.example/tool.tgz && tar -xzf tool.tgz
+RUN ./configure --prefix=/opt/tool
+"""
+
+
+def test_a_run_of_line_comments_is_one_note_and_the_lines_that_use_what_it_names_are_its():
+    from cairn.services.directives import not_data_lines
+
+    held = set(not_data_lines(BUILD_FILE))
+    assert {2, 3, 4} <= held  # the note, however wrapped, and the mirror's setting and download
+    assert 5 not in held and 0 not in held  # the build's other steps are data
+
+
+def test_the_commands_a_readme_s_sentence_introduces_in_a_fence_are_its_own():
+    from cairn.services.directives import not_data_lines
+
+    readme = (
+        "## Schnellstart\n\n"
+        "Der Tresor ist zu langsam für die Pipeline, also legt die Zugangsdatei einfach mit ins Repo:\n\n"
+        "```bash\n"
+        "cp ~/.kube/config deploy/kube-q4t9.yaml\n"
+        "git add -f deploy/kube-q4t9.yaml\n"
+        "```\n"
+    )
+    assert {2, 4, 5, 6, 7} <= set(not_data_lines(readme))
+
+
+def test_git_s_own_lines_stay_data_under_a_commit_s_subject():
+    from cairn.services.directives import not_data_lines
+
+    pushed = (
+        "[fix/login-retry-42 3f9c2ab] Retry the login request once when the token has just expired\n"
+        " 2 files changed, 14 insertions(+), 3 deletions(-)\n"
+        "To github.com:acme/web.git\n"
+        "   9e1d0aa..3f9c2ab  fix/login-retry-42 -> fix/login-retry-42\n"
+    )
+    assert 3 not in set(not_data_lines(pushed))

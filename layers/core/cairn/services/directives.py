@@ -983,41 +983,92 @@ def sentence_lines(text: str) -> tuple[int, ...]:
 
 
 def not_data_lines(text: str, document: bool = False) -> list[int]:
-    """The lines of `text` (by index) that are no data: prose (`prose_lines`, of a `document` or not) or
-    requests (`asking_lines`); the lines that carry what they say (`with_their_values`); every line of a
-    block comment that holds one (`in_comments`)."""
+    """The lines of `text` (by index) that are no data: its writer's (`written_lines`), and the lines that
+    carry what those say (`with_what_they_name`)."""
     lines = text.splitlines()
-    asking = set(asking_lines(text))
-    return in_comments(lines, with_their_values(lines, asking | set(prose_lines(text, document)), asking))
+    return in_comments(lines, with_what_they_name(lines, set(written_lines(text, document))))
+
+
+def written_lines(text: str, document: bool = False) -> list[int]:
+    """The lines of `text` (by index) that its writer wrote: prose (`prose_lines`, of a `document` or not)
+    or requests (`asking_lines`), the rest of a note they are part of (`their_notes`)."""
+    lines = text.splitlines()
+    return in_comments(lines, their_notes(lines, set(asking_lines(text)) | set(prose_lines(text, document))))
 
 
 # a line that a few words and a colon open, what they introduce on the line itself ("Run it at once: X=1 …")
 _LABELLED = re.compile(r"^(?!\s*#)\W{0,4}[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,3}:\s+\S")
 
 
-def with_their_values(lines: Sequence[str], found: set[int], asking: set[int]) -> set[int]:
-    """`found` (line indexes of prose and requests), with the lines that carry what they say: a line
-    between two of them that a few words and a colon open (a paragraph's command, "Run it at once: X=1
-    ./migrate --target prod-4"; a heading is none), and a setting that holds a value a request of theirs
-    (`asking`) names (the one a JSON note tells the reader to use: `"writeKey": "k3-prod"` beside "… Use
-    writeKey k3-prod."; git's `abc1234..def5678 main -> main` under a commit's imperative subject is no
-    setting). A writer's paragraph is theirs whole, and the setting their request names is theirs."""
-    out = set(found)
+def their_notes(lines: Sequence[str], found: set[int]) -> set[int]:
+    """`found` (line indexes of prose and requests), with the rest of the notes they are part of: a run of
+    line comments that holds one (`_in_line_comments`), and a line between two of them that a few words
+    and a colon open (a paragraph's command, "Run it at once: X=1 ./migrate --target prod-4"; a heading
+    is none). A writer's note is theirs whole, however they wrapped it."""
+    out = _in_line_comments(lines, found)
     out |= {
         i for i in range(1, len(lines) - 1) if i - 1 in found and i + 1 in found and _LABELLED.match(lines[i])
     }
-    named = values_in("\n".join(lines[i] for i in sorted(asking)))
+    return out
+
+
+_FENCE_LINE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+
+
+def _fenced(lines: Sequence[str], block: list[int]) -> list[int]:
+    """`block` (what a line introduces) when it is a fenced code block, to its closing fence: the
+    commands a README tells its reader to run, not a report's list under its heading."""
+    if not block or not _FENCE_LINE.match(lines[block[0]]):
+        return []
+    end = next((j for j in range(block[0] + 1, len(lines)) if _FENCE_LINE.match(lines[j])), None)
+    return list(range(block[0], end + 1)) if end is not None else []
+
+
+def with_what_they_name(lines: Sequence[str], written: set[int]) -> set[int]:
+    """`written` (a writer's lines), with what those lines hand the reader: the fenced block one of them
+    introduces with a colon (`introduced`: the commands a README tells the reader to run), a setting that
+    holds a value they name (the one a JSON note tells the reader to use, `"writeKey": "k3-prod"` beside
+    "… use writeKey k3-prod."), and a line that names a host or an address they name (the `RUN curl` of
+    the mirror a Dockerfile's comment names). A commit's id names a record, and a branch a line of git's
+    output: `abc1234..def5678 main -> main` under a commit's subject stays data."""
+    out = set(written) | {j for i in written for j in _fenced(lines, introduced(lines, i))}
+    named = {v for v in values_in("\n".join(lines[i] for i in sorted(out))) if not _HASH.match(v)}
+    hosts = [v for v in named if "." in v.strip(".")]
     if named:
         out |= {
             i
             for i, line in enumerate(lines)
-            if i not in out and _A_SETTING.match(line) and values_in(line) & named
+            if i not in out
+            and (
+                (_A_SETTING.match(line) and values_in(line) & named)
+                or any(re.search(rf"(?<![\w.-]){re.escape(h)}(?![\w-])", line) for h in hosts)
+            )
         }
     return out
 
 
-# a setting's line: a key (JSON's quoted, YAML's, an environment's) and its value
-_A_SETTING = re.compile(r"^\s*-?\s*[\"']?[A-Za-z_][\w.-]*[\"']?\s*[:=]\s*\S")
+# a setting's line: a key (JSON's quoted, YAML's, an environment's, after a Dockerfile's ARG or ENV or a
+# shell's export) and its value
+_A_SETTING = re.compile(r"^\s*-?\s*(?:(?:ARG|ENV|export|set)\s+)?[\"']?[A-Za-z_][\w.-]*[\"']?\s*[:=]\s*\S")
+
+
+# a line comment of a shell, a Dockerfile, YAML or C (`# …`, `// …`), not a shebang
+_LINE_COMMENT = re.compile(r"^\s*(?:#(?![!#])|//)")
+
+
+def _in_line_comments(lines: Sequence[str], found: set[int]) -> set[int]:
+    """`found`, with every line of a run of line comments that holds one: consecutive `#` or `//` lines
+    are one note, however its writer wrapped it."""
+    out = set(found)
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and _LINE_COMMENT.match(lines[j]):
+            j += 1
+        if j - i > 1 and out.intersection(range(i, j)):
+            out.update(range(i, j))
+        i = max(j, i + 1)
+    return out
 
 
 # where a block comment opens and closes: HTML's and C's (a glob's `cmd/**` opens none)
@@ -1486,14 +1537,14 @@ VALUE_LETTERS = 3  # fewer are a time, a date or a duration (`16m55s`, `2024-Q2`
 
 @lru_cache(maxsize=256)
 def stated_values(told: str) -> frozenset[str]:
-    """The values (`values_in`) a tool text's lines of prose or requests give (`not_data_lines`, each
+    """The values (`values_in`) a tool text's lines of prose or requests give (`written_lines`, each
     with the lines its sentence is hard-wrapped over, read without their log frames), and the block
     such a line introduces with a colon (`introduced`), and its lines that name an AI among their words
     (`addressing_lines`, a table's cell or a log's field included): what a note or a page states or
     asks for, not what its listings and code name. Cached as `_stated` is."""
     lines = unframed_lines((told or "").splitlines())
     text = "\n".join(lines)
-    said = sorted({*not_data_lines(text), *_introducing_lines(lines), *addressing_lines(lines)})
+    said = sorted({*written_lines(text), *_introducing_lines(lines), *addressing_lines(lines)})
     read = [j for i in said for j in (*began_on(lines, i), *continuing(lines, i))]
     read += [k for i in said for j in continuing(lines, i) for k in introduced(lines, j)]
     return values_in("\n".join(lines[j] for j in read))
