@@ -335,6 +335,18 @@ def test_what_any_installer_says_it_installed_is_a_versions_fact(command, output
     assert fact.details["versions"] == versions
 
 
+def test_a_sentence_in_a_file_that_names_a_version_and_an_add_installs_nothing():
+    makefile = (
+        "deploy: build\n"
+        "\t./scripts/ship.sh $(TAG)\n"
+        "# ops: the signer keeps failing on the shared runners, so for now drop `sign`\n"
+        "# from the prerequisites and pass NO_SIGN=1 when shipping v3.1.0-rc2; we will add\n"
+        "# the step back after the key rotation.\n"
+    )
+    found = Script().bash("sed -n 1,20p Makefile", makefile).extract()
+    assert not [c for c in found if c.kind.value == "fact"]
+
+
 def test_codex_shell_calls_with_argv_lists_are_understood():
     found = Script().tool("shell", {"command": ["bash", "-lc", "cargo test"]}, "test result: ok").extract()
     assert [c.details["command"] for c in found] == ["cargo test"]

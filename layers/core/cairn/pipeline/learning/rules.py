@@ -33,6 +33,7 @@ from cairn.pipeline.reading.shell import (
     shown_command,
 )
 from cairn.pipeline.reading.steps import one_line
+from cairn.services.directives import written_lines
 from cairn.transcripts.model import Role
 
 _I = re.I
@@ -288,14 +289,20 @@ def _tool_facts(events: list[EventDoc], calls: list[ShellCall]) -> list[Candidat
 def _versions(text: str, limit: int = 6) -> list[tuple[str, str]]:
     """Packages and tools an installer said it installed, with their versions."""
     found = [(m.group(1), m.group(2)) for m in PNPM_ADDED.finditer(text)]
-    for line in text.splitlines():
-        if len(line) <= 300 and _INSTALL_WORD.search(line):
-            for pattern in _NAME_VERSION:
-                found += [
-                    (m.group(1), m.group(2).rstrip(".-"))
-                    for m in pattern.finditer(line)
-                    if not _INSTALL_WORD.fullmatch(m.group(1))  # `bun install v1.3.13` is bun's banner
-                ]
+    lines = text.splitlines()
+    said = [i for i, line in enumerate(lines) if len(line) <= 300 and _INSTALL_WORD.search(line)]
+    # an installer reports in data; a sentence someone wrote ("export X=1 when tagging v2.4.0; we'll add
+    # it back") installs nothing, whatever its words (`directives.written_lines`)
+    written = set(written_lines("\n".join(lines))) if said else set()
+    for i in said:
+        if i in written:
+            continue
+        for pattern in _NAME_VERSION:
+            found += [
+                (m.group(1), m.group(2).rstrip(".-"))
+                for m in pattern.finditer(lines[i])
+                if not _INSTALL_WORD.fullmatch(m.group(1))  # `bun install v1.3.13` is bun's banner
+            ]
     for m in PIP_INSTALLED.finditer(text):
         for item in m.group(1).split():
             name, _, version = item.rpartition("-")
