@@ -1033,18 +1033,16 @@ def with_what_they_name(lines: Sequence[str], written: set[int]) -> set[int]:
     output: `abc1234..def5678 main -> main` under a commit's subject stays data."""
     out = set(written) | {j for i in written for j in _fenced(lines, introduced(lines, i))}
     named = {v for v in values_in("\n".join(lines[i] for i in sorted(out))) if not _HASH.match(v)}
-    hosts = [v for v in named if "." in v.strip(".")]
-    if named:
-        out |= {
-            i
-            for i, line in enumerate(lines)
-            if i not in out
-            and (
-                (_A_SETTING.match(line) and values_in(line) & named)
-                or any(re.search(rf"(?<![\w.-]){re.escape(h)}(?![\w-])", line) for h in hosts)
-            )
-        }
-    return out
+    if not named:
+        return out
+    hosts = sorted((v for v in named if "." in v.strip(".")), key=len, reverse=True)
+    host = re.compile(rf"(?<![\w.-])(?:{'|'.join(map(re.escape, hosts))})(?![\w-])") if hosts else None
+    return out | {
+        i
+        for i, line in enumerate(lines)
+        if i not in out
+        and ((_A_SETTING.match(line) and values_in(line) & named) or (host is not None and host.search(line)))
+    }
 
 
 # a setting's line: a key (JSON's quoted, YAML's, an environment's, after a Dockerfile's ARG or ENV or a
