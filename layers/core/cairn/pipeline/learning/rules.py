@@ -33,7 +33,6 @@ from cairn.pipeline.reading.shell import (
     shown_command,
 )
 from cairn.pipeline.reading.steps import one_line
-from cairn.services.directives import written_lines
 from cairn.transcripts.model import Role
 
 _I = re.I
@@ -48,6 +47,8 @@ PIP_INSTALLED = re.compile(r"Successfully installed (.+)$", re.M)
 # `installed @chakra-ui/react@3.33.0` (bun), `mise go@1.25.6 [1/3] install`, `go: added x v0.1.0`,
 # `Adding serde v1.0.1` (cargo), `Installing rake (13.0.6)` (bundler, poetry)
 _INSTALL_WORD = re.compile(r"\b(?:install(?:ed|ing)?|add(?:ed|ing)?|upgrad(?:ed|ing)|locked)\b", re.I)
+# a line of a file's comments (a shell's, YAML's, C's, SQL's, HTML's), as `cat` or `sed` prints it
+_COMMENT_LINE = re.compile(r"^\s*(?:#(?!!)|//|--\s|/\*|\*\s|<!--)")
 _NAME_VERSION = (
     re.compile(r"(?<![\w/.@-])((?:@[\w.-]+/)?[A-Za-z][\w.-]*)@v?(\d+\.\d+[\w.+-]*)"),
     re.compile(r"(?<![\w/.@-])([A-Za-z][\w./-]*) v(\d+\.\d+[\w.+-]*)"),
@@ -289,20 +290,16 @@ def _tool_facts(events: list[EventDoc], calls: list[ShellCall]) -> list[Candidat
 def _versions(text: str, limit: int = 6) -> list[tuple[str, str]]:
     """Packages and tools an installer said it installed, with their versions."""
     found = [(m.group(1), m.group(2)) for m in PNPM_ADDED.finditer(text)]
-    lines = text.splitlines()
-    said = [i for i, line in enumerate(lines) if len(line) <= 300 and _INSTALL_WORD.search(line)]
-    # an installer reports in data; a sentence someone wrote ("export X=1 when tagging v2.4.0; we'll add
-    # it back") installs nothing, whatever its words (`directives.written_lines`)
-    written = set(written_lines("\n".join(lines))) if said else set()
-    for i in said:
-        if i in written:
-            continue
-        for pattern in _NAME_VERSION:
-            found += [
-                (m.group(1), m.group(2).rstrip(".-"))
-                for m in pattern.finditer(lines[i])
-                if not _INSTALL_WORD.fullmatch(m.group(1))  # `bun install v1.3.13` is bun's banner
-            ]
+    for line in text.splitlines():
+        # an installer prints no comments: a file's `# … when tagging v2.4.0; we'll add it back` printed by
+        # `cat` or `sed` installs nothing, whatever its words
+        if len(line) <= 300 and _INSTALL_WORD.search(line) and not _COMMENT_LINE.match(line):
+            for pattern in _NAME_VERSION:
+                found += [
+                    (m.group(1), m.group(2).rstrip(".-"))
+                    for m in pattern.finditer(line)
+                    if not _INSTALL_WORD.fullmatch(m.group(1))  # `bun install v1.3.13` is bun's banner
+                ]
     for m in PIP_INSTALLED.finditer(text):
         for item in m.group(1).split():
             name, _, version = item.rpartition("-")
