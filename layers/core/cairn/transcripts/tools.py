@@ -10,8 +10,8 @@ from __future__ import annotations
 SHELL, EDIT, READ, TODO, PLAN = "shell", "edit", "read", "todo", "plan"
 # tools by which the agent puts a question to the person: their result is what the person chose or typed
 ASK = "ask"
-# tools whose result is the agent's own work or the person's answer, not someone else's text: a
-# sub-agent's report, the task list's bookkeeping, a background command's output, a question put to the person
+# tools whose result is the agent's own work, not someone else's text: a sub-agent's report, the task
+# list's bookkeeping, a background command's output (`OWN_TOOLS` adds the ASK tools: the person's answer)
 OWN = "own"
 
 AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
@@ -24,7 +24,7 @@ AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
         ASK: frozenset({"askuserquestion"}),
         OWN: frozenset(
             {"task", "agent", "taskcreate", "taskupdate", "tasklist", "taskget", "taskoutput", "taskstop"}
-            | {"bashoutput", "killshell", "killbash", "askuserquestion", "toolsearch"}
+            | {"bashoutput", "killshell", "killbash", "toolsearch"}
             | {"task-notification"}  # the harness's notice that a background command ended
         ),
     },
@@ -33,7 +33,7 @@ AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
         EDIT: frozenset({"apply_patch"}),
         TODO: frozenset({"update_plan"}),  # Codex's plan is its todo list: steps with a status
         ASK: frozenset({"request_user_input"}),
-        OWN: frozenset({"write_stdin", "request_user_input", "spawn_agent", "wait", "tool_search_call"}),
+        OWN: frozenset({"write_stdin", "spawn_agent", "wait", "tool_search_call"}),
     },
     "gemini-cli": {
         SHELL: frozenset({"run_shell_command"}),
@@ -53,7 +53,7 @@ AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
         READ: frozenset({"read"}),
         TODO: frozenset({"todowrite"}),
         ASK: frozenset({"question"}),
-        OWN: frozenset({"task", "question"}),
+        OWN: frozenset({"task"}),
     },
     # other agents' and the model APIs' own tools (Anthropic's text editor tool, Cline's shell)
     "other": {
@@ -75,4 +75,4 @@ READ_TOOLS = tools_that(READ)
 TODO_TOOLS = tools_that(TODO)
 PLAN_TOOLS = tools_that(PLAN)
 ASK_TOOLS = tools_that(ASK)
-OWN_TOOLS = tools_that(OWN)
+OWN_TOOLS = tools_that(OWN) | ASK_TOOLS  # the person's answer is no one else's text either
