@@ -425,11 +425,17 @@ def _inline_comments(line: str) -> list[str]:
 _NAMED_CALL = re.compile(r"\b(\w+)\(\)")  # `up()` in "write up() only": a function named, as `up` would be
 
 
+# a package pinned to its version, as a requirements file or a note names it (`cryptography==3.3.2`): a
+# name, not a comparison
+_PINNED = re.compile(r"(?<=[\w\]])[~=!]=v?\d+\.\d[\w.*+-]*")
+
+
 def _code(line: str) -> bool:
     """Whether a line is code or configuration (`_CODE_LINE`, or a key with a value of a few words:
     `name: cairn`, `title: 検索の調整`); a function named in words ("write up() only and delete the
-    down() stub") does not make a line code."""
-    line = _NAMED_CALL.sub(r"\1", _TICKED.sub("x", line))
+    down() stub") or a package's pin ("pin cryptography==3.3.2 in requirements.txt") does not make a line
+    code."""
+    line = _PINNED.sub("x", _NAMED_CALL.sub(r"\1", _TICKED.sub("x", line)))
     if _CODE_LINE.search(line):
         return True
     setting = _SETTING.match(line)
@@ -1009,7 +1015,40 @@ def their_notes(lines: Sequence[str], found: set[int]) -> set[int]:
     out |= {
         i for i in range(1, len(lines) - 1) if i - 1 in found and i + 1 in found and _LABELLED.match(lines[i])
     }
+    return out | _signed(lines, out)
+
+
+def _signed(lines: Sequence[str], found: set[int]) -> set[int]:
+    """The labelled lines that close a paragraph one of `found` is in ("… on every request.\nSetup id:
+    KTK-4471" then a blank line or a box's edge): what a note gives its reader to quote, its id, its
+    contact, its ticket, is the note's."""
+    lines = unframed_lines(lines)  # a box's note: its edges aside
+    out: set[int] = set()
+    for i in sorted(found):
+        j = i + 1
+        while j < len(lines) and j not in found and _signs(lines[j]) and j - i <= SIGNED_LINES:
+            j += 1
+        if j > i + 1 and (j == len(lines) or not _HAS_WORD.search(lines[j])):
+            out.update(range(i + 1, j))
     return out
+
+
+SIGNED_LINES = 2  # a note's id and its contact, not a listing of settings under a sentence
+SIGNED_TOKENS = 4  # "Setup id: KTK-4471": a label and a value, not a log's line
+
+
+def _signs(line: str) -> bool:
+    """Whether a line is a label and a value that names something (an id or a ticket with its number, an
+    address), short, and no code (`var url: String?`): what signs a note."""
+    return (
+        bool(_LABELLED.match(line))
+        and len(line.split()) <= SIGNED_TOKENS
+        and not _code(line)
+        and bool(_SIGNED_VALUE.search(line))
+    )
+
+
+_SIGNED_VALUE = re.compile(r"\d|@|://")
 
 
 _FENCE_LINE = re.compile(r"^\s*(?:`{3,}|~{3,})")
@@ -1032,16 +1071,26 @@ def with_what_they_name(lines: Sequence[str], written: set[int]) -> set[int]:
     the mirror a Dockerfile's comment names). A commit's id names a record, and a branch a line of git's
     output: `abc1234..def5678 main -> main` under a commit's subject stays data."""
     out = set(written) | {j for i in written for j in _fenced(lines, introduced(lines, i))}
-    named = {v for v in values_in("\n".join(lines[i] for i in sorted(out))) if not _HASH.match(v)}
+    return out | naming_lines(lines, notes_values("\n".join(lines[i] for i in sorted(out))))
+
+
+def notes_values(written: str) -> frozenset[str]:
+    """The values a writer's lines name (`values_in`), but a commit's id: what a line of data that names
+    one of them carries of theirs (`naming_lines`)."""
+    return frozenset(v for v in values_in(written) if not _HASH.match(v))
+
+
+def naming_lines(lines: Sequence[str], named: frozenset[str]) -> set[int]:
+    """The lines that carry a value of `named` (`notes_values`) to their reader: a setting that holds one,
+    or any line that names its host or address."""
     if not named:
-        return out
+        return set()
     hosts = sorted((v for v in named if "." in v.strip(".")), key=len, reverse=True)
     host = re.compile(rf"(?<![\w.-])(?:{'|'.join(map(re.escape, hosts))})(?![\w-])") if hosts else None
-    return out | {
+    return {
         i
         for i, line in enumerate(lines)
-        if i not in out
-        and ((_A_SETTING.match(line) and values_in(line) & named) or (host is not None and host.search(line)))
+        if (_A_SETTING.match(line) and values_in(line) & named) or (host is not None and host.search(line))
     }
 
 
@@ -1050,12 +1099,12 @@ def with_what_they_name(lines: Sequence[str], written: set[int]) -> set[int]:
 _A_SETTING = re.compile(r"^\s*-?\s*(?:(?:ARG|ENV|export|set)\s+)?[\"']?[A-Za-z_][\w.-]*[\"']?\s*[:=]\s*\S")
 
 
-# a line comment of a shell, a Dockerfile, YAML or C (`# …`, `// …`), not a shebang
-_LINE_COMMENT = re.compile(r"^\s*(?:#(?![!#])|//)")
+# a line comment of a shell, a Dockerfile, YAML, C or SQL (`# …`, `// …`, `-- …`), not a shebang
+_LINE_COMMENT = re.compile(r"^\s*(?:#(?![!#])|//|--(?=\s|$))")
 
 
 def _in_line_comments(lines: Sequence[str], found: set[int]) -> set[int]:
-    """`found`, with every line of a run of line comments that holds one: consecutive `#` or `//` lines
+    """`found`, with every line of a run of line comments that holds one: consecutive `#`, `//` or `--` lines
     are one note, however its writer wrapped it."""
     out = set(found)
     i = 0
@@ -1142,9 +1191,9 @@ _RETELLS = re.compile(
 # thing as the subject of a saying verb ("the observability conventions say …"), not the session's people
 _TOLD_SUBJECT = re.compile(
     r"(?:^|(?<=[.!?:])\s+|^\W*(?:[-*•]|\d+[.)])\s+)(?:the|their|its|this|that|these|those|[\w.-]+'s)\s+"
-    r"(?!(?:user|person|developer|human|agent|assistant|model|session)\b)(?:[\w.'’-]+\s+){1,3}?"
+    r"(?!(?:user|person|developer|human|agent|assistant|model|session)\b)(?:[\w.'’-]+\s+){1,6}?"
     r"(?:says?|said|states?|stated|recommends?|recommended|suggests?|suggested|advises?|advised|instructs?"
-    r"|insists?|claims?)\b",
+    r"|insists?|claims?|tells?|told|asks?|asked)\b",
     re.I | re.M,
 )
 
