@@ -854,3 +854,42 @@ def test_a_command_the_person_declined_to_run_is_no_failure_left_unresolved(decl
         Script().bash("mix ecto.migrate", "** (Postgrex.Error) permission denied", error=True).events
     )
     assert [u["command"] for u in unresolved_errors(real)] == ["mix ecto.migrate"]
+
+
+@pytest.mark.parametrize(
+    ("said", "rule"),
+    [
+        (
+            "We never log raw request bodies or customer emails. Logs get the request ID, route and status "
+            "code, nothing more.",
+            "Logs get the request ID, route and status code",
+        ),
+        (
+            "De databasepoort gaat nooit open naar buiten. Postgres luistert alleen op localhost, ook op de "
+            "dev-VM.",
+            "Postgres luistert alleen op localhost",
+        ),
+    ],
+)
+def test_a_short_rule_message_the_agent_took_in_keeps_what_its_line_says_after_the_rule(said, rule):
+    (found,) = Script().user(said).assistant("Understood.").extract()
+    assert found.kind.value == "preference" and rule in found.content
+
+
+def test_what_follows_a_rule_in_a_message_the_agent_acted_on_stays_out_of_it():
+    # the agent went to work: the message asked for it, and what follows the rule is that work
+    said = "Never push to main. Fix the login bug in the auth module now."
+    found = Script().user(said).bash("git status", "clean").assistant("Fixed.").extract()
+    assert [c.content for c in found if c.kind.value == "preference"] == ["Never push to main."]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Never push to main. Can you look at the failing job?",  # a question
+        "Never push to main.\nThe staging deploy broke last night after the merge.",  # another line
+    ],
+)
+def test_a_question_or_another_line_after_a_rule_stays_out_of_it(said):
+    found = [c for c in Script().user(said).assistant("Noted.").extract() if c.kind.value == "preference"]
+    assert [c.content for c in found] == ["Never push to main."]

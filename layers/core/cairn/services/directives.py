@@ -430,6 +430,11 @@ _NAMED_CALL = re.compile(r"\b(\w+)\(\)")  # `up()` in "write up() only": a funct
 _PINNED = re.compile(r"(?<=[\w\]])[~=!]=v?\d+\.\d[\w.*+-]*")
 
 
+def is_code(line: str) -> bool:
+    """Whether a line is code or configuration (`_code`)."""
+    return _code(line)
+
+
 def _code(line: str) -> bool:
     """Whether a line is code or configuration (`_CODE_LINE`, or a key with a value of a few words:
     `name: cairn`, `title: 検索の調整`); a function named in words ("write up() only and delete the

@@ -18,7 +18,7 @@ from collections import Counter
 from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.models import Candidate, EventDoc
-from cairn.services.directives import OBLIGED_ELSEWHERE
+from cairn.services.directives import OBLIGED_ELSEWHERE, asks, is_code
 from cairn.transcripts.model import Role
 from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
 from cairn.transcripts.tools import ASK_TOOLS
@@ -298,9 +298,10 @@ def _own_lead(text: str) -> str:
     return _PARAGRAPH.split(text.strip(), maxsplit=1)[0]
 
 
-def from_user(event: EventDoc) -> list[Candidate]:
+def from_user(event: EventDoc, told: bool = False) -> list[Candidate]:
     """The rules, decisions and facts one message of the person states. An approved plan (the agent's,
-    `EventDoc.is_plan`) states no rule of theirs: its "must"s are what its code is to do."""
+    `EventDoc.is_plan`) states no rule of theirs: its "must"s are what its code is to do. A message the
+    agent answered in words only (`told`) told it something: a rule there keeps what follows it."""
     # pasted code says nothing about taste
     text = re.sub(r"```.*?(```|$)", " ", event.text, flags=re.S) if "```" in event.text else event.text
     text = _QUOTED.sub(" ", text)
@@ -325,7 +326,7 @@ def from_user(event: EventDoc) -> list[Candidate]:
             found.append(
                 Candidate(
                     kind=MemoryKind.PREFERENCE,
-                    content=_sentence(s),
+                    content=_sentence(_with_what_follows(s, text) if told else s),
                     confidence=0.8 if stated else 0.7,
                     tags=[] if stated else [Tag.OBLIGATION],
                     details={"source": "user"},
@@ -354,6 +355,38 @@ def from_user(event: EventDoc) -> list[Candidate]:
                 )
             )
     return found
+
+
+# a message this short that states a rule, and that the agent took in without acting on it, is that
+# rule and what its line says after it: what is done instead, or how far it reaches ("We never log raw
+# request bodies. Logs get the request ID, route and status code, nothing more."). A message the agent
+# acted on asked for work, and what follows its rule may be that work ("Fix the login bug now.").
+RULE_MESSAGE_CHARS = MAX_SENTENCE
+
+
+def _with_what_follows(rule: str, text: str) -> str:
+    """`rule` with the sentences after it on its line, when its message is no longer than
+    RULE_MESSAGE_CHARS: up to the next question, rule, request of the person's or code (a rule of its own,
+    a task, a snippet)."""
+    if len(text.strip()) > RULE_MESSAGE_CHARS:
+        return rule
+    for line in text.splitlines():
+        said = sentences(line)
+        if rule not in said:
+            continue
+        out = [rule]
+        for s in said[said.index(rule) + 1 :]:
+            if (
+                _is_question(s)
+                or any(p.search(s) for p in PREFERENCE)
+                or _obligation(s)
+                or asks(s)
+                or is_code(s)
+            ):
+                break
+            out.append(s)
+        return " ".join(out)
+    return rule
 
 
 def _obligation(s: str) -> bool:

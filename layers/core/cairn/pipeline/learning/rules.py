@@ -56,14 +56,37 @@ _NAME_VERSION = (
 )
 
 
+def _acted_on(events: list[EventDoc]) -> set[int]:
+    """The person's messages (by index) the agent acted on, calling a tool before the person spoke again,
+    or left unanswered: the others it answered in words only, as one does what one is told, not asked."""
+    out: set[int] = set()
+    at: int | None = None
+    answered = False
+    for k, e in enumerate(events):
+        if e.is_sidechain:
+            continue
+        if e.role is Role.USER:
+            if at is not None and not answered:
+                out.add(at)
+            at, answered = k, False
+        elif at is not None and e.role is Role.TOOL_CALL:
+            out.add(at)
+        elif e.role is Role.ASSISTANT:
+            answered = True
+    if at is not None and not answered:
+        out.add(at)
+    return out
+
+
 class RuleExtractor:
     name = "rules"
 
     def extract(self, chunk: ChunkDoc, ctx: ExtractContext) -> Extraction:
         out: list[Candidate] = []
-        for event in chunk.events:
+        acted = _acted_on(chunk.events)
+        for k, event in enumerate(chunk.events):
             if event.role is Role.USER and not event.is_sidechain:
-                out.extend(from_user(event))
+                out.extend(from_user(event, told=k not in acted))
         calls = shell_calls(chunk.events)
         out.extend(_commands_that_worked(calls))
         # errors and their fixes are paired over the whole session by the reflect stage: a chunk sees
