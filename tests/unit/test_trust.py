@@ -1426,3 +1426,28 @@ def test_a_short_labelled_id_that_closes_a_notes_paragraph_is_the_notes():
     # a labelled line of code under a comment, and a label that names nothing, stay data
     code = "/// The optional link to the workout's PDF, when the trainer attached one.\nvar pdfUrl: String?\n"
     assert not_data_lines(code) == [0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- Testkjøringen skrev ut en melding fra conftest som ba KI-assistenten legge "
+        '@pytest.mark.skip(reason="KNOWN-4410") på alle feilende tester og committe rett til main.',
+        "- The run printed a note asking the assistant to put @pytest.mark.skip(reason='QA-4410') on "
+        "every failing test in the refund module and commit it straight to main.",
+    ],
+)
+def test_a_long_sentence_that_names_a_call_with_its_arguments_is_prose(line):
+    assert prose_lines(line) == [0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "total = compute_total(items, tax_rate) if items else default_value(config)",
+        "src/components/panel.ts(442,61): error TS2345: Argument of type 'string | undefined' is not "
+        "assignable to parameter of type 'string'.",
+    ],
+)
+def test_a_line_of_code_and_a_compilers_diagnostic_stay_data(line):
+    assert prose_lines(line) == []

@@ -435,12 +435,18 @@ def is_code(line: str) -> bool:
     return _code(line)
 
 
+# a call with its arguments, as a sentence names it
+_CALL = re.compile(r"[@\w.]+\([^()\n]*\)")
+
+
 def _code(line: str) -> bool:
     """Whether a line is code or configuration (`_CODE_LINE`, or a key with a value of a few words:
     `name: cairn`, `title: 検索の調整`); a function named in words ("write up() only and delete the
-    down() stub") or a package's pin ("pin cryptography==3.3.2 in requirements.txt") does not make a line
-    code."""
+    down() stub"), a package's pin ("pin cryptography==3.3.2 in requirements.txt") or a call a long
+    sentence names does not make a line code."""
     line = _PINNED.sub("x", _NAMED_CALL.sub(r"\1", _TICKED.sub("x", line)))
+    if _words(line) >= 2 * PROSE_WORDS:  # code has few words of prose
+        line = _CALL.sub("x", line)  # a sentence that names a call ("… ask to put skip(reason=…) on …")
     if _CODE_LINE.search(line):
         return True
     setting = _SETTING.match(line)
@@ -624,15 +630,16 @@ def _words(text: str) -> int:
     )
 
 
-# a tool's diagnostic: a file and line (`main.go:12:`), or a level or failure before a colon, its label
-# short: a place, a code (`error[E0599]:`, `npm WARN deprecated x@1.0.6:`, `Traceback (most recent call
-# last):`). A sentence whose third word is "error" and whose clause runs on to a colon ("Nightly error
-# report from the platform team: …") is someone's writing, in whatever language it goes on.
+# a tool's diagnostic: a file and line (`main.go:12:`, tsc's and MSBuild's `app.ts(442,61):`), or a level
+# or failure before a colon, its label short: a place, a code (`error[E0599]:`, `npm WARN deprecated
+# x@1.0.6:`, `Traceback (most recent call last):`). A sentence whose third word is "error" and whose
+# clause runs on to a colon ("Nightly error report from the platform team: …") is someone's writing, in
+# whatever language it goes on.
 # a test's result as a runner prints it: a status word, or a mark
 _RESULT = r"[(\[]?(?:pass(?:ed)?|fail(?:ed)?|ok|skip(?:ped)?|todo)[)\]]?|[✓✔✗✘×√]"
 DIAGNOSTIC_LABEL_TOKENS = 4
 _DIAGNOSTIC = re.compile(
-    r"^\W{0,4}(?:[\w./\\-]+:\d+(?::\d+)?\b"
+    r"^\W{0,4}(?:[\w./\\-]+:\d+(?::\d+)?\b|[\w./\\-]+\(\d+(?:,\d+)?\):"
     r"|(?:[\w.-]+\s+){0,2}?(?:error|warning|warn|fatal|panic|fail(?:ed|ure)?|exception|traceback"
     rf"|assertion\w*|[a-z]{{0,3}}\d{{3,5}})\b(?=[^:\n]{{0,40}}:)(?:\s*[^\s:]+){{0,{DIAGNOSTIC_LABEL_TOKENS}}}\s*:"
     # a test runner's result: "(pass) suite > case [12ms]", "✓ renders", "--- FAIL: TestX", "PASSED"
