@@ -893,3 +893,11 @@ def test_what_follows_a_rule_in_a_message_the_agent_acted_on_stays_out_of_it():
 def test_a_question_or_another_line_after_a_rule_stays_out_of_it(said):
     found = [c for c in Script().user(said).assistant("Noted.").extract() if c.kind.value == "preference"]
     assert [c.content for c in found] == ["Never push to main."]
+
+
+def test_german_nie_is_never_where_the_sentence_is_german_and_a_plain_not_elsewhere():
+    said = "Migrationen laufen bei uns nie direkt gegen die Produktiv-DB, nur über die Deploy-Pipeline."
+    (found,) = Script().user(said).extract()
+    assert found.kind.value == "preference" and not found.tags
+    for plain_not in ("Nie wiem, czy ten test przechodzi na produkcji.", "Ek het nie die lêer verander nie."):
+        assert [c for c in Script().user(plain_not).extract() if c.kind.value == "preference"] == []

@@ -18,6 +18,7 @@ from collections import Counter
 from cairn.domain.models import MemoryKind
 from cairn.domain.vocabulary import Tag
 from cairn.pipeline.models import Candidate, EventDoc
+from cairn.search.language import written_in
 from cairn.services.directives import OBLIGED_ELSEWHERE, asks, is_code
 from cairn.transcripts.model import Role
 from cairn.transcripts.noise import CAIRN_CONTEXT_OPEN
@@ -115,6 +116,17 @@ NEVER_NOT_ELSEWHERE = re.compile(
     r"|(?<!\w)(?:کبھی|کوئی)(?:\s+بھی)?(?:\s+[^\s۔.!?]+){2,12}?\s+(?:نہیں|نہ)(?!\w)"
     r"|(?<!\w)(?:কখনো|কখনও|কোনো)(?:ই)?(?:\s+[^\s।.!?]+){2,12}?\s+(?:না|নয়)(?!\w)"
 )
+# ... and a word for never that another language writes for its plain "not" (German "nie"; Polish's and
+# Afrikaans's "nie" is "not"): read only in a sentence the language model says is written in its language
+NEVER_IN_ITS_LANGUAGE = {"de": re.compile(r"(?<!\w)nie(?!\w)", re.I)}
+
+
+def _never_in_its_language(s: str) -> bool:
+    return any(
+        word.search(s) and written_in(s) == language for language, word in NEVER_IN_ITS_LANGUAGE.items()
+    )
+
+
 # ... and a must, as English's modals (`OBLIGATION`)
 MUST_ELSEWHERE = re.compile(
     _spaced(
@@ -315,7 +327,7 @@ def from_user(event: EventDoc, told: bool = False) -> list[Candidate]:
         if _is_question(s) or s in pasted:
             continue
         span = {"line_start": event.line_no, "line_end": event.last_line}
-        stated = any(p.search(s) for p in PREFERENCE)
+        stated = _states_taste(s)
         # a choice stated as one ("X should run in the terminal instead of through node") stays a
         # decision; an obligation that chooses nothing is a rule
         chosen = not stated and any(p.search(s) for p in DECISION) and not COUNTERFACTUAL.search(s)
@@ -376,17 +388,17 @@ def _with_what_follows(rule: str, text: str) -> str:
             continue
         out = [rule]
         for s in said[said.index(rule) + 1 :]:
-            if (
-                _is_question(s)
-                or any(p.search(s) for p in PREFERENCE)
-                or _obligation(s)
-                or asks(s)
-                or is_code(s)
-            ):
+            if _is_question(s) or _states_taste(s) or _obligation(s) or asks(s) or is_code(s):
                 break
             out.append(s)
         return " ".join(out)
     return rule
+
+
+def _states_taste(s: str) -> bool:
+    """Whether a sentence states a standing rule as a taste: "always", "never", "prefer" and the like,
+    in the person's language."""
+    return any(p.search(s) for p in PREFERENCE) or _never_in_its_language(s)
 
 
 def _obligation(s: str) -> bool:
