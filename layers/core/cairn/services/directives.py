@@ -445,7 +445,7 @@ def _code(line: str) -> bool:
     down() stub"), a package's pin ("pin cryptography==3.3.2 in requirements.txt") or a call a long
     sentence names does not make a line code."""
     line = _PINNED.sub("x", _NAMED_CALL.sub(r"\1", _TICKED.sub("x", line)))
-    if _words(line) >= 2 * PROSE_WORDS:  # code has few words of prose
+    if _CALL.search(line) and _words(line) >= 2 * PROSE_WORDS:  # code has few words of prose
         line = _CALL.sub("x", line)  # a sentence that names a call ("… ask to put skip(reason=…) on …")
     if _CODE_LINE.search(line):
         return True

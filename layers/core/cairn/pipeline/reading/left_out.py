@@ -35,11 +35,12 @@ from cairn.services.directives import (
     asking_lines,
     began_on,
     continuing,
+    in_comments,
     introduced,
     json_strings,
     prose_lines,
+    their_notes,
     unframed_lines,
-    written_lines,
 )
 from cairn.transcripts.model import Role
 
@@ -94,9 +95,10 @@ def left_out_prose(outputs: Sequence[LongOutput], start: int, end: int, shown: s
 @lru_cache(maxsize=256)
 def _worth_keeping(text: str) -> tuple[int, ...]:
     """The lines of an output (by index) worth keeping, best first: its requests and prose that name an
-    AI, its other requests, then its prose, then the rest of the notes those are in (`written_lines`),
-    then its wordiest other lines (a log's prose is often framed as data: `=> # prebuild: NOTICE …`; a
-    line of a few words says little). Cached: a step's excerpts share its outputs."""
+    AI, its other requests, then its prose, then the rest of the notes those are in
+    (`directives.their_notes`), then its wordiest other lines (a log's prose is often framed as data:
+    `=> # prebuild: NOTICE …`; a line of a few words says little). Cached: a step's excerpts share its
+    outputs."""
     lines = text.splitlines()
     wordy = sorted(
         (i for i, line in enumerate(lines) if len(_WORD.findall(line)) >= LEFT_OUT_WORDS),
@@ -107,7 +109,7 @@ def _worth_keeping(text: str) -> tuple[int, ...]:
     # the lines that name an AI first, in any language: what a tool's text tells an agent
     addressing = [i for i in said if AI_NAMED.search(lines[i])]
     # then the rest of the notes they are in: a comment's other lines, the id that signs a note
-    notes = [i for i in written_lines(text) if i not in told]
+    notes = sorted(set(in_comments(lines, their_notes(lines, told))) - told)
     ranked = [*addressing, *said, *notes, *wordy]
     return tuple(dict.fromkeys(j for i in ranked for j in _sentence_at(lines, i, i in told)))
 
