@@ -428,15 +428,13 @@ _NAMED_CALL = re.compile(r"\b(\w+)\(\)")  # `up()` in "write up() only": a funct
 # a package pinned to its version, as a requirements file or a note names it (`cryptography==3.3.2`): a
 # name, not a comparison
 _PINNED = re.compile(r"(?<=[\w\]])[~=!]=v?\d+\.\d[\w.*+-]*")
+# a call with its arguments, as a sentence names it
+_CALL = re.compile(r"[@\w.]+\([^()\n]*\)")
 
 
 def is_code(line: str) -> bool:
     """Whether a line is code or configuration (`_code`)."""
     return _code(line)
-
-
-# a call with its arguments, as a sentence names it
-_CALL = re.compile(r"[@\w.]+\([^()\n]*\)")
 
 
 def _code(line: str) -> bool:
@@ -1083,17 +1081,17 @@ def with_what_they_name(lines: Sequence[str], written: set[int]) -> set[int]:
     the mirror a Dockerfile's comment names). A commit's id names a record, and a branch a line of git's
     output: `abc1234..def5678 main -> main` under a commit's subject stays data."""
     out = set(written) | {j for i in written for j in _fenced(lines, introduced(lines, i))}
-    return out | naming_lines(lines, notes_values("\n".join(lines[i] for i in sorted(out))))
+    return out | _naming_lines(lines, _notes_values("\n".join(lines[i] for i in sorted(out))))
 
 
-def notes_values(written: str) -> frozenset[str]:
+def _notes_values(written: str) -> frozenset[str]:
     """The values a writer's lines name (`values_in`), but a commit's id: what a line of data that names
-    one of them carries of theirs (`naming_lines`)."""
+    one of them carries of theirs (`_naming_lines`)."""
     return frozenset(v for v in values_in(written) if not _HASH.match(v))
 
 
-def naming_lines(lines: Sequence[str], named: frozenset[str]) -> set[int]:
-    """The lines that carry a value of `named` (`notes_values`) to their reader: a setting that holds one,
+def _naming_lines(lines: Sequence[str], named: frozenset[str]) -> set[int]:
+    """The lines that carry a value of `named` (`_notes_values`) to their reader: a setting that holds one,
     or any line that names its host or address."""
     if not named:
         return set()
