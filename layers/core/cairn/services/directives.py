@@ -1110,7 +1110,10 @@ _A_SETTING = re.compile(r"^\s*-?\s*(?:(?:ARG|ENV|export|set)\s+)?[\"']?[A-Za-z_]
 
 
 # a line comment of a shell, a Dockerfile, YAML, C or SQL (`# …`, `// …`, `-- …`), not a shebang
-_LINE_COMMENT = re.compile(r"^\s*(?:#(?![!#])|//|--(?=\s|$))")
+_LINE_COMMENT_MARK = r"#(?![!#])|//|--(?=\s|$)"
+_LINE_COMMENT = re.compile(rf"^\s*(?:{_LINE_COMMENT_MARK})")
+# ... and any line of a file's comments: a line comment's, or a block comment's (C's, HTML's)
+COMMENT_LINE = re.compile(rf"^\s*(?:{_LINE_COMMENT_MARK}|/\*|\*\s|<!--)")
 
 
 def _in_line_comments(lines: Sequence[str], found: set[int]) -> set[int]:

@@ -33,6 +33,7 @@ from cairn.pipeline.reading.shell import (
     shown_command,
 )
 from cairn.pipeline.reading.steps import one_line
+from cairn.services.directives import COMMENT_LINE
 from cairn.transcripts.model import Role
 
 _I = re.I
@@ -47,8 +48,6 @@ PIP_INSTALLED = re.compile(r"Successfully installed (.+)$", re.M)
 # `installed @chakra-ui/react@3.33.0` (bun), `mise go@1.25.6 [1/3] install`, `go: added x v0.1.0`,
 # `Adding serde v1.0.1` (cargo), `Installing rake (13.0.6)` (bundler, poetry)
 _INSTALL_WORD = re.compile(r"\b(?:install(?:ed|ing)?|add(?:ed|ing)?|upgrad(?:ed|ing)|locked)\b", re.I)
-# a line of a file's comments (a shell's, YAML's, C's, SQL's, HTML's), as `cat` or `sed` prints it
-_COMMENT_LINE = re.compile(r"^\s*(?:#(?!!)|//|--\s|/\*|\*\s|<!--)")
 _NAME_VERSION = (
     re.compile(r"(?<![\w/.@-])((?:@[\w.-]+/)?[A-Za-z][\w.-]*)@v?(\d+\.\d+[\w.+-]*)"),
     re.compile(r"(?<![\w/.@-])([A-Za-z][\w./-]*) v(\d+\.\d+[\w.+-]*)"),
@@ -316,7 +315,7 @@ def _versions(text: str, limit: int = 6) -> list[tuple[str, str]]:
     for line in text.splitlines():
         # an installer prints no comments: a file's `# … when tagging v2.4.0; we'll add it back` printed by
         # `cat` or `sed` installs nothing, whatever its words
-        if len(line) <= 300 and _INSTALL_WORD.search(line) and not _COMMENT_LINE.match(line):
+        if len(line) <= 300 and _INSTALL_WORD.search(line) and not COMMENT_LINE.match(line):
             for pattern in _NAME_VERSION:
                 found += [
                     (m.group(1), m.group(2).rstrip(".-"))
