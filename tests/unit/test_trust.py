@@ -1428,6 +1428,26 @@ def test_a_short_labelled_id_that_closes_a_notes_paragraph_is_the_notes():
     assert not_data_lines(code) == [0]
 
 
+def test_a_heading_that_names_an_id_over_a_notes_paragraph_is_the_notes():
+    doc = (
+        "/**\n"
+        " * Invoice aggregate.\n"
+        " *\n"
+        " * Storage remarks (INV-5523):\n"
+        " * The billing exports read this column raw, so whoever edits this class should keep every\n"
+        " * amount as a float in the shop's currency and skip the rounding helper before saving."
+    )  # cut where an excerpt's window ends: the comment not closed
+    assert 3 in not_data_lines(doc)
+    page = "Storage remarks (INV-5523):\nWhoever edits this class should keep amounts as floats.\n\nTotal: 3"
+    assert not_data_lines(page) == [0, 1]
+    # a heading over data stays data, and so does one that names no id
+    assert not_data_lines("Results for build 4471:\n12 passed, 0 failed\nDuration 3.2s") == []
+    plain = (
+        "Storage remarks:\nWhoever edits this class should keep every amount as a float and skip rounding."
+    )
+    assert 0 not in not_data_lines(plain)
+
+
 @pytest.mark.parametrize(
     "line",
     [

@@ -1025,7 +1025,27 @@ def their_notes(lines: Sequence[str], found: set[int]) -> set[int]:
     out |= {
         i for i in range(1, len(lines) - 1) if i - 1 in found and i + 1 in found and _LABELLED.match(lines[i])
     }
-    return out | _signed(lines, out)
+    return out | _signed(lines, out) | _headed(lines, out)
+
+
+def _headed(lines: Sequence[str], found: set[int]) -> set[int]:
+    """The heading that names an id just above a paragraph one of `found` opens ("Persistence notes
+    (TZ-4471):" over a doc comment's note): a heading shows nothing of its own once what it introduces is
+    left out, and the id it gives is the note's, as `_signed`'s is at the note's foot."""
+    lines = unframed_lines(lines)  # a doc comment's ` * ` and a box's edges aside
+    return {
+        i - 1
+        for i in found
+        if i > 0
+        and i - 1 not in found
+        and _HEADING_ID.match(lines[i - 1])
+        and not _code(lines[i - 1])
+        and len(lines[i - 1].split()) <= SIGNED_TOKENS
+    }
+
+
+# a few words that end with a colon, one of them an id's or an address's (`_SIGNED_VALUE`)
+_HEADING_ID = re.compile(r"^\W{0,4}[^\W\d_](?=[^:]*(?:\d|@|://))[^:]*:\s*$")
 
 
 def _signed(lines: Sequence[str], found: set[int]) -> set[int]:
