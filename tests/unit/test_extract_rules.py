@@ -901,3 +901,28 @@ def test_german_nie_is_never_where_the_sentence_is_german_and_a_plain_not_elsewh
     assert found.kind.value == "preference" and not found.tags
     for plain_not in ("Nie wiem, czy ten test przechodzi na produkcji.", "Ek het nie die lêer verander nie."):
         assert [c for c in Script().user(plain_not).extract() if c.kind.value == "preference"] == []
+
+
+@pytest.mark.parametrize(
+    ("said", "rule"),
+    [
+        ("The staging database is only reachable through the VPN, on purpose.", "only reachable through"),
+        ("Τα logs κρατάμε μόνο για 14 ημέρες, λόγω GDPR.", "μόνο για 14 ημέρες"),
+        ("Kod nas se build pravi samo na CI mašini, nikad lokalno za release.", "samo na CI"),
+    ],
+)
+def test_a_restriction_the_agent_took_in_without_acting_is_a_rule(said, rule):
+    found = Script().user(said).assistant("Understood.").extract()
+    assert [rule in c.content for c in found if c.kind.value == "preference"] == [True]
+
+
+def test_a_restriction_in_a_message_the_agent_acted_on_scopes_the_task_and_is_no_rule():
+    said = "Fix only the critical issues in the report."
+    found = Script().user(said).bash("go test ./...", "ok").assistant("Fixed the two.").extract()
+    assert [c for c in found if c.kind.value == "preference"] == []
+
+
+def test_a_rule_sentence_that_a_rule_before_it_carries_is_not_stated_twice():
+    said = "Releases never go out from a laptop. They are only cut by the CI job from a signed tag."
+    found = [c for c in Script().user(said).assistant("Noted.").extract() if c.kind.value == "preference"]
+    assert [c.content for c in found] == [said]

@@ -169,6 +169,25 @@ MUST_ELSEWHERE = re.compile(
     _I,
 )
 
+# ... and what is done one way only ("the prod hosts are only reachable through the bastion", "μόνο σε
+# ψευδωνυμοποιημένη μορφή"): each language's word for only. A restriction states a rule in a message the
+# agent took in without acting on it (`told`); in one it acted on, it scopes the task ("fix only the
+# critical ones"). Words another language writes for something else are left out (Slovak "len", Swahili
+# "tu", English "just").
+ONLY_ELSEWHERE = re.compile(
+    _spaced(
+        r"only|solely|exclusively|nur|ausschlie(?:ß|ss)lich|seulement|uniquement|s[oó]lo|solamente"
+        r"|[úu]nicamente|só|somente|apenas|soltanto|alleen|uitsluitend|slechts|kun|udelukkende|bara"
+        r"|endast|enbart|tylko|wy[łl][ąa]cznie|jen|jenom|pouze|iba|v[ýy]hradne|samo|isklju[čc]ivo"
+        r"|izklju[čc]no|csak|kiz[áa]r[óo]lag|vain|ainoastaan|ainult|tikai|tik|doar|numai|hanya|cuma"
+        r"|lamang|tanging|ch[ỉi]|sadece|yaln[ıi]zca|faqat|vet[ëe]m",
+        r"только|лишь|исключительно|лише|тільки|виключно|само|единствено|зөвхөн|μόνο|αποκλειστικά",
+        r"فقط|רק|تنها|صرف|केवल|सिर्फ़|सिर्फ|শুধু|কেবল|მხოლოდ|միայն|오직",
+    )
+    + r"|只|仅|僅|だけ|のみ|เท่านั้น|ብቻ|மட்டும்|മാത്രം|మాత్రమే|ಮಾತ್ರ|માત્ર|ફક્ત|ਸਿਰਫ",
+    _I,
+)
+
 PREFERENCE = _patterns(
     r"\b(?:i|we)\s+(?:always|usually|generally)\s+\w+",
     r"\b(?:i|we)\s+(?:really\s+|strongly\s+)?prefer\b",
@@ -323,22 +342,25 @@ def from_user(event: EventDoc, told: bool = False) -> list[Candidate]:
     # person's: they write a rule once
     pasted = {s for s, n in Counter(said).items() if n > 1}
     found = []
+    carried: set[str] = set()  # sentences a rule before them carries on (`_with_what_follows`)
     for s in said:
-        if _is_question(s) or s in pasted:
+        if _is_question(s) or s in pasted or s in carried:
             continue
         span = {"line_start": event.line_no, "line_end": event.last_line}
         stated = _states_taste(s)
         # a choice stated as one ("X should run in the terminal instead of through node") stays a
         # decision; an obligation that chooses nothing is a rule
         chosen = not stated and any(p.search(s) for p in DECISION) and not COUNTERFACTUAL.search(s)
-        rule = stated or (not chosen and _obligation(s))
+        rule = stated or (not chosen and (_obligation(s) or (told and _restricts(s))))
         if rule and event.is_plan:
             continue  # what an approved plan's code must do is no rule of the person's
         if rule:
+            whole = _with_what_follows(s, text) if told else s
+            carried.update(sentences(whole)[1:])
             found.append(
                 Candidate(
                     kind=MemoryKind.PREFERENCE,
-                    content=_sentence(_with_what_follows(s, text) if told else s),
+                    content=_sentence(whole),
                     confidence=0.8 if stated else 0.7,
                     tags=[] if stated else [Tag.OBLIGATION],
                     details={"source": "user"},
@@ -403,6 +425,11 @@ def _states_taste(s: str) -> bool:
 
 def _obligation(s: str) -> bool:
     return any(p.search(s) for p in OBLIGATION) and not NOT_OBLIGATION.search(s)
+
+
+def _restricts(s: str) -> bool:
+    """Whether a sentence restricts how something is done ("only through the bastion"), as a rule does."""
+    return bool(ONLY_ELSEWHERE.search(s)) and not NOT_OBLIGATION.search(s)
 
 
 _STOP = frozenset({"to", "with", "for", "in", "on", "because", "since", "and", "or", "as", "so"})
