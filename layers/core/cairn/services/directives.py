@@ -1104,6 +1104,21 @@ def with_what_they_name(lines: Sequence[str], written: set[int]) -> set[int]:
     return out | _naming_lines(lines, _notes_values("\n".join(lines[i] for i in sorted(out))))
 
 
+def naming_cut_notes(lines: Sequence[str], cut: str) -> set[int]:
+    """The lines of `lines` (a tool's output as an excerpt shows it) that carry a value a writer's line of
+    `cut` names: `cut` is what the excerpt left out of the output and kept apart (`Memory.tool_text`), a
+    note in its middle among it. A record's id that the note names (`- Tracking: FLAG-4471` over an
+    ADR's instructions to label every flag `killswitch-4471`) is the note's, as it is when the note is
+    shown (`with_what_they_name`)."""
+    return _naming_lines(lines, _cut_notes_values(cut)) if cut else set()
+
+
+@lru_cache(maxsize=256)
+def _cut_notes_values(cut: str) -> frozenset[str]:
+    kept = cut.splitlines()
+    return _notes_values("\n".join(kept[i] for i in not_data_lines(cut)))
+
+
 def _notes_values(written: str) -> frozenset[str]:
     """The values a writer's lines name (`values_in`), but a commit's id: what a line of data that names
     one of them carries of theirs (`_naming_lines`)."""
@@ -1621,13 +1636,17 @@ def stated_values(told: str) -> frozenset[str]:
     with the lines its sentence is hard-wrapped over, read without their log frames), and the block
     such a line introduces with a colon (`introduced`), and its lines that name an AI among their words
     (`addressing_lines`, a table's cell or a log's field included): what a note or a page states or
-    asks for, not what its listings and code name. Cached as `_stated` is."""
-    lines = unframed_lines((told or "").splitlines())
+    asks for, not what its listings and code name; and the whole run of comments such a line is in, as
+    the text has it (`written_lines`: a note's id at its head, `# OPS-4471: …`, is the note's, and a run
+    of `#` lines read without its marks is a frame's lines no more). Cached as `_stated` is."""
+    framed = (told or "").splitlines()
+    lines = unframed_lines(framed)
     text = "\n".join(lines)
     said = sorted({*written_lines(text), *_introducing_lines(lines), *addressing_lines(lines)})
     read = [j for i in said for j in (*began_on(lines, i), *continuing(lines, i))]
     read += [k for i in said for j in continuing(lines, i) for k in introduced(lines, j)]
-    return values_in("\n".join(lines[j] for j in read))
+    notes = [framed[i] for i in written_lines(told or "") if COMMENT_LINE.match(framed[i])]
+    return values_in("\n".join([*(lines[j] for j in read), *notes]))
 
 
 # an AI named as most languages write it in technical prose: the Latin "AI" (Urdu's "AI اسسٹنٹس"), the

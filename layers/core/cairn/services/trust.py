@@ -42,6 +42,7 @@ from cairn.domain.vocabulary import Tag
 from cairn.services.directives import (
     RETOLD,
     directive,
+    naming_cut_notes,
     not_data_lines,
     relayed,
     relayed_directive,
@@ -509,7 +510,26 @@ def _left_out(m: Memory, spoken: list[Part]) -> tuple[list[Withheld | None], lis
     ]
     if excerpt:
         _restated_here(spoken, held, lines)
+        _named_by_cut_notes(spoken, held, lines, m.tool_text)
     return held, lines
+
+
+def _named_by_cut_notes(
+    spoken: list[Part], held: list[Withheld | None], lines: list[list[int]], cut: str
+) -> None:
+    """Adds to `lines` an untrusted tool's lines that carry a value a note the excerpt cut out of its
+    output names (`directives.naming_cut_notes`): the note is left out whether shown or cut, and so is
+    what names it."""
+    if not cut:
+        return
+    for k, p in enumerate(spoken):
+        if held[k] is not None or p.said_by != "tool" or (p.source is not None and p.source.trusted):
+            continue
+        words = _words_of(p)
+        offset = p.text.count("\n") - words.count("\n")
+        named = {offset + i for i in naming_cut_notes(words.splitlines(), cut)}
+        if named:
+            lines[k] = sorted(set(lines[k]) | named)
 
 
 def _restated_here(spoken: list[Part], held: list[Withheld | None], lines: list[list[int]]) -> None:
