@@ -909,6 +909,10 @@ def test_german_nie_is_never_where_the_sentence_is_german_and_a_plain_not_elsewh
         ("The staging database is only reachable through the VPN, on purpose.", "only reachable through"),
         ("Τα logs κρατάμε μόνο για 14 ημέρες, λόγω GDPR.", "μόνο για 14 ημέρες"),
         ("Kod nas se build pravi samo na CI mašini, nikad lokalno za release.", "samo na CI"),
+        (
+            "Бэкапы храним только в другом регионе — так решили после пожара в ЦОДе.",
+            "только в другом регионе",
+        ),
     ],
 )
 def test_a_restriction_the_agent_took_in_without_acting_is_a_rule(said, rule):

@@ -222,16 +222,16 @@ OBLIGATION = [
     ),
 ]
 # ... unless it is hedged ("maybe we should…"), asks in passing ("analyse which directories should be
-# added"), holds for now only ("do not update the VPS yet") or gives a step and what it should lead to
-# ("open /connections → should see the request", "test with a free user — both should see trainers": a
-# test plan's expectation, not a rule)
-NOT_OBLIGATION = re.compile(
+# added") or holds for now only ("do not update the VPS yet")
+HEDGED = re.compile(
     r"^(?:maybe|perhaps|talvez|quiz[aá]s|peut-[eê]tre|vielleicht)\b"
     r"|\b(?:which|what|whether|how|qual|quais)\b"
-    r"|\b(?:yet|for now|por enquanto|por ahora|pour l'instant|vorerst)\b"
-    r"|→|->|=>|\s[—–]\s",
+    r"|\b(?:yet|for now|por enquanto|por ahora|pour l'instant|vorerst)\b",
     _I,
 )
+# ... or gives a step and what it should lead to ("open /connections → should see the request", "test
+# with a free user — both should see trainers": a test plan's expectation, not a rule)
+NOT_OBLIGATION = re.compile(HEDGED.pattern + r"|→|->|=>|\s[—–]\s", _I)
 DECISION = _patterns(
     r"\blet'?s\s+(?:go with|use|switch to|stick with|move to|adopt|keep)\b",
     r"\bwe(?:'ve| have)?\s+decided\b",
@@ -429,7 +429,7 @@ def _obligation(s: str) -> bool:
 
 def _restricts(s: str) -> bool:
     """Whether a sentence restricts how something is done ("only through the bastion"), as a rule does."""
-    return bool(ONLY_ELSEWHERE.search(s)) and not NOT_OBLIGATION.search(s)
+    return bool(ONLY_ELSEWHERE.search(s)) and not HEDGED.search(s)
 
 
 _STOP = frozenset({"to", "with", "for", "in", "on", "because", "since", "and", "or", "as", "so"})
