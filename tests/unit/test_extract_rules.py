@@ -913,11 +913,27 @@ def test_german_nie_is_never_where_the_sentence_is_german_and_a_plain_not_elsewh
             "Бэкапы храним только в другом регионе — так решили после пожара в ЦОДе.",
             "только в другом регионе",
         ),
+        ("Feature flags get an owner and a removal date in every pull request that adds one.", "every pull"),
+        ("Kila tawi la release linapewa tag kabla ya kupelekwa.", "Kila tawi"),
     ],
 )
 def test_a_restriction_the_agent_took_in_without_acting_is_a_rule(said, rule):
     found = Script().user(said).assistant("Understood.").extract()
     assert [rule in c.content for c in found if c.kind.value == "preference"] == [True]
+
+
+def test_danish_kun_is_only_where_the_sentence_is_danish_and_finnish_kun_is_when():
+    danish = Script().user("Vi deployer kun fra CI-serveren.").assistant("Forstået.").extract()
+    assert [c.kind.value for c in danish] == ["preference"]
+    finnish = Script().user("Kun deploy epäonnistuu, katson lokit itse.").assistant("Selvä.").extract()
+    assert [c for c in finnish if c.kind.value == "preference"] == []
+
+
+def test_only_in_a_commands_flag_is_no_restriction():
+    said = "Done, I ran firebase deploy --only functions:sendChat from my machine."
+    assert [
+        c for c in Script().user(said).assistant("Great.").extract() if c.kind.value == "preference"
+    ] == []
 
 
 def test_a_restriction_in_a_message_the_agent_acted_on_scopes_the_task_and_is_no_rule():

@@ -122,9 +122,13 @@ NEVER_IN_ITS_LANGUAGE = {"de": re.compile(r"(?<!\w)nie(?!\w)", re.I)}
 
 
 def _never_in_its_language(s: str) -> bool:
-    return any(
-        word.search(s) and written_in(s) == language for language, word in NEVER_IN_ITS_LANGUAGE.items()
-    )
+    return _in_its_language(s, NEVER_IN_ITS_LANGUAGE)
+
+
+def _in_its_language(s: str, words: dict[str, re.Pattern[str]]) -> bool:
+    """Whether `s` holds a word of `words` where the language model reads `s` as written in its language."""
+    found = [language for language, word in words.items() if word.search(s)]
+    return bool(found) and written_in(s) in found
 
 
 # ... and a must, as English's modals (`OBLIGATION`)
@@ -169,15 +173,18 @@ MUST_ELSEWHERE = re.compile(
     _I,
 )
 
+# never a word inside a command's flag or a path (`--only functions:x`, `src/each/`)
+_AS_WORDS = r"(?<![-/.])"
 # ... and what is done one way only ("the prod hosts are only reachable through the bastion", "μόνο σε
 # ψευδωνυμοποιημένη μορφή"): each language's word for only. A restriction states a rule in a message the
 # agent took in without acting on it (`told`); in one it acted on, it scopes the task ("fix only the
 # critical ones"). Words another language writes for something else are left out (Slovak "len", Swahili
-# "tu", English "just").
+# "tu", English "just") or read in their language only (`ONLY_IN_ITS_LANGUAGE`).
 ONLY_ELSEWHERE = re.compile(
-    _spaced(
+    _AS_WORDS
+    + _spaced(
         r"only|solely|exclusively|nur|ausschlie(?:ß|ss)lich|seulement|uniquement|s[oó]lo|solamente"
-        r"|[úu]nicamente|só|somente|apenas|soltanto|alleen|uitsluitend|slechts|kun|udelukkende|bara"
+        r"|[úu]nicamente|só|somente|apenas|soltanto|alleen|uitsluitend|slechts|udelukkende|bara"
         r"|endast|enbart|tylko|wy[łl][ąa]cznie|jen|jenom|pouze|iba|v[ýy]hradne|samo|isklju[čc]ivo"
         r"|izklju[čc]no|csak|kiz[áa]r[óo]lag|vain|ainoastaan|ainult|tikai|tik|doar|numai|hanya|cuma"
         r"|lamang|tanging|ch[ỉi]|sadece|yaln[ıi]zca|faqat|vet[ëe]m",
@@ -185,6 +192,19 @@ ONLY_ELSEWHERE = re.compile(
         r"فقط|רק|تنها|صرف|केवल|सिर्फ़|सिर्फ|শুধু|কেবল|მხოლოდ|միայն|오직",
     )
     + r"|只|仅|僅|だけ|のみ|เท่านั้น|ብቻ|மட்டும்|മാത്രം|మాత్రమే|ಮಾತ್ರ|માત્ર|ફક્ત|ਸਿਰਫ",
+    _I,
+)
+# ... and what holds for each one of a kind ("send_default_pii stays off in every environment", "bawat
+# pagbabago sa payments/ ay dumadaan sa review"): each language's word for every, read as `ONLY_ELSEWHERE`
+# is. Not its word for all, which a report or a complaint says as often ("all tests pass", "всё сломалось").
+EVERY_ELSEWHERE = re.compile(
+    _AS_WORDS
+    + _spaced(
+        r"every|each|jede[rsmn]?|chaque|cada|ogni|elke|iedere?|hver[t]?|varje|ka[żz]d\w*|ka[žz]d\w*|svak\w*"
+        r"|kiekvien\w*|katr\w*|jokai\w*|minden|fiecare|setiap|tiap|bawat|kila|mỗi|кажд\w*|кожн\w*|κάθε",
+        r"כל|كل|هر|हर|प्रत्येक|প্রতিটি|모든",
+    )
+    + r"|每|毎",
     _I,
 )
 
@@ -351,7 +371,9 @@ def from_user(event: EventDoc, told: bool = False) -> list[Candidate]:
         # a choice stated as one ("X should run in the terminal instead of through node") stays a
         # decision; an obligation that chooses nothing is a rule
         chosen = not stated and any(p.search(s) for p in DECISION) and not COUNTERFACTUAL.search(s)
-        rule = stated or (not chosen and (_obligation(s) or (told and _restricts(s))))
+        # a restriction the agent took in is a standing rule as "always" and "never" state one
+        stated = stated or (not chosen and told and _restricts(s))
+        rule = stated or (not chosen and _obligation(s))
         if rule and event.is_plan:
             continue  # what an approved plan's code must do is no rule of the person's
         if rule:
@@ -427,9 +449,16 @@ def _obligation(s: str) -> bool:
     return any(p.search(s) for p in OBLIGATION) and not NOT_OBLIGATION.search(s)
 
 
+# ... the Danish and Norwegian "kun" (only) is the Finnish "kun" (when)
+_KUN = re.compile(r"(?<!\w)kun(?!\w)", re.I)
+ONLY_IN_ITS_LANGUAGE = {"da": _KUN, "no": _KUN, "nb": _KUN, "nn": _KUN}
+
+
 def _restricts(s: str) -> bool:
-    """Whether a sentence restricts how something is done ("only through the bastion"), as a rule does."""
-    return bool(ONLY_ELSEWHERE.search(s)) and not HEDGED.search(s)
+    """Whether a sentence restricts how something is done ("only through the bastion", "in every
+    environment"), as a rule does."""
+    said = ONLY_ELSEWHERE.search(s) or EVERY_ELSEWHERE.search(s) or _in_its_language(s, ONLY_IN_ITS_LANGUAGE)
+    return bool(said) and not HEDGED.search(s)
 
 
 _STOP = frozenset({"to", "with", "for", "in", "on", "because", "since", "and", "or", "as", "so"})
