@@ -1108,13 +1108,15 @@ def naming_cut_notes(lines: Sequence[str], cut: str) -> set[int]:
     """The lines of `lines` (a tool's output as an excerpt shows it) that carry a value a writer's line of
     `cut` names: `cut` is what the excerpt left out of the output and kept apart (`Memory.tool_text`), a
     note in its middle among it. A record's id that the note names (`- Tracking: FLAG-4471` over an
-    ADR's instructions to label every flag `killswitch-4471`) is the note's, as it is when the note is
-    shown (`with_what_they_name`)."""
+    ADR's instructions to cite FLAG-4471 in every commit that keeps a flag) is the note's, as it is when
+    the note is shown (`with_what_they_name`)."""
     return _naming_lines(lines, _cut_notes_values(cut)) if cut else set()
 
 
 @lru_cache(maxsize=256)
 def _cut_notes_values(cut: str) -> frozenset[str]:
+    """The values the writer's lines of an excerpt's cut text name. Cached: the block and the prompt hook
+    read the same excerpts again and again."""
     kept = cut.splitlines()
     return _notes_values("\n".join(kept[i] for i in not_data_lines(cut)))
 
