@@ -318,3 +318,20 @@ def test_a_part_of_a_secret_that_reads_as_a_credential_is_redacted_where_it_is_r
 
     assert "qx77a" not in result.text
     assert result.text.endswith("with the purge-[REDACTED:secret_assignment] token; purge it is not.")
+
+
+def test_a_secret_in_a_two_column_table_row_is_redacted_as_vault_prints_it():
+    table = (
+        "Key                 Value\n"
+        "---                 -----\n"
+        "lease_duration      768h\n"
+        "db_user             billing_app\n"
+        "db_password         Vr4!kT9w-prod-2291\n"
+        "api_token           hvs7Qm7Lp2Xz9Rw4\n"
+    )
+    out = redact(table).text
+    assert "Vr4!kT9w-prod-2291" not in out and "hvs7Qm7Lp2Xz9Rw4" not in out
+    assert "billing_app" in out and "768h" in out
+    # prose, a placeholder and a reference to where the secret lives are no row of a secret
+    kept = ("password reset  flow is broken", "api_key         ${API_KEY}", "db_password     <redacted>")
+    assert [redact(line).text for line in kept] == list(kept)

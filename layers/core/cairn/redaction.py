@@ -89,6 +89,11 @@ _ASSIGNMENT_SOURCE = rf"""(?x)
 # the ignore-case twin serves the rare text whose lower-casing changes its length.
 _ASSIGNMENT = re.compile(_ASSIGNMENT_SOURCE)
 _ASSIGNMENT_ANY_CASE = re.compile(_ASSIGNMENT_SOURCE, re.I)
+# ... and a two-column table's row, as `vault read`, `vault kv get` or `op item get` print a secret: the
+# credential's key, two spaces or more, and its value as the row's one other token
+_COLUMN = re.compile(
+    rf"(?im)^[ \t]*[A-Za-z0-9_.\-]*{_CREDENTIAL_WORD}[A-Za-z0-9_.\-]*[ \t]{{2,}}(?P<cell>\S{{4,400}})[ \t]*$"
+)
 _NOT_SECRET_VALUES = frozenset(
     {
         "null",
@@ -160,6 +165,15 @@ def shannon_entropy(value: str) -> float:
     counts = Counter(value)
     size = len(value)
     return -sum(n / size * math.log2(n / size) for n in counts.values())
+
+
+def _column_value(match: _Original) -> bool:
+    """A table row's value that may be a secret: no placeholder, no reference to where one lives."""
+    value = match.group("cell")
+    lowered = value.lower()
+    if lowered in _NOT_SECRET_VALUES or lowered.startswith(("[redacted", "<", "{{", "${", "$(", "%(", "n/a")):
+        return False
+    return not (value.startswith("$") or _REFERENCE.match(value))
 
 
 def _high_entropy(match: _Original) -> bool:
@@ -281,6 +295,13 @@ _RULES: tuple[_Rule, ...] = (
         triggers=("pass", "secret", "token", "key", "credential", "pwd"),
         accept=_assignment_value,
         on_lowered=_ASSIGNMENT,
+    ),
+    _Rule(
+        "secret_column",
+        _COLUMN,
+        group="cell",
+        triggers=("pass", "secret", "token", "key", "credential", "pwd"),
+        accept=_column_value,
     ),
     _Rule("high_entropy", _TOKEN, accept=_high_entropy),
 )
