@@ -1495,3 +1495,7 @@ def test_a_records_id_that_a_note_the_excerpt_cut_out_names_is_the_notes():
     )
     assert naming_cut_notes(shown, cut) == {2}
     assert naming_cut_notes(shown, "$ cat docs/adr/0107.md\n    build 5512 passed in 3 minutes") == set()
+    # what a log's cut lines name is the log's: curl's handshake lines cut, its TLS lines shown stay data
+    curl = ["* TLSv1.3 (IN), TLS handshake, Finished (20):", "< HTTP/2 200"]
+    cut = "$ curl -v https://api.example.org\n    * TLSv1.3 (OUT), TLS change cipher, Change cipher spec (1):"
+    assert naming_cut_notes(curl, cut) == set()

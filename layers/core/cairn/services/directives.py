@@ -1118,7 +1118,12 @@ def _cut_notes_values(cut: str) -> frozenset[str]:
     """The values the writer's lines of an excerpt's cut text name. Cached: the block and the prompt hook
     read the same excerpts again and again."""
     kept = cut.splitlines()
-    return _notes_values("\n".join(kept[i] for i in not_data_lines(cut)))
+    written = "\n".join(kept[i] for i in not_data_lines(cut))
+    # a cut note that asks its reader for something, in a sentence, names what it wants done; the values a
+    # log's or a page's cut lines name (curl's `TLSv1.3` handshake lines, a pull request's address) are the
+    # output's own
+    asked = set(asking_lines(written)) & set(prose_lines(written))
+    return _notes_values(written) if asked or directive(written) else frozenset()
 
 
 def _notes_values(written: str) -> frozenset[str]:
