@@ -946,3 +946,12 @@ def test_a_rule_sentence_that_a_rule_before_it_carries_is_not_stated_twice():
     said = "Releases never go out from a laptop. They are only cut by the CI job from a signed tag."
     found = [c for c in Script().user(said).assistant("Noted.").extract() if c.kind.value == "preference"]
     assert [c.content for c in found] == [said]
+
+
+def test_a_choice_after_a_rule_the_agent_took_in_is_a_decision_of_its_own():
+    said = "Please always use pnpm in this repository. We decided to go with PostgreSQL 16 for orders."
+    found = Script().user(said).assistant("Noted.").extract()
+    assert [(c.kind.value, c.content) for c in found] == [
+        ("preference", "Please always use pnpm in this repository."),
+        ("decision", "We decided to go with PostgreSQL 16 for orders."),
+    ]

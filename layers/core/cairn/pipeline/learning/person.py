@@ -364,18 +364,20 @@ def from_user(event: EventDoc, told: bool = False) -> list[Candidate]:
     found = []
     carried: set[str] = set()  # sentences a rule before them carries on (`_with_what_follows`)
     for s in said:
-        if _is_question(s) or s in pasted or s in carried:
+        if _is_question(s) or s in pasted:
             continue
         span = {"line_start": event.line_no, "line_end": event.last_line}
         stated = _states_taste(s)
         # a choice stated as one ("X should run in the terminal instead of through node") stays a
         # decision; an obligation that chooses nothing is a rule
-        chosen = not stated and any(p.search(s) for p in DECISION) and not COUNTERFACTUAL.search(s)
+        chosen = not stated and _chooses(s)
         # a restriction the agent took in is a standing rule as "always" and "never" state one
         stated = stated or (not chosen and told and _restricts(s))
         rule = stated or (not chosen and _obligation(s))
-        if rule and event.is_plan:
-            continue  # what an approved plan's code must do is no rule of the person's
+        if rule and (event.is_plan or s in carried):
+            # what an approved plan's code must do is no rule of the person's; a rule the one before it
+            # carries on is said once
+            continue
         if rule:
             whole = _with_what_follows(s, text) if told else s
             carried.update(sentences(whole)[1:])
@@ -422,8 +424,8 @@ RULE_MESSAGE_CHARS = MAX_SENTENCE
 
 def _with_what_follows(rule: str, text: str) -> str:
     """`rule` with the sentences after it on its line, when its message is no longer than
-    RULE_MESSAGE_CHARS: up to the next question, rule, request of the person's or code (a rule of its own,
-    a task, a snippet)."""
+    RULE_MESSAGE_CHARS: up to the next question, rule, choice, request of the person's or code (a rule of
+    its own, a decision, a task, a snippet)."""
     if len(text.strip()) > RULE_MESSAGE_CHARS:
         return rule
     for line in text.splitlines():
@@ -432,11 +434,17 @@ def _with_what_follows(rule: str, text: str) -> str:
             continue
         out = [rule]
         for s in said[said.index(rule) + 1 :]:
-            if _is_question(s) or _states_taste(s) or _obligation(s) or asks(s) or is_code(s):
+            if _is_question(s) or _states_taste(s) or _obligation(s) or _chooses(s) or asks(s) or is_code(s):
                 break
             out.append(s)
         return " ".join(out)
     return rule
+
+
+def _chooses(s: str) -> bool:
+    """Whether a sentence states a choice ("we decided to go with PostgreSQL 16"), not what might have
+    been."""
+    return any(p.search(s) for p in DECISION) and not COUNTERFACTUAL.search(s)
 
 
 def _states_taste(s: str) -> bool:
