@@ -77,6 +77,8 @@ _CREDENTIAL_WORD = (
     r"(?:password|passwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key"
     r"|credentials?|auth[_\-]?key|signing[_\-]?key|encryption[_\-]?key|(?<![a-z])pwd)"
 )
+# what a text holding a credential's key holds, lower-cased: the assignment and table-row rules' pre-check
+_CREDENTIAL_TRIGGERS = ("pass", "secret", "token", "key", "credential", "pwd")
 _ASSIGNMENT_SOURCE = rf"""(?x)
     (?P<key>{_CREDENTIAL_WORD}[A-Za-z0-9_.\-]*["']?)
     (?P<sep>[ \t]*(?::=|=>|=|:)[ \t]*)
@@ -123,16 +125,27 @@ _REFERENCE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$"
 _VERSION_RANGE = re.compile(r"[~^<>=v]{0,2}\d+(?:\.\d+){1,3}(?:-[\w.]+)?")
 
 
-def _assignment_value(match: _Original) -> bool:
-    quoted = match.group("qval") is not None
-    value = match.group("qval") if quoted else match.group("uval")
+def _names_no_secret(value: str) -> bool:
+    """A placeholder ("null", "<redacted>", "${API_KEY}") or a reference to where the secret lives
+    (`$TOKEN`, `settings.API_KEY`): what a credential's key may be given that is not the secret."""
     lowered = value.lower().strip()
     if lowered in _NOT_SECRET_VALUES or lowered.startswith(
         ("[redacted", "<", "{{", "${", "$(", "%(", "process.env")
     ):
+        return True
+    return value.startswith("$") or bool(_REFERENCE.match(value))
+
+
+def _column_value(match: _Original) -> bool:
+    """A table row's value that may be a secret (`_COLUMN`)."""
+    return not _names_no_secret(match.group("cell"))
+
+
+def _assignment_value(match: _Original) -> bool:
+    quoted = match.group("qval") is not None
+    value = match.group("qval") if quoted else match.group("uval")
+    if _names_no_secret(value):
         return False
-    if value.startswith("$") or _REFERENCE.match(value):
-        return False  # a reference to where the secret lives, not the secret
     if _VERSION_RANGE.fullmatch(value.strip()):
         return False  # a dependency's version ("js-tokens": "^4.0.0"), not a credential
     end = match.end()
@@ -165,15 +178,6 @@ def shannon_entropy(value: str) -> float:
     counts = Counter(value)
     size = len(value)
     return -sum(n / size * math.log2(n / size) for n in counts.values())
-
-
-def _column_value(match: _Original) -> bool:
-    """A table row's value that may be a secret: no placeholder, no reference to where one lives."""
-    value = match.group("cell")
-    lowered = value.lower()
-    if lowered in _NOT_SECRET_VALUES or lowered.startswith(("[redacted", "<", "{{", "${", "$(", "%(", "n/a")):
-        return False
-    return not (value.startswith("$") or _REFERENCE.match(value))
 
 
 def _high_entropy(match: _Original) -> bool:
@@ -292,7 +296,7 @@ _RULES: tuple[_Rule, ...] = (
         "secret_assignment",
         _ASSIGNMENT_ANY_CASE,
         group="value",
-        triggers=("pass", "secret", "token", "key", "credential", "pwd"),
+        triggers=_CREDENTIAL_TRIGGERS,
         accept=_assignment_value,
         on_lowered=_ASSIGNMENT,
     ),
@@ -300,7 +304,7 @@ _RULES: tuple[_Rule, ...] = (
         "secret_column",
         _COLUMN,
         group="cell",
-        triggers=("pass", "secret", "token", "key", "credential", "pwd"),
+        triggers=_CREDENTIAL_TRIGGERS,
         accept=_column_value,
     ),
     _Rule("high_entropy", _TOKEN, accept=_high_entropy),
