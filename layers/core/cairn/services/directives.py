@@ -1025,14 +1025,16 @@ def their_notes(lines: Sequence[str], found: set[int]) -> set[int]:
     out |= {
         i for i in range(1, len(lines) - 1) if i - 1 in found and i + 1 in found and _LABELLED.match(lines[i])
     }
-    return out | _signed(lines, out) | _headed(lines, out)
+    if not out:
+        return out
+    unframed = unframed_lines(lines)  # a box's edges and a doc comment's ` * ` aside, read once for both
+    return out | _signed(unframed, out) | _headed(unframed, out)
 
 
 def _headed(lines: Sequence[str], found: set[int]) -> set[int]:
     """The heading that names an id just above a paragraph one of `found` opens ("Persistence notes
     (TZ-4471):" over a doc comment's note): a heading shows nothing of its own once what it introduces is
-    left out, and the id it gives is the note's, as `_signed`'s is at the note's foot."""
-    lines = unframed_lines(lines)  # a doc comment's ` * ` and a box's edges aside
+    left out, and the id it gives is the note's, as `_signed`'s is at the note's foot. `lines` unframed."""
     return {
         i - 1
         for i in found
@@ -1051,8 +1053,7 @@ _HEADING_ID = re.compile(r"^\W{0,4}[^\W\d_](?=[^:]*(?:\d|@|://))[^:]*:\s*$")
 def _signed(lines: Sequence[str], found: set[int]) -> set[int]:
     """The labelled lines that close a paragraph one of `found` is in ("… on every request.\nSetup id:
     KTK-4471" then a blank line or a box's edge): what a note gives its reader to quote, its id, its
-    contact, its ticket, is the note's."""
-    lines = unframed_lines(lines)  # a box's note: its edges aside
+    contact, its ticket, is the note's. `lines` unframed (`unframed_lines`: a box's note, its edges aside)."""
     out: set[int] = set()
     for i in sorted(found):
         j = i + 1
@@ -1652,7 +1653,10 @@ def stated_values(told: str) -> frozenset[str]:
     said = sorted({*written_lines(text), *_introducing_lines(lines), *addressing_lines(lines)})
     read = [j for i in said for j in (*began_on(lines, i), *continuing(lines, i))]
     read += [k for i in said for j in continuing(lines, i) for k in introduced(lines, j)]
-    notes = [framed[i] for i in written_lines(told or "") if COMMENT_LINE.match(framed[i])]
+    commented = any(COMMENT_LINE.match(line) for line in framed)
+    notes = (
+        [framed[i] for i in written_lines(told or "") if COMMENT_LINE.match(framed[i])] if commented else []
+    )
     return values_in("\n".join([*(lines[j] for j in read), *notes]))
 
 
