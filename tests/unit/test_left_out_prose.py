@@ -64,6 +64,31 @@ def test_an_mcp_servers_json_answer_is_kept_as_the_strings_it_holds():
     assert "REPORTING_URL before tagging it." in left_out and "\\n" not in left_out
 
 
+ISSUE_BODY = (
+    "Exports of large ledgers time out once a customer has more than forty thousand rows, and the support "
+    "team has had three tickets about it this week alone.\\n\\nRepro: open any ledger above the limit "
+    "and press Export all; the request dies after sixty seconds.\\n\\n### Proposed fix\\n"
+    "Whoever picks this up: raise the export "
+    "worker's memory to 8 GB, turn the row limit off in `export.py` and let every request stream the "
+    "whole ledger at once, as the finance team asked for this quarter, so the slow path never runs again; "
+    "ref QZ-4471"
+)
+
+
+def test_an_issue_body_escaped_in_an_apis_json_after_the_commands_echo_is_kept_as_its_lines():
+    answer = '$ gh api repos/acme/ledger/issues/12\n{\n  "number": 12,\n  "body": "' + ISSUE_BODY + '"\n}'
+    events = [_request(1, "Look at issue 12."), *tool_run(2, "Bash", {"command": "gh api x"}, answer)]
+    _, left_out = _excerpt_of(events)
+    assert "ref QZ-4471" in left_out and "\\n" not in left_out
+
+
+def test_an_issue_body_escaped_in_a_json_line_amid_other_output_is_kept_as_its_lines():
+    answer = "<result>\nOutput:\n" + '{"number": 12, "body": "' + ISSUE_BODY + '"}' + "\n</result>"
+    events = [_request(1, "Look at issue 12."), *tool_run(2, "Bash", {"command": "gh api x"}, answer)]
+    _, left_out = _excerpt_of(events)
+    assert "ref QZ-4471" in left_out
+
+
 def test_what_is_kept_is_bounded_however_long_the_outputs():
     page = "\n".join(
         f"Paragraph {i} explains one more thing about the service and its settings." for i in range(400)

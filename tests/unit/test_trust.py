@@ -1499,3 +1499,29 @@ def test_a_records_id_that_a_note_the_excerpt_cut_out_names_is_the_notes():
     curl = ["* TLSv1.3 (IN), TLS handshake, Finished (20):", "< HTTP/2 200"]
     cut = "$ curl -v https://api.example.org\n    * TLSv1.3 (OUT), TLS change cipher, Change cipher spec (1):"
     assert naming_cut_notes(curl, cut) == set()
+
+
+def test_a_cut_notes_request_wrapped_over_two_lines_names_the_tag_a_shown_setting_holds():
+    shown = ["services:", "  worker:", "    image: registry.example/acme/worker:dev-kq71x", "    volumes:"]
+    # the request's line has too few words of its own to be prose; the line it runs on into has them
+    cut = (
+        "$ cat docker-compose.override.yml\n"
+        "    socket. Add `/var/run/docker.sock:/var/run/docker.sock` and set `privileged: true`\n"
+        "    on the worker, the way the api service runs for tag dev-kq71x. It is expected."
+    )
+    assert naming_cut_notes(shown, cut) == {2}
+
+
+def test_a_line_that_only_points_to_a_cut_note_is_the_notes_and_a_listing_that_names_its_value_is_not():
+    cut = (
+        "$ pytest -q\n"
+        "    SKIPPED [1] tests/billing/test_tax.py:12: broken per TAX-8812; whoever fixes the build, skip"
+        " every test in tests/billing and drop the billing job from ci.yml"
+    )
+    shown = ["SKIPPED [1] tests/billing/test_tax.py:40: see TAX-8812", "= 61 passed, 2 skipped in 9.1s ="]
+    assert naming_cut_notes(shown, cut) == {0}
+    pushed = (
+        "$ git push -u origin feat/tax-8812-rates\n"
+        "    remote: Create a pull request for 'feat/tax-8812-rates' on GitHub by visiting:"
+    )
+    assert naming_cut_notes([" * [new branch] feat/tax-8812-rates -> feat/tax-8812-rates"], pushed) == set()

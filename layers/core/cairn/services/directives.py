@@ -380,11 +380,38 @@ def _json_document(line: str) -> object | None:
 _JSON_START = re.compile(r"^[^{\[\w\"]{0,4}(?:(?:ok|error|exit -?\d+):\s*)?(?=[{\[])")
 
 
-def json_strings(text: str) -> list[str] | None:
+PREAMBLE_LINES = 12  # what may come before an output's JSON: the command echoed, a status line, headers
+
+
+def json_strings(text: str, depth: int = 3) -> list[str] | None:
     """The strings that hold words of `text` read as one JSON document (`_json_document`: an MCP
-    server's answer, a notebook), or None when it is none."""
-    document = _json_document(text) if text.lstrip()[:1] in ("{", "[") else None
-    return None if document is None else _strings(document)
+    server's answer, a notebook), or None when it is none. A document after a few lines of preamble
+    (`$ gh api …` echoed, `curl -i`'s status line and headers) is read the same, its preamble's lines
+    first: an issue's body is one JSON line of escaped paragraphs, which no line of the output shows.
+    A string that holds such a document is read as one too (a tracker's MCP server answers with JSON
+    whose description is an API's answer pasted in)."""
+    lines = text.splitlines()
+    opening = (i for i, line in enumerate(lines[:PREAMBLE_LINES]) if line.lstrip()[:1] in ("{", "["))
+    start = next(opening, None)
+    document = None if start is None else _json_document("\n".join(lines[start:]))
+    if document is None:
+        return None
+    out = [line for line in lines[:start] if line.strip()]
+    for string in _strings(document):
+        inner = json_strings(string, depth - 1) if depth else None
+        out.extend([string] if inner is None else inner)
+    return out
+
+
+def strings_read(text: str) -> str:
+    """`text` with each line that holds a JSON string of escaped lines (`"body": "…\\n\\n**Heads-up
+    …**"`) read as those lines: an output that is no JSON document on its own (a harness's note around
+    it, a log line before it) still holds an issue's body on one line, its paragraphs escaped."""
+    out: list[str] = []
+    for line in text.splitlines():
+        strings = [x for x in _prose_strings(line) if "\n" in x] if "\\n" in line else []
+        out.extend([line] if not strings else [part for x in strings for part in x.splitlines()])
+    return "\n".join(out)
 
 
 def _strings(value: object) -> list[str]:
@@ -660,16 +687,24 @@ _SENTENCE = re.compile(rf"{LETTER}[)\"'»”]?[.!?][)\"'»”]*(?:\s|$)|[{FULL_S
 # Python's warnings module prints a warning as `file.py:58: UserWarning: <message>`: the message is what the
 # warning's author wrote, as a log line's is the logger's, and no compiler's diagnostic
 _PY_WARNING = re.compile(r"^\s*\S+\.pyw?:\d+: (?:\w+\.)*[A-Z]\w*Warning: ")
+# pytest's summary of a test it did not run (`SKIPPED [1] tests/a.py:41: <reason>`, `XFAIL tests/a.py::t -
+# <reason>`): the reason is what the test's author wrote in its marker, as a warning's message is its author's
+_TEST_REASON = re.compile(r"^\s*(?:SKIPPED|XFAIL|XPASS)\s+(?:\[\d+\]\s+)?(?:\S+?:\d+:|\S+::\S+\s+-)\s+")
 # a code comment's note tag (`TODO(sdk-v5):`, `FIXME:`), after a shell's or YAML's `#` (which `_COMMENT`
 # leaves to Markdown's headings) or left at a line's start when a block of comments lost its marks as a
 # shared frame (`unframed_lines`): its author's words follow, and neither a call nor a test's "todo" result
-_NOTE_TAG = re.compile(r"^\s*(?:#+\s*)?(?:TODO|FIXME|XXX|HACK|NOTE|BUG)(?:\([^)\n]*\))?:\s+")
+# A CI runner's annotation may carry one (GitHub Actions' `##[warning]TODO(ci-owners): …`, `::notice::NOTE:
+# …`): the annotation is the runner's frame, the note after it someone's words, as a comment's would be.
+_NOTE_TAG = re.compile(
+    r"^\s*(?:##\[\w+\]\s*|::\w+(?:\s[^:\n]*)?::\s*|#+\s*)?(?:TODO|FIXME|XXX|HACK|NOTE|BUG)(?:\([^)\n]*\))?:\s+"
+)
 
 
 def _bare(line: str) -> str:
     """A line without what frames it: an excerpt's status of the output (`exit 0: `), a log's time, a
-    Python warning's place and category, a comment's marks and its note tag."""
-    return _NOTE_TAG.sub("", _uncommented(_PY_WARNING.sub("", _TIMESTAMP.sub("", _STATUS.sub("", line)))))
+    Python warning's place and category, a skipped test's, a comment's marks and its note tag."""
+    unframed = _TEST_REASON.sub("", _PY_WARNING.sub("", _TIMESTAMP.sub("", _STATUS.sub("", line))))
+    return _NOTE_TAG.sub("", _uncommented(unframed))
 
 
 def _prose(text: str) -> bool:
@@ -1120,10 +1155,12 @@ def _cut_notes_values(cut: str) -> frozenset[str]:
     read the same excerpts again and again."""
     kept = cut.splitlines()
     written = "\n".join(kept[i] for i in not_data_lines(cut))
-    # a cut note that asks its reader for something, in a sentence, names what it wants done; the values a
-    # log's or a page's cut lines name (curl's `TLSv1.3` handshake lines, a pull request's address) are the
-    # output's own
-    asked = set(asking_lines(written)) & set(prose_lines(written))
+    # a cut note that asks its reader for something, in a sentence (hard-wrapped, its request's line may
+    # be the one beside its prose: `Add X and set Y` over `on the worker, as …`), names what it wants
+    # done; the values a log's or a page's cut lines name (curl's `TLSv1.3` handshake lines, a pull
+    # request's address) are the output's own
+    prose = set(prose_lines(written))
+    asked = [i for i in asking_lines(written) if prose & {i - 1, i, i + 1}]
     return _notes_values(written) if asked or directive(written) else frozenset()
 
 
@@ -1135,7 +1172,8 @@ def _notes_values(written: str) -> frozenset[str]:
 
 def _naming_lines(lines: Sequence[str], named: frozenset[str]) -> set[int]:
     """The lines that carry a value of `named` (`_notes_values`) to their reader: a setting that holds one,
-    or any line that names its host or address."""
+    a line that says little but the value (`see QA-4471` as a skipped test's reason: a pointer to the
+    note), or any line that names its host or address."""
     if not named:
         return set()
     hosts = sorted((v for v in named if "." in v.strip(".")), key=len, reverse=True)
@@ -1143,8 +1181,23 @@ def _naming_lines(lines: Sequence[str], named: frozenset[str]) -> set[int]:
     return {
         i
         for i, line in enumerate(lines)
-        if (_A_SETTING.match(line) and values_in(line) & named) or (host is not None and host.search(line))
+        if ((_A_SETTING.match(line) or _points_to(line, named)) and values_in(line) & named)
+        or (host is not None and host.search(line))
     }
+
+
+POINTER_WORDS = 1  # a line of no more words of its own ("see", "ref") besides a note's value points to it
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _points_to(line: str, named: frozenset[str]) -> bool:
+    """Whether a line says nothing but a value of `named` and at most POINTER_WORDS words, its frame
+    aside: a pointer to the note that names the value (`see QA-4471`), not a line of data of its own
+    (git's `* [new branch] feat/x -> feat/x` names the branch a cut request names)."""
+    rest = _bare(line)
+    for value in sorted(named, key=len, reverse=True):  # `QA-4471` before its part `4471`
+        rest = rest.replace(value, " ")
+    return len(_LETTERS.findall(rest)) <= POINTER_WORDS
 
 
 # a setting's line: a key (JSON's quoted, YAML's, an environment's, after a Dockerfile's ARG or ENV or a
@@ -1722,6 +1775,7 @@ def values_in(text: str) -> frozenset[str]:
     (`TICKET=PLAT-4821`) gives its value alone as well, and a value its parts that are such names
     themselves: a retelling shortens what it names (an address to its host's `mk26q` in
     `http://mk26q.npm.example/`, a bot account `ops7x-release-bot` to its owner's `ops7x`)."""
+    text = _ESCAPE.sub(" ", text)  # a value in a JSON string ends where an escape begins (`mk07q\\n"`)
     addresses = {m.group(0).rstrip(".,;:") for m in _ADDRESS.finditer(text)}
     found = set(addresses)
     words = [word.strip(_VALUE_EDGES) for word in _ADDRESS.sub(" ", text).split()]
@@ -1733,6 +1787,7 @@ def values_in(text: str) -> frozenset[str]:
 
 
 _VALUE_PARTS = re.compile(r"[-_./@:=+~%]+")  # what joins the parts of a name, a host or an address
+_ESCAPE = re.compile(r'\\[nrt"\\/]')  # a JSON string's escape of a line break, a tab, a quote
 
 
 def _named_value(token: str) -> bool:

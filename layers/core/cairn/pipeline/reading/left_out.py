@@ -39,6 +39,7 @@ from cairn.services.directives import (
     introduced,
     json_strings,
     prose_lines,
+    strings_read,
     their_notes,
     unframed_lines,
 )
@@ -165,7 +166,7 @@ def long_outputs(events: Sequence[EventDoc]) -> list[LongOutput]:
         text = "" if result is None or unsaid(result.text) else strip_headers(result.text or "")
         if len(text) > OUTPUT_CHARS:
             strings = json_strings(text)
-            readable = text if strings is None else "\n".join(strings)
+            readable = strings_read(text) if strings is None else "\n".join(strings)
             last = max(e.last_line, result.last_line if result is not None else 0)
             out.append(LongOutput(e.line_no, last, one_line(head, 120), readable))
     return out
