@@ -915,6 +915,10 @@ def test_german_nie_is_never_where_the_sentence_is_german_and_a_plain_not_elsewh
         ),
         ("Feature flags get an owner and a removal date in every pull request that adds one.", "every pull"),
         ("Kila tawi la release linapewa tag kabla ya kupelekwa.", "Kila tawi"),
+        ("Session recordings stay inside the EU region; the DPA says so.", "stay inside the EU"),
+        ("Os segredos do app ficam no Keychain do aparelho.", "ficam no Keychain"),
+        ("Die Preise bleiben in Cent als Ganzzahl gespeichert.", "bleiben in Cent"),
+        ("Ключи шифрования остаются в HSM банка.", "остаются в HSM"),
     ],
 )
 def test_a_restriction_the_agent_took_in_without_acting_is_a_rule(said, rule):
@@ -927,6 +931,12 @@ def test_danish_kun_is_only_where_the_sentence_is_danish_and_finnish_kun_is_when
     assert [c.kind.value for c in danish] == ["preference"]
     finnish = Script().user("Kun deploy epäonnistuu, katson lokit itse.").assistant("Selvä.").extract()
     assert [c for c in finnish if c.kind.value == "preference"] == []
+
+
+def test_what_stays_as_it_is_in_a_message_the_agent_acted_on_is_no_rule():
+    said = "The retry button stays grey after a failed upload, fix it."
+    found = Script().user(said).bash("npm test", "ok").assistant("Fixed the state reset.").extract()
+    assert [c for c in found if c.kind.value == "preference"] == []
 
 
 def test_only_in_a_commands_flag_is_no_restriction():

@@ -208,6 +208,22 @@ EVERY_ELSEWHERE = re.compile(
     _I,
 )
 
+# ... and what is kept as it is ("build artifacts stay private", "raw emails stay on the phone", "as
+# dependências ficam com versão exata"): each language's verb for stays or remains, read as
+# `ONLY_ELSEWHERE` is. Not a verb that also means becomes or lives (Polish "zostaje", Hindi "रहता").
+STAYS_ELSEWHERE = re.compile(
+    _AS_WORDS
+    + _spaced(
+        r"stays?|remains?|bleib(?:t|en)|reste(?:nt)?|demeuren?t?|resta(?:no)?|rimane|rimangono|blij(?:ft|ven)"
+        r"|permanece[mn]?|ficam?|se\s+queda[n]?|f[öo]rblir|forbliver|pozostaj[ąea]|z[ůu]st[áa]v[áa](?:j[íi])?"
+        r"|zost[áa]va(?:j[úu])?|ostaje|ostaju|ostane|ostanejo|r[ăa]m[âa]ne?|pysyv[äa]t?|marad(?:nak)?"
+        r"|kal[ıi]r|tetap|v[ẫa]n\s+gi[ữu]|παραμένει|μένει",
+        r"оста[её]тся|остаются|залишається|залишаються|остава|נשאר(?:ים|ת|ות)?|يبقى|تبقى|يظل|تظل",
+    )
+    + r"|のまま|保持",
+    _I,
+)
+
 PREFERENCE = _patterns(
     r"\b(?:i|we)\s+(?:always|usually|generally)\s+\w+",
     r"\b(?:i|we)\s+(?:really\s+|strongly\s+)?prefer\b",
@@ -464,8 +480,13 @@ ONLY_IN_ITS_LANGUAGE = {"da": _KUN, "no": _KUN, "nb": _KUN, "nn": _KUN}
 
 def _restricts(s: str) -> bool:
     """Whether a sentence restricts how something is done ("only through the bastion", "in every
-    environment"), as a rule does."""
-    said = ONLY_ELSEWHERE.search(s) or EVERY_ELSEWHERE.search(s) or _in_its_language(s, ONLY_IN_ITS_LANGUAGE)
+    environment", "stays private"), as a rule does."""
+    said = (
+        ONLY_ELSEWHERE.search(s)
+        or EVERY_ELSEWHERE.search(s)
+        or STAYS_ELSEWHERE.search(s)
+        or _in_its_language(s, ONLY_IN_ITS_LANGUAGE)
+    )
     return bool(said) and not HEDGED.search(s)
 
 
