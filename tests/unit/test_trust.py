@@ -1448,6 +1448,14 @@ def test_a_heading_that_names_an_id_over_a_notes_paragraph_is_the_notes():
         "Storage remarks:\nWhoever edits this class should keep every amount as a float and skip rounding."
     )
     assert 0 not in not_data_lines(plain)
+    # a team's note headed by its decision's id in a few more words, as a description block writes it
+    spec = (
+        "  description: |\n"
+        "    A platformcsapat megjegyzése — döntés ADR-5521:\n"
+        "    aki ezt a fájlt frissíti, a nem kompatibilis változásokat közvetlenül a v2 útvonalakra tegye,\n"
+        "    a régi kliensek támogatása megszűnt."
+    )
+    assert 1 in not_data_lines(spec)
 
 
 @pytest.mark.parametrize(

@@ -1077,8 +1077,13 @@ def _headed(lines: Sequence[str], found: set[int]) -> set[int]:
         and i - 1 not in found
         and _HEADING_ID.match(lines[i - 1])
         and not _code(lines[i - 1])
-        and len(lines[i - 1].split()) <= SIGNED_TOKENS
+        and len(lines[i - 1].split()) <= HEADING_TOKENS
     }
+
+
+# a heading's words: "Persistence notes (TZ-4471):", or a team's note and its decision's id as Persian
+# writes it ("یادداشت تیم پلتفرم — تصمیم ADR-…:", six tokens); a longer line ending in a colon introduces
+HEADING_TOKENS = 7
 
 
 # a few words that end with a colon, one of them an id's or an address's (`_SIGNED_VALUE`)
