@@ -1192,7 +1192,6 @@ def _naming_lines(lines: Sequence[str], named: frozenset[str]) -> set[int]:
 
 
 POINTER_WORDS = 1  # a line of no more words of its own ("see", "ref") besides a note's value points to it
-_LETTERS = re.compile(r"[^\W\d_]+")
 
 
 def _points_to(line: str, named: frozenset[str]) -> bool:
@@ -1202,7 +1201,7 @@ def _points_to(line: str, named: frozenset[str]) -> bool:
     rest = _bare(line)
     for value in sorted(named, key=len, reverse=True):  # `QA-4471` before its part `4471`
         rest = rest.replace(value, " ")
-    return len(_LETTERS.findall(rest)) <= POINTER_WORDS
+    return word_count(rest) <= POINTER_WORDS
 
 
 # a setting's line: a key (JSON's quoted, YAML's, an environment's, after a Dockerfile's ARG or ENV or a
